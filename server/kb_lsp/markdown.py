@@ -1,0 +1,278 @@
+"""Markdown → sections → chunks, with line ranges into the original file.
+
+Decisions, so the next reader does not have to reverse-engineer them:
+
+* Parsing is markdown-it-py's block parser (CommonMark) plus the front-matter plugin. Only
+  the block structure is used: each top-level block token's `map` gives its line range.
+  Inline parsing is skipped for the whole document (it is most of the cost on a 2 MiB
+  file) and run only on heading text. The table extension is left off for the same
+  reason: a table then parses as a paragraph, whose lines are split the same way, and
+  a table line can never look like a heading underline, so no boundary changes.
+* Line endings: CRLF and lone CR are normalised to LF before parsing. Both count as one
+  line break, as in LSP, so line numbers stay those of the file as an editor shows it.
+  A leading BOM is dropped (it is not part of the first line's text).
+* A chunk is always a run of whole lines of the original file: `text` equals
+  `"\\n".join(lines[start_line : end_line + 1])`. Leading and trailing blank lines are
+  trimmed; a chunk that would be blank is not emitted.
+* Sections: every top-level heading (ATX or setext) starts a section that runs to the
+  next top-level heading; text before the first heading is a section with an empty
+  heading path. Headings inside code fences, lists or block quotes do not start sections.
+  A section holding nothing but its heading is joined to the section after it when that
+  one is a subsection (so "# Payments" directly followed by "## Mexico" gives one chunk
+  starting at "# Payments" with heading path ("Payments", "Mexico")).
+* Splitting a section longer than `chunk_size` characters: the chunk ends at the last
+  break point that keeps it within `chunk_size`, preferring, in order, the start of a
+  top-level block (paragraph, list, fence, table...), the start of a nested block (a
+  list item, a paragraph in a quote), then any line. A single line longer than
+  `chunk_size` is never cut: it becomes a chunk of its own, over the size.
+* Overlap: the next chunk of the same section starts with the last whole lines of the
+  previous one, at most `chunk_overlap` characters, and never so many that the next
+  chunk could not fit its first new piece within `chunk_size`. Chunks of different
+  sections never overlap.
+* Front matter (YAML between `---` lines at the very top) is kept out of chunks; its
+  `title:` (a plain or quoted scalar, read with a regular expression rather than a YAML
+  parser) is the document title. Otherwise the title is the first top-level H1's text,
+  else the file name's stem with `-`/`_` turned into spaces.
+* Heading text is the heading's inline content with markup stripped
+  (`## The *fast* path` → "The fast path"; images give their alt text, HTML is dropped).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int  # 0.. within the file
+    text: str  # the chunk's Markdown source: whole original lines joined with "\n"
+    heading_path: tuple[str, ...]  # e.g. ("Mexico payments", "Monthly wire run")
+    start_line: int  # 0-based, inclusive, line of the original file
+    end_line: int  # 0-based, inclusive
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    title: str
+    chunks: list[Chunk]
+
+
+@dataclass
+class _Section:
+    start: int  # first line, inclusive (the heading's line)
+    end: int  # last line, exclusive
+    level: int  # heading level, 0 for the text before the first heading
+    path: tuple[str, ...]
+    body_start: int  # first line after the heading
+
+
+_block_parser = MarkdownIt("commonmark").disable("inline").use(front_matter_plugin)
+_inline_parser = MarkdownIt("commonmark")
+
+_TITLE_RE = re.compile(r"^title\s*:\s*(.*?)\s*$", re.MULTILINE)
+_LINE_BREAKS_RE = re.compile(r"\r\n?")
+
+
+def parse_markdown(
+    text: str, *, file_name: str, chunk_size: int = 800, chunk_overlap: int = 200
+) -> ParsedDocument:
+    """Parse `text` (the file's content) into a title and heading-aware chunks."""
+    text = _LINE_BREAKS_RE.sub("\n", text.removeprefix("\ufeff"))
+    lines = text.split("\n")
+    tokens = _block_parser.parse(text) if text.strip() else []
+
+    front_title, body_start = _front_matter(tokens)
+    sections, first_h1 = _sections(tokens, body_start, len(lines))
+    title = front_title or first_h1 or _readable_stem(file_name)
+
+    chunker = _Chunker(lines, tokens, max(1, chunk_size), max(0, chunk_overlap))
+    chunks: list[Chunk] = []
+    for section in sections:
+        for start, end in chunker.split(section.start, section.end):
+            first, last = _trim_blank(lines, start, end)
+            if first > last:
+                continue
+            chunks.append(
+                Chunk(
+                    index=len(chunks),
+                    text="\n".join(lines[first : last + 1]),
+                    heading_path=section.path,
+                    start_line=first,
+                    end_line=last,
+                )
+            )
+    return ParsedDocument(title=title, chunks=chunks)
+
+
+def _front_matter(tokens: list[Any]) -> tuple[str | None, int]:
+    """The front matter's title, and the first line after the front matter."""
+    if not tokens or tokens[0].type != "front_matter" or not tokens[0].map:
+        return None, 0
+    token = tokens[0]
+    match = _TITLE_RE.search(token.content)
+    title = None
+    if match:
+        value = match.group(1)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        # A block scalar (`title: |`) or an empty value is not worth a YAML parser.
+        if value and value not in ("|", ">", "|-", ">-"):
+            title = value.strip()
+    return title or None, int(token.map[1])
+
+
+def _sections(tokens: list[Any], body_start: int, line_count: int) -> tuple[list[_Section], str]:
+    """Split the body into heading sections; also return the first H1's text."""
+    sections = [_Section(body_start, line_count, 0, (), body_start)]
+    stack: list[tuple[int, str]] = []  # (level, text) of the enclosing headings
+    first_h1 = ""
+    for i, token in enumerate(tokens):
+        if token.type != "heading_open" or token.level != 0 or not token.map:
+            continue
+        level = int(token.tag[1:])
+        heading = _heading_text(tokens[i + 1].content if i + 1 < len(tokens) else "")
+        if level == 1 and not first_h1:
+            first_h1 = heading
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        start, heading_end = int(token.map[0]), int(token.map[1])
+        sections[-1].end = start
+        path = tuple(text for _, text in stack if text)
+        sections.append(_Section(start, line_count, level, path, heading_end))
+    block_starts = sorted(
+        int(t.map[0]) for t in tokens if t.map and t.level == 0 and t.nesting in (0, 1)
+    )
+    return _join_empty_sections(sections, block_starts), first_h1
+
+
+def _join_empty_sections(sections: list[_Section], block_starts: list[int]) -> list[_Section]:
+    """Fold a section that holds only its heading into the subsection that follows it."""
+    out: list[_Section] = []
+    pending_start: int | None = None
+    for section, following in zip(sections, [*sections[1:], None], strict=True):
+        i = bisect_left(block_starts, section.body_start)
+        has_body = i < len(block_starts) and block_starts[i] < section.end
+        start = section.start if pending_start is None else pending_start
+        if section.level and not has_body and following and following.level > section.level:
+            pending_start = start
+            continue
+        pending_start = None
+        out.append(_Section(start, section.end, section.level, section.path, section.body_start))
+    return out
+
+
+def _heading_text(inline_source: str) -> str:
+    parts: list[str] = []
+    for token in _inline_parser.parseInline(inline_source):
+        _plain_text(token.children or [], parts)
+    return " ".join("".join(parts).split())
+
+
+def _plain_text(children: list[Any], parts: list[str]) -> None:
+    for child in children:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            _plain_text(child.children or [], parts)
+
+
+def _readable_stem(file_name: str) -> str:
+    stem = PurePath(file_name).stem or file_name
+    readable = " ".join(re.sub(r"[-_]+", " ", stem).split())
+    if not readable:
+        return file_name
+    return readable[0].upper() + readable[1:]
+
+
+def _trim_blank(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """The first and last non-blank lines of [start, end); first > last when all blank."""
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end - 1
+
+
+class _Chunker:
+    """Chooses the line ranges of one section's chunks (see the module docstring)."""
+
+    def __init__(self, lines: list[str], tokens: list[Any], size: int, overlap: int) -> None:
+        self.lines = lines
+        self.size = size
+        self.overlap = overlap
+        # offset[i] = characters before line i, counting one "\n" per line.
+        self.offset = [0]
+        for line in lines:
+            self.offset.append(self.offset[-1] + len(line) + 1)
+        top: set[int] = set()
+        nested: set[int] = set()
+        for token in tokens:
+            if token.map and token.nesting in (0, 1) and token.type != "front_matter":
+                (top if token.level == 0 else nested).add(int(token.map[0]))
+        self.top = sorted(top)
+        self.nested = sorted(nested | top)
+
+    def _chars(self, start: int, end: int) -> int:
+        return self.offset[end] - self.offset[start] - 1
+
+    def split(self, start: int, end: int) -> list[tuple[int, int]]:
+        if self._chars(start, end) <= self.size:
+            return [(start, end)]
+        tiers = [self._within(self.top, start, end), self._within(self.nested, start, end)]
+        ranges: list[tuple[int, int]] = []
+        chunk_start, done = start, start
+        while done < end:
+            stop = self._best_break(tiers, chunk_start, done, end)
+            ranges.append((chunk_start, stop))
+            if stop >= end:
+                break
+            chunk_start = self._overlap_start(chunk_start, stop, tiers, end)
+            done = stop
+        return ranges
+
+    @staticmethod
+    def _within(points: list[int], start: int, end: int) -> list[int]:
+        return [*points[bisect_right(points, start) : bisect_left(points, end)], end]
+
+    def _best_break(self, tiers: list[list[int]], start: int, done: int, end: int) -> int:
+        """The furthest break after `done` that keeps [start, break) within the size."""
+        limit = self.offset[start] + self.size + 1
+        for tier in tiers:
+            # The last point p of the tier with offset[p] <= limit, if it is past `done`.
+            lo, hi = bisect_right(tier, done), len(tier)
+            best = -1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self.offset[tier[mid]] <= limit:
+                    best, lo = tier[mid], mid + 1
+                else:
+                    hi = mid
+            if best > done:
+                return best
+        # Any line: as many whole lines as fit, at least one.
+        line = bisect_right(self.offset, limit) - 1
+        return min(end, max(line, done + 1))
+
+    def _overlap_start(self, start: int, stop: int, tiers: list[list[int]], end: int) -> int:
+        # Leave room for the next chunk's first new piece (at least its next line).
+        next_piece = self._chars(stop, stop + 1) + 1
+        for tier in tiers:
+            i = bisect_right(tier, stop)
+            if i < len(tier) and self._chars(stop, tier[i]) <= self.size:
+                next_piece = self._chars(stop, tier[i]) + 1
+                break
+        budget = min(self.overlap, self.size - next_piece)
+        new_start = stop
+        while new_start - 1 > start and self._chars(new_start - 1, stop) + 1 <= budget:
+            new_start -= 1
+        return new_start
