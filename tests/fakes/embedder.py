@@ -1,0 +1,63 @@
+"""A deterministic embedder for tests where the test is not about embedding quality.
+
+Bag-of-words feature hashing: every lower-cased word is hashed (blake2b, so the result is
+the same in every process, unlike `hash()`) into one of `dimension` buckets with a sign,
+counts are damped with log1p, and the vector is L2-normalised. Texts sharing words get a
+positive cosine similarity, so hybrid search behaves sensibly on small test corpora.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    """Implements `kb_lsp.embeddings.Embedder` (structurally) without any model files."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        if dimension < 2:
+            raise ValueError("dimension must be at least 2")
+        self._dimension = dimension
+        self.calls = 0  # embed_documents/embed_query calls, for tests that count re-embedding
+        self.texts_embedded = 0
+
+    @property
+    def identity(self) -> str:
+        return f"test:hashing:{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.calls += 1
+        return self._vector(text)
+
+    def _vector(self, text: str) -> list[float]:
+        counts: dict[int, float] = {}
+        for word in _WORD.findall(text.lower()):
+            digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+            value = int.from_bytes(digest, "little")
+            bucket = value % self._dimension
+            sign = 1.0 if (value >> 63) & 1 else -1.0
+            counts[bucket] = counts.get(bucket, 0.0) + sign
+        vector = [0.0] * self._dimension
+        for bucket, count in counts.items():
+            vector[bucket] = math.copysign(math.log1p(abs(count)), count)
+        norm = math.sqrt(sum(x * x for x in vector))
+        if norm == 0.0:
+            # A text without words still needs a unit vector: cosine distance is
+            # undefined for the zero vector and Chroma would return NaN.
+            vector[0] = 1.0
+            return vector
+        return [x / norm for x in vector]
