@@ -1,0 +1,479 @@
+"""Which files of a workspace folder belong to the knowledge base, and path confinement.
+
+Rules, in the order they are applied:
+
+* Directories that are never entered (nor watched): version-control metadata, dependency
+  and virtualenv folders, caches and build output — see `ALWAYS_EXCLUDED_DIRS`, plus any
+  `*.egg-info` folder and any folder holding a `pyvenv.cfg` (a virtualenv, whatever its
+  name). `site/` and `docs/_site` style folders are *not* on the list: they may well be
+  the documentation someone wants to search; exclude them with `kb.exclude` if not.
+  `out/` is on the list (TypeScript, VS Code extensions and Next.js put generated files
+  there); a wiki that keeps notes in a folder called `out` can re-check that choice.
+* `kb.exclude` globs, then `.gitignore` files (when `kb.respectGitignore`), prune whole
+  directories; a file is in the knowledge base when it matches a `kb.include` glob and
+  is neither excluded nor ignored. All globs use gitignore syntax (pathspec's
+  `GitIgnoreSpec`), relative to the root: `**/*.md`, `drafts/`, `!keep.md`.
+* `.gitignore` semantics follow git: patterns are relative to the folder of their file,
+  a deeper file wins over a shallower one, negations work within what git can see (a
+  file inside an ignored directory cannot be re-included), `.git/info/exclude` counts.
+  When the root is a subfolder of a git repository, the `.gitignore` files between the
+  repository's top and the root apply as well. `.gitignore` files are honoured even when
+  there is no repository at all: people copy them around and expect them to count.
+* Files larger than `kb.maxFileSize` are reported as `Skipped` with a reason; so are
+  symbolic links that point out of the root. Binary and undecodable files are reported
+  by `read_markdown`, which the indexer calls anyway (no point reading a file twice).
+* Symbolic links: a linked file is followed when its target is inside the root (its path
+  is the link's path). A linked directory is followed when its target is inside the root
+  and has not been walked already; real directories are walked first, so a link never
+  hides the real path of a folder. This also makes link loops harmless.
+* Nothing in `scan()` raises for the state of the disk: unreadable directories are
+  reported as `Skipped`, files that vanish between listing and stat are left out.
+
+Paths handed around are `/`-separated and relative to the root.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from pathspec import GitIgnoreSpec
+
+from kb_lsp.config import Settings
+
+log = logging.getLogger(__name__)
+
+ALWAYS_EXCLUDED_DIRS = frozenset(
+    {
+        # version control
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        # dependencies and virtualenvs
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        ".direnv",
+        "site-packages",
+        ".eggs",
+        # caches and tool state
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".cache",
+        ".gradle",
+        ".terraform",
+        ".idea",
+        # build output
+        "build",
+        "dist",
+        "out",
+        "target",
+        "_build",
+        ".next",
+        ".nuxt",
+        ".vscode-test",
+    }
+)
+
+_VENV_MARKER = "pyvenv.cfg"
+_GITIGNORE = ".gitignore"
+_MIB = 1024 * 1024
+
+
+class PathOutsideWorkspace(ValueError):
+    """A path that does not stay inside the workspace root; the message says which."""
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be indexed; `reason` is worded for a person."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    root: Path  # the resolved workspace root
+    path: str  # relative to root, '/'-separated
+    abs_path: Path  # root / path (through a symlink when the file is one)
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str  # relative to root; a directory ends with '/'
+    reason: str
+
+
+@dataclass
+class ScanResult:
+    files: list[FileEntry] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Ignore:
+    """One .gitignore file, placed relative to the root."""
+
+    base: str  # the file's folder relative to the root ('' or 'sub/dir/')
+    prefix: str  # for files above the root: the root's path relative to their folder + '/'
+    spec: GitIgnoreSpec
+
+    def decide(self, rel: str) -> bool | None:
+        """True: ignored, False: re-included by a negation, None: no pattern matches."""
+        if not rel.startswith(self.base):
+            return None
+        result: bool | None = self.spec.check_file(self.prefix + rel[len(self.base) :]).include
+        return result
+
+
+_Chain = tuple[_Ignore, ...]
+
+
+def _is_ignored(chain: _Chain, rel: str) -> bool:
+    for ignore in reversed(chain):  # the deepest file with a matching pattern decides
+        decision = ignore.decide(rel)
+        if decision is not None:
+            return decision
+    return False
+
+
+def _compile(patterns: Iterable[str], setting: str) -> GitIgnoreSpec:
+    good: list[str] = []
+    for pattern in patterns:
+        try:
+            GitIgnoreSpec.from_lines([pattern])
+        except Exception as err:  # pathspec raises several types for a bad pattern
+            log.warning("kb.%s: ignoring the invalid glob %r (%s)", setting, pattern, err)
+        else:
+            good.append(pattern)
+    return GitIgnoreSpec.from_lines(good)
+
+
+def _human_size(size: int) -> str:
+    if size >= _MIB:
+        return f"{size / _MIB:.1f}".removesuffix(".0") + " MiB"
+    if size >= 1024:
+        return f"{size / 1024:.1f}".removesuffix(".0") + " KiB"
+    return f"{size} bytes"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class WorkspaceRoot:
+    """One workspace folder: its file rules (module docstring) and path confinement."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self._given_root = Path(os.path.abspath(root))
+        self.root = Path(root).resolve()
+        self._root_str = str(self.root)
+        self.settings = settings
+        self._include = _compile(settings.include, "include")
+        self._exclude = _compile(settings.exclude, "exclude")
+        # .gitignore specs by folder, with the (mtime_ns, size) they were read at.
+        self._gitignores: dict[Path, tuple[int, int, GitIgnoreSpec | None]] = {}
+        self._outer = self._outer_ignores() if settings.respect_gitignore else ()
+
+    # --- the walk -------------------------------------------------------------------------
+
+    def scan(self) -> ScanResult:
+        """Every file of the knowledge base under the root, and what was skipped and why."""
+        result = ScanResult()
+        visited: set[tuple[int, int]] = set()
+        try:
+            root_stat = os.stat(self.root)
+        except OSError as err:
+            result.skipped.append(Skipped("./", f"workspace folder not readable ({err})"))
+            return result
+        visited.add((root_stat.st_dev, root_stat.st_ino))
+        # Real folders first, linked folders once nothing else is left (module docstring).
+        stack: list[tuple[Path, str, _Chain]] = [(self.root, "", self._outer)]
+        linked: list[tuple[Path, str, _Chain]] = []
+        while stack or linked:
+            abs_dir, rel_dir, chain = stack.pop() if stack else linked.pop(0)
+            if rel_dir and not self._enter(abs_dir, visited):
+                continue
+            self._scan_dir(abs_dir, rel_dir, chain, result, stack, linked)
+        result.files.sort(key=lambda entry: entry.path)
+        return result
+
+    def _enter(self, abs_dir: Path, visited: set[tuple[int, int]]) -> bool:
+        try:
+            st = os.stat(abs_dir)
+        except OSError:
+            return False
+        key = (st.st_dev, st.st_ino)
+        if key in visited:
+            return False
+        visited.add(key)
+        return True
+
+    def _scan_dir(
+        self,
+        abs_dir: Path,
+        rel_dir: str,
+        chain: _Chain,
+        result: ScanResult,
+        stack: list[tuple[Path, str, _Chain]],
+        linked: list[tuple[Path, str, _Chain]],
+    ) -> None:
+        shown = (rel_dir or ".") + "/"
+        try:
+            with os.scandir(abs_dir) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except PermissionError:
+            result.skipped.append(Skipped(shown, "folder not readable (permission denied)"))
+            return
+        except OSError as err:
+            result.skipped.append(Skipped(shown, f"folder not readable ({err.strerror})"))
+            return
+        names = {entry.name for entry in entries}
+        if rel_dir and _VENV_MARKER in names:
+            return
+        if self.settings.respect_gitignore and _GITIGNORE in names:
+            chain = self._with_gitignore(chain, abs_dir, rel_dir)
+        subdirs: list[tuple[Path, str, _Chain]] = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                is_dir = entry.is_dir()
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            if is_dir:
+                if self._dir_excluded(entry.name, rel, chain):
+                    continue
+                if not is_link:
+                    subdirs.append((Path(entry.path), rel, chain))
+                elif _inside(os.path.realpath(entry.path), self._root_str):
+                    linked.append((Path(entry.path), rel, chain))
+                continue
+            found = self._file(Path(entry.path), rel, chain, is_link)
+            if isinstance(found, FileEntry):
+                result.files.append(found)
+            elif found is not None:
+                result.skipped.append(found)
+        stack.extend(reversed(subdirs))
+
+    def _dir_excluded(self, name: str, rel: str, chain: _Chain) -> bool:
+        if name in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info"):
+            return True
+        if self._exclude.match_file(rel + "/"):
+            return True
+        return self.settings.respect_gitignore and _is_ignored(chain, rel + "/")
+
+    def _file(
+        self, abs_path: Path, rel: str, chain: _Chain, is_link: bool
+    ) -> FileEntry | Skipped | None:
+        if not self._include.match_file(rel) or self._exclude.match_file(rel):
+            return None
+        if self.settings.respect_gitignore and _is_ignored(chain, rel):
+            return None
+        if is_link and not _inside(os.path.realpath(abs_path), self._root_str):
+            return Skipped(rel, "symbolic link to a file outside the workspace")
+        try:
+            st = os.stat(abs_path)
+        except FileNotFoundError:
+            # Gone since it was listed, or a link to nothing.
+            return Skipped(rel, "broken symbolic link") if is_link else None
+        except PermissionError:
+            return Skipped(rel, "permission denied")
+        except OSError as err:
+            return Skipped(rel, f"could not be read ({err.strerror})")
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        limit = self.settings.max_file_size
+        if st.st_size > limit:
+            return Skipped(
+                rel,
+                f"larger than the {_human_size(limit)} size limit ({_human_size(st.st_size)})",
+            )
+        return FileEntry(self.root, rel, self.root / rel, st.st_size, st.st_mtime_ns)
+
+    # --- .gitignore files -----------------------------------------------------------------
+
+    def _gitignore(self, folder: Path, name: str = _GITIGNORE) -> GitIgnoreSpec | None:
+        path = folder / name
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        cached = self._gitignores.get(path)
+        if cached and cached[:2] == (st.st_mtime_ns, st.st_size):
+            return cached[2]
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            spec: GitIgnoreSpec | None = GitIgnoreSpec.from_lines(lines)
+        except Exception as err:  # unreadable, or a pattern pathspec refuses
+            log.warning("%s is not used: %s", path, err)
+            spec = None
+        self._gitignores[path] = (st.st_mtime_ns, st.st_size, spec)
+        return spec
+
+    def _with_gitignore(self, chain: _Chain, abs_dir: Path, rel_dir: str) -> _Chain:
+        spec = self._gitignore(abs_dir)
+        if spec is None:
+            return chain
+        return (*chain, _Ignore(f"{rel_dir}/" if rel_dir else "", "", spec))
+
+    def _outer_ignores(self) -> _Chain:
+        """`.git/info/exclude` and the `.gitignore` files above the root, up to the top of
+        the repository the root is in (nothing when it is in none)."""
+        top = next((d for d in (self.root, *self.root.parents) if (d / ".git").exists()), None)
+        if top is None:
+            return ()
+
+        def placed(folder: Path, spec: GitIgnoreSpec | None) -> list[_Ignore]:
+            if spec is None:
+                return []
+            prefix = "" if folder == self.root else self.root.relative_to(folder).as_posix()
+            return [_Ignore("", prefix + "/" if prefix else "", spec)]
+
+        chain = placed(top, self._gitignore(top / ".git" / "info", "exclude"))
+        above: list[Path] = []
+        if top != self.root:
+            for folder in self.root.parents:
+                above.append(folder)
+                if folder == top:
+                    break
+        for folder in reversed(above):  # shallowest first: deeper files win
+            chain += placed(folder, self._gitignore(folder))
+        return tuple(chain)
+
+    # --- single paths (watcher events, lookups) -------------------------------------------
+
+    def _chain_for(self, folders: list[str]) -> _Chain | None:
+        """The ignore chain inside root-relative folder parts; None if one is excluded."""
+        chain = self._outer
+        abs_dir, rel_dir = self.root, ""
+        if self.settings.respect_gitignore:
+            chain = self._with_gitignore(chain, abs_dir, rel_dir)
+        for part in folders:
+            rel_dir = f"{rel_dir}/{part}" if rel_dir else part
+            abs_dir = abs_dir / part
+            if self._dir_excluded(part, rel_dir, chain):
+                return None
+            if os.path.exists(abs_dir / _VENV_MARKER):
+                return None
+            if self.settings.respect_gitignore:
+                chain = self._with_gitignore(chain, abs_dir, rel_dir)
+        return chain
+
+    def entry(self, abs_path: Path) -> FileEntry | Skipped | None:
+        """One file: None when it is not part of the knowledge base (excluded, not
+        Markdown, missing, a directory, outside the root)."""
+        rel = self.relative(abs_path)
+        if not rel:
+            return None
+        parts = rel.split("/")
+        chain = self._chain_for(parts[:-1])
+        if chain is None:
+            return None
+        path = self.root / rel
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        if not _inside(os.path.realpath(path.parent), self._root_str):
+            return None  # reached through a linked folder leading out, which scan skips
+        return self._file(path, rel, chain, stat.S_ISLNK(st.st_mode))
+
+    def is_ignored_dir(self, abs_dir: Path) -> bool:
+        """True for a folder whose contents are never part of the knowledge base (also
+        for folders outside the root): the watcher does not need to watch it."""
+        rel = self.relative(abs_dir)
+        if rel is None:
+            return True
+        if not rel:
+            return False
+        return self._chain_for(rel.split("/")) is None
+
+    def relative(self, abs_path: Path) -> str | None:
+        """`abs_path` relative to the root, '/'-separated ('' for the root itself), or None
+        when it is outside. The root may be given as written or as its real path."""
+        path = Path(os.path.abspath(abs_path))
+        for base in (self.root, self._given_root):
+            if path.is_relative_to(base):
+                rel = path.relative_to(base).as_posix()
+                return "" if rel == "." else rel
+        # A path reached through a linked parent folder (e.g. /tmp → /private/tmp).
+        try:
+            real = Path(os.path.realpath(path.parent)) / path.name
+        except OSError:
+            return None
+        if real.is_relative_to(self.root):
+            rel = real.relative_to(self.root).as_posix()
+            return "" if rel == "." else rel
+        return None
+
+    # --- confinement ----------------------------------------------------------------------
+
+    def resolve_inside(self, user_path: str) -> Path:
+        """The real absolute path of a root-relative path (`payments/mexico.md`, `./a.md`;
+        '' and '.' are the root itself). Raises `PathOutsideWorkspace` for an absolute
+        path, a `..` that leaves the root, or a path whose real location (symbolic links
+        resolved) is outside the root's real location. The path need not exist: whether
+        it does is the caller's concern."""
+        shown = user_path
+        if "\x00" in user_path:
+            raise PathOutsideWorkspace(f"{shown!r} is not a valid path (it contains a NUL)")
+        if os.path.isabs(user_path) or PurePosixPath(user_path).is_absolute():
+            raise PathOutsideWorkspace(
+                f"{shown!r} is outside the workspace: give a path relative to the "
+                f"workspace folder, such as 'notes/todo.md'"
+            )
+        joined = os.path.normpath(os.path.join(self._root_str, user_path))
+        if not _inside(joined, self._root_str):
+            raise PathOutsideWorkspace(f"{shown!r} is outside the workspace")
+        real = os.path.realpath(joined)
+        if not _inside(real, self._root_str):
+            raise PathOutsideWorkspace(
+                f"{shown!r} is outside the workspace (it is a link to a place outside it)"
+            )
+        return Path(real)
+
+
+def read_markdown(abs_path: Path) -> tuple[bytes, str]:
+    """The file's bytes and its text (UTF-8, an optional BOM dropped).
+
+    Raises `UnreadableFile` with the reason "binary file", "not valid UTF-8",
+    "permission denied", "deleted while reading" or another `could not be read (...)`.
+    """
+    try:
+        with open(abs_path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise UnreadableFile("deleted while reading") from None
+    except PermissionError:
+        raise UnreadableFile("permission denied") from None
+    except IsADirectoryError:
+        raise UnreadableFile("a folder, not a file") from None
+    except OSError as err:
+        raise UnreadableFile(f"could not be read ({err.strerror or err})") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise UnreadableFile("not valid UTF-8 (it looks like UTF-16)")
+    if b"\x00" in data:
+        raise UnreadableFile("binary file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UnreadableFile("not valid UTF-8") from None
+    return data, text
