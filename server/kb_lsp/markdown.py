@@ -245,23 +245,30 @@ class _Chunker:
         return [*points[bisect_right(points, start) : bisect_left(points, end)], end]
 
     def _best_break(self, tiers: list[list[int]], start: int, done: int, end: int) -> int:
-        """The furthest break after `done` that keeps [start, break) within the size."""
+        """The furthest break after `done` that keeps [start, break) within the size.
+
+        A coarser break wins when it fills at least half a chunk; otherwise the furthest
+        fitting break of any tier, so a heading is not left alone in front of a big block.
+        """
         limit = self.offset[start] + self.size + 1
+        furthest = -1
         for tier in tiers:
-            # The last point p of the tier with offset[p] <= limit, if it is past `done`.
+            # The last point of the tier with offset <= limit.
             lo, hi = bisect_right(tier, done), len(tier)
-            best = -1
             while lo < hi:
                 mid = (lo + hi) // 2
                 if self.offset[tier[mid]] <= limit:
-                    best, lo = tier[mid], mid + 1
+                    lo = mid + 1
                 else:
                     hi = mid
-            if best > done:
-                return best
+            if lo and tier[lo - 1] > done:
+                point = tier[lo - 1]
+                if self._chars(start, point) >= self.size // 2:
+                    return point
+                furthest = max(furthest, point)
         # Any line: as many whole lines as fit, at least one.
-        line = bisect_right(self.offset, limit) - 1
-        return min(end, max(line, done + 1))
+        line = min(end, bisect_right(self.offset, limit) - 1)
+        return max(line, furthest, done + 1)
 
     def _overlap_start(self, start: int, stop: int, tiers: list[list[int]], end: int) -> int:
         # Leave room for the next chunk's first new piece (at least its next line).
