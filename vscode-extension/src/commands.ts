@@ -1,0 +1,173 @@
+/** The command-palette commands, all under the "KB" category. */
+import * as vscode from 'vscode';
+import type { KbBackend } from './backend';
+import { parseResultNumber, relativeTo, statusView } from './format';
+import { openAt } from './open';
+import type { KbPanel } from './panel';
+import { CONTAINER_ID } from './panel';
+import { Methods } from './protocol';
+import { showSearch } from './quickPick';
+import { errorMessage } from './util';
+
+export const Commands = {
+  search: 'kb.search',
+  openResult: 'kb.openResult',
+  ask: 'kb.ask',
+  askAboutFile: 'kb.askAboutFile',
+  summarizeFile: 'kb.summarizeFile',
+  reindex: 'kb.reindex',
+  showStatus: 'kb.showStatus',
+  showPanel: 'kb.showPanel',
+  showLog: 'kb.showLog',
+  restartServer: 'kb.restartServer',
+} as const;
+
+/** The workspace-relative path of a file (the argument, else the active editor's). */
+export function fileArgument(arg: unknown): { path: string } | { error: string } {
+  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  if (!uri) {
+    return { error: 'Open a Markdown file first.' };
+  }
+  const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const path = uri.scheme === 'file' ? relativeTo(roots, uri.fsPath) : undefined;
+  if (!path) {
+    return { error: `${uri.fsPath} is not inside the workspace, so it is not in the knowledge base.` };
+  }
+  return { path };
+}
+
+async function reportError(err: unknown): Promise<void> {
+  await vscode.window.showErrorMessage(`KB: ${errorMessage(err)}`);
+}
+
+export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  const register = (id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        await reportError(err);
+        return undefined;
+      }
+    });
+
+  return [
+    register(Commands.search, (query?: unknown) => {
+      const selection = vscode.window.activeTextEditor?.selection;
+      const selected =
+        selection && !selection.isEmpty && selection.isSingleLine
+          ? vscode.window.activeTextEditor?.document.getText(selection)
+          : undefined;
+      showSearch(backend, { initialQuery: typeof query === 'string' ? query : selected });
+      return Promise.resolve();
+    }),
+
+    register(Commands.openResult, async (arg?: unknown) => {
+      let n = typeof arg === 'number' ? arg : undefined;
+      if (n === undefined) {
+        const value = await vscode.window.showInputBox({
+          title: 'KB: Open Result',
+          prompt: 'Open result N of the last search',
+          placeHolder: '1',
+          validateInput: (text) => {
+            const parsed = parseResultNumber(text);
+            return 'error' in parsed ? parsed.error : undefined;
+          },
+        });
+        if (value === undefined) {
+          return;
+        }
+        const parsed = parseResultNumber(value);
+        if ('error' in parsed) {
+          return;
+        }
+        n = parsed.n;
+      }
+      const result = await backend.request(Methods.openResult, { n });
+      await openAt(result.uri, result.range);
+    }),
+
+    register(Commands.ask, async (arg?: unknown) => {
+      const question =
+        typeof arg === 'string'
+          ? arg
+          : await vscode.window.showInputBox({
+              title: 'KB: Ask',
+              prompt: 'Ask a question about the knowledge base',
+              placeHolder: 'How do I …? / What does file 2 say about …?',
+            });
+      if (question?.trim()) {
+        await panel.reveal();
+        await panel.runAsk(question.trim(), null);
+      }
+    }),
+
+    register(Commands.askAboutFile, async (arg?: unknown) => {
+      const file = fileArgument(arg);
+      if ('error' in file) {
+        await vscode.window.showWarningMessage(`KB: ${file.error}`);
+        return;
+      }
+      const question = await vscode.window.showInputBox({
+        title: `KB: Ask About ${file.path}`,
+        prompt: `Ask a question about ${file.path}`,
+      });
+      if (question?.trim()) {
+        await panel.reveal();
+        await panel.runAsk(question.trim(), file.path);
+      }
+    }),
+
+    register(Commands.summarizeFile, async (arg?: unknown) => {
+      const file = fileArgument(arg);
+      if ('error' in file) {
+        await vscode.window.showWarningMessage(`KB: ${file.error}`);
+        return;
+      }
+      const response = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `KB: Summarizing ${file.path}…`, cancellable: true },
+        (_progress, token) => backend.request(Methods.summarize, { file: file.path }, token),
+      );
+      await panel.reveal();
+      panel.showSummary(response.path, response.summary, response.cached);
+    }),
+
+    register(Commands.reindex, async () => {
+      const status = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: 'KB: Reindexing' },
+        () => backend.request(Methods.reindex, { full: true }),
+      );
+      backend.updateStatus(status);
+    }),
+
+    register(Commands.showStatus, async () => {
+      const status = await backend.request(Methods.status, {});
+      backend.updateStatus(status);
+      const view = statusView(status);
+      const text = `${view.text.replace(/\$\([^)]*\)\s*/g, '')}\n${view.tooltip}`;
+      const choice = await vscode.window.showInformationMessage(
+        text.split('\n')[0] ?? 'KB',
+        { modal: false, detail: text },
+        'Show Panel',
+        'Reindex',
+        'Show Log',
+      );
+      if (choice === 'Show Panel') {
+        await panel.reveal();
+      } else if (choice === 'Reindex') {
+        await vscode.commands.executeCommand(Commands.reindex);
+      } else if (choice === 'Show Log') {
+        backend.showLog();
+      }
+    }),
+
+    register(Commands.showPanel, async () => {
+      await vscode.commands.executeCommand(`workbench.view.extension.${CONTAINER_ID}`);
+      await panel.reveal();
+    }),
+
+    register(Commands.showLog, () => Promise.resolve(backend.showLog())),
+
+    register(Commands.restartServer, async () => backend.restart()),
+  ];
+}

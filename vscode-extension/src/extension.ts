@@ -1,0 +1,45 @@
+/** Entry point: the server client, the panel, the commands and the status bar. */
+import * as vscode from 'vscode';
+import { KbServer } from './client';
+import { registerCommands } from './commands';
+import { KbPanel, VIEW_ID } from './panel';
+import { affectsServer } from './settings';
+import { KbStatusBar } from './statusBar';
+import { Debouncer } from './util';
+
+export interface KbExtensionApi {
+  server: KbServer;
+  panel: KbPanel;
+}
+
+let server: KbServer | undefined;
+
+export function activate(context: vscode.ExtensionContext): KbExtensionApi {
+  const output = vscode.window.createOutputChannel('Knowledge Base');
+  server = new KbServer(context, output);
+  const panel = new KbPanel(context.extensionUri, server);
+  const restart = new Debouncer(1000, () => void server?.restart());
+
+  context.subscriptions.push(
+    output,
+    panel,
+    vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+    new KbStatusBar(server),
+    ...registerCommands(server, panel),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (affectsServer((section) => event.affectsConfiguration(section))) {
+        restart.trigger();
+      }
+    }),
+    { dispose: () => restart.cancel() },
+  );
+
+  void server.start();
+  return { server, panel };
+}
+
+export async function deactivate(): Promise<void> {
+  const running = server;
+  server = undefined;
+  await running?.dispose();
+}

@@ -1,0 +1,230 @@
+/**
+ * The wire contract of DESIGN.md on the TypeScript side: method, notification and command
+ * names, and the payload shapes as they travel (camelCase wire names).
+ *
+ * This mirrors `server/kb_lsp/protocol.py` field for field;
+ * `tests/unit/test_protocol_sync.py` parses this file and fails when the two drift, so keep
+ * the format simple: one `export interface Name {` per model, one `name: type;` or
+ * `name?: type;` per line, a closing `}` on its own line.
+ *
+ * Nothing here imports `vscode`: the contract test and the webview use it too.
+ */
+
+// --- method, notification and command names ---------------------------------------------
+
+export const Methods = {
+  search: 'kb/search',
+  openResult: 'kb/openResult',
+  ask: 'kb/ask',
+  summarize: 'kb/summarize',
+  status: 'kb/status',
+  reindex: 'kb/reindex',
+} as const;
+
+export const Notifications = {
+  indexChanged: 'kb/indexChanged',
+  askEvent: 'kb/askEvent',
+} as const;
+
+/** `workspace/executeCommand` names the server accepts: `kb.search` for `kb/search`, … */
+export const ServerCommands = {
+  search: 'kb.search',
+  openResult: 'kb.openResult',
+  ask: 'kb.ask',
+  summarize: 'kb.summarize',
+  status: 'kb.status',
+  reindex: 'kb.reindex',
+} as const;
+
+export type MethodName = (typeof Methods)[keyof typeof Methods];
+export type NotificationName = (typeof Notifications)[keyof typeof Notifications];
+
+export const MAX_QUERY_CHARS = 2000;
+export const MAX_LIMIT = 100;
+
+/** JSON-RPC error codes the server uses (DESIGN.md, "Errors"). */
+export const ErrorCodes = {
+  invalidParams: -32602,
+  requestCancelled: -32800,
+} as const;
+
+export type SearchMode = 'hybrid' | 'semantic' | 'keyword';
+export type Label = 'filename match' | 'context match';
+export type IndexState = 'indexing' | 'ready' | 'error';
+export type StopReason = 'answer' | 'clarify' | 'step_limit' | 'error' | 'cancelled';
+export type AskEventKind = 'thinking' | 'tool_call' | 'tool_result' | 'answer' | 'clarify' | 'error';
+
+// --- shared shapes ------------------------------------------------------------------------
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface LlmStatus {
+  host: string;
+  model: string;
+  reachable?: boolean | null;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+export interface IndexStatus {
+  state: IndexState;
+  files: number;
+  chunks: number;
+  pending?: number;
+  embedder: string;
+  store: string;
+  llm: LlmStatus;
+  readOnly?: boolean;
+  roots?: string[];
+  skipped?: SkippedFile[];
+  message?: string | null;
+}
+
+// --- kb/search ------------------------------------------------------------------------------
+
+export interface SearchParams {
+  query: string;
+  limit?: number;
+  paths?: string[] | null;
+  mode?: SearchMode;
+}
+
+export interface SearchHit {
+  n: number;
+  uri: string;
+  path: string;
+  root: string;
+  title: string;
+  label: Label;
+  score: number;
+  snippet: string;
+  heading: string;
+  range: Range;
+}
+
+export interface SearchResponse {
+  query: string;
+  results: SearchHit[];
+  index: IndexStatus;
+}
+
+// --- kb/openResult --------------------------------------------------------------------------
+
+export interface OpenResultParams {
+  n: number;
+}
+
+export interface OpenResultResponse {
+  uri: string;
+  path: string;
+  range: Range;
+}
+
+// --- kb/ask and kb/summarize ------------------------------------------------------------------
+
+export interface AskParams {
+  question: string;
+  file?: string | null;
+  n?: number | null;
+  conversationId?: string | null;
+}
+
+export interface Source {
+  n?: number | null;
+  uri: string;
+  path: string;
+  range: Range;
+}
+
+export interface Step {
+  kind: AskEventKind;
+  text: string;
+  tool?: string | null;
+  args?: Record<string, unknown> | null;
+}
+
+export interface Usage {
+  calls?: number;
+  promptTokens?: number;
+  completionTokens?: number;
+  seconds?: number;
+}
+
+export interface AskResponse {
+  answer: string;
+  sources: Source[];
+  stop: StopReason;
+  steps: Step[];
+  usage: Usage;
+  conversationId?: string | null;
+}
+
+export interface AskEvent {
+  askId: string;
+  kind: AskEventKind;
+  text: string;
+  tool?: string | null;
+  args?: Record<string, unknown> | null;
+}
+
+export interface SummarizeParams {
+  file?: string | null;
+  n?: number | null;
+}
+
+export interface SummarizeResponse {
+  path: string;
+  summary: string;
+  cached: boolean;
+  extractive?: boolean;
+}
+
+// --- kb/status and kb/reindex -------------------------------------------------------------------
+
+export type StatusParams = Record<string, never>;
+
+export interface ReindexParams {
+  full?: boolean;
+}
+
+/** Each request's params and result, so a typed `request()` helper can check both. */
+export interface RequestTypes {
+  'kb/search': [SearchParams, SearchResponse];
+  'kb/openResult': [OpenResultParams, OpenResultResponse];
+  'kb/ask': [AskParams, AskResponse];
+  'kb/summarize': [SummarizeParams, SummarizeResponse];
+  'kb/status': [StatusParams, IndexStatus];
+  'kb/reindex': [ReindexParams, IndexStatus];
+}
+
+export interface NotificationTypes {
+  'kb/indexChanged': IndexStatus;
+  'kb/askEvent': AskEvent;
+}
+
+/** Anything that can send a request and observe cancellation: the language client, or a
+ * bare `vscode-jsonrpc` connection in the contract test. */
+export interface RequestSender<Token> {
+  sendRequest<R>(method: string, params: unknown, token?: Token): Promise<R>;
+}
+
+/** A typed request: `request(conn, Methods.search, {query})` returns a `SearchResponse`. */
+export function request<M extends MethodName, Token>(
+  sender: RequestSender<Token>,
+  method: M,
+  params: RequestTypes[M][0],
+  token?: Token,
+): Promise<RequestTypes[M][1]> {
+  return sender.sendRequest<RequestTypes[M][1]>(method, params, token);
+}
