@@ -1,0 +1,133 @@
+"""Hover on a workspace link in Markdown: the linked file's title, heading path and the
+passage that best matches the link text.
+
+A link is `[text](other.md)` (also `<other.md>`, `#anchors`, `"titles"`) or a bare
+`other.md` / `notes/other.md` in prose. Targets resolve against the document's folder, a
+leading `/` against its workspace folder, and a bare name also as a workspace path.
+Web links and files outside the workspace get no hover.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.lsp.server import KbLanguageServer, uri_to_path
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+_LINK = re.compile(r"!?\[(?P<text>[^\]]*)\]\(\s*(?:<(?P<angled>[^>]+)>|(?P<plain>[^)\s]+))[^)]*\)")
+_BARE = re.compile(r"(?<![\w/.\-(\[])(?P<path>[\w.\-/]*[\w\-]\.(?:md|markdown))(?![\w/])")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+
+
+@dataclass(frozen=True)
+class LinkAt:
+    target: str
+    text: str
+    start: int  # code-point columns on the line
+    end: int
+
+
+def link_at(line: str, column: int) -> LinkAt | None:
+    """The workspace link under `column` on `line`, if any."""
+    for match in _LINK.finditer(line):
+        if match.start() <= column < match.end():
+            target = match.group("angled") or match.group("plain") or ""
+            return LinkAt(target, match.group("text").strip(), match.start(), match.end())
+    for match in _BARE.finditer(line):
+        if match.start() <= column < match.end():
+            return LinkAt(match.group("path"), "", match.start(), match.end())
+    return None
+
+
+def resolve_target(kb: KnowledgeBase, document: Path, target: str) -> str | None:
+    """The workspace path a link points at, or None (web link, outside, not indexed)."""
+    if _SCHEME.match(target) or target.startswith("#"):
+        return None
+    target = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
+    if not target.lower().endswith(MARKDOWN_SUFFIXES):
+        return None
+    candidates: list[Path] = []
+    if target.startswith("/"):
+        for root in kb.roots:
+            if document == root or root in document.parents:
+                candidates.append(root / target.lstrip("/"))
+    else:
+        candidates.append(document.parent / target)
+    for candidate in candidates:
+        path = kb.display_path(Path(candidate).resolve())
+        if path is not None and kb.file_info(path) is not None:
+            return path
+    try:  # a bare `notes/other.md`: a workspace path
+        kb.resolve(target)
+    except Exception:
+        return None
+    return target if kb.file_info(target) is not None else None
+
+
+def hover_text(kb: KnowledgeBase, info: FileInfo, query: str) -> str:
+    lines = [f"**{info.title}** · `{info.path}`"]
+    best = kb.search_in_file(info.path, query or info.title, limit=1)
+    if best:
+        hit = best[0]
+        if hit.heading:
+            lines.append(f"*{hit.heading}*")
+        snippet = hit.snippet.strip()
+        if snippet:
+            lines.append("\n".join("> " + row for row in snippet.splitlines()))
+    return "\n\n".join(lines)
+
+
+def compute_hover(
+    kb: KnowledgeBase, document: Path, line: str, column: int
+) -> tuple[str, LinkAt] | None:
+    link = link_at(line, column)
+    if link is None:
+        return None
+    path = resolve_target(kb, document, link.target)
+    if path is None:
+        return None
+    info = kb.file_info(path)
+    if info is None:
+        return None
+    return hover_text(kb, info, link.text), link
+
+
+async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if path is None or path.suffix.lower() not in MARKDOWN_SUFFIXES:
+        return None
+    if not ls.opened.done() or ls.kb is None:
+        return None
+    kb = ls.kb
+    document = ls.workspace.get_text_document(uri)
+    try:
+        lines = document.lines
+    except OSError:
+        return None
+    if params.position.line >= len(lines):
+        return None
+    position = document.position_codec.position_from_client_units(lines, params.position)
+    line = lines[position.line].rstrip("\r\n")
+    found = await ls.run_query(compute_hover, kb, path, line, position.character)
+    if found is None:
+        return None
+    text, link = found
+    start = types.Position(line=params.position.line, character=link.start)
+    end = types.Position(line=params.position.line, character=link.end)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=document.position_codec.range_to_client_units(
+            lines, types.Range(start=start, end=end)
+        ),
+    )
+
+
+def register(server: KbLanguageServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_HOVER)(hover)

@@ -1,0 +1,48 @@
+"""The server end to end: index, search, open, status, commands, hover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from .conftest import KbClient
+
+
+async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace: Path) -> None:
+    ended = kb.ended_progress()
+    assert ended, "no work-done progress ended"
+    begin = ended[0][0]
+    assert isinstance(begin, types.WorkDoneProgressBegin)
+    assert begin.cancellable
+    reports = [r for r in ended[0] if isinstance(r, types.WorkDoneProgressReport)]
+    assert any(r.message and r.message.endswith(" files") and "/" in r.message for r in reports)
+
+    status = await kb.status()
+    files = len(list(workspace.rglob("*.md")))
+    assert status["state"] == "ready"
+    assert status["files"] == files
+    assert status["chunks"] >= files
+    assert status["readOnly"] is False
+
+    response = await kb.search("Mexico payments SPEI cut-off")
+    results = response["results"]
+    assert results, "no results"
+    assert [hit["n"] for hit in results] == list(range(1, len(results) + 1))
+    assert results[0]["path"] == "payments/mexico-payments.md"
+    assert results[0]["label"] == "filename match"
+    assert results[0]["uri"] == (workspace / "payments/mexico-payments.md").as_uri()
+    assert response["index"]["state"] == "ready"
+
+    opened = await kb.request("kb/openResult", {"n": 1})
+    assert opened["uri"] == results[0]["uri"]
+    assert opened["range"] == results[0]["range"]
+
+    with pytest.raises(JsonRpcException) as err:
+        await kb.request("kb/openResult", {"n": len(results) + 5})
+    assert err.value.code == -32602
+    assert str(err.value) == (
+        f"No result {len(results) + 5}: the last search returned {len(results)} results"
+    )
