@@ -139,12 +139,12 @@ def _expand_dotted(raw: Mapping[str, Any]) -> dict[str, Any]:
 def _drop(data: dict[str, Any], loc: tuple[int | str, ...]) -> None:
     node: Any = data
     for part in loc[:-1]:
-        if isinstance(node, dict) and part in node:
+        if isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        else:
+        elif not isinstance(node, dict) or part not in node:
             return
+        else:
+            node = node[part]
     last = loc[-1] if loc else None
     if isinstance(node, dict) and last in node:
         del node[last]

@@ -12,66 +12,65 @@ what is committed so far and never wait for the writer.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
+import pathspec
+
 from kb_lsp.config import Settings
-from kb_lsp.embeddings import Embedder
-from kb_lsp.protocol import IndexStatus, LlmStatus, SearchHit, SearchMode
+from kb_lsp.embeddings import Embedder, make_embedder
+from kb_lsp.indexer import Indexer
+from kb_lsp.protocol import IndexState, IndexStatus, LlmStatus, SearchHit, SearchMode, SkippedFile
+from kb_lsp.records import (
+    FileInfo,
+    ReadOnlyStore,
+    StoredChunk,
+    SyncProgress,
+    SyncReport,
+)
+from kb_lsp.search import Searcher, SearchSource
+from kb_lsp.store import FileRecord, Store, store_dir_for
+from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
+
+__all__ = [
+    "FileInfo",
+    "KnowledgeBase",
+    "ReadOnlyStore",
+    "StoredChunk",
+    "SyncProgress",
+    "SyncReport",
+]
 
 
-@dataclass(frozen=True)
-class SyncProgress:
-    """Reported to the progress callback as files are processed."""
+class RootIndex:
+    """One workspace folder: its file rules, its store and its indexer."""
 
-    done: int  # files processed so far in this sync
-    total: int  # files to process in this sync (changed + new + removed)
-    path: str | None  # the file just processed, workspace-relative
-
-
-@dataclass
-class SyncReport:
-    files_added: int = 0
-    files_changed: int = 0
-    files_removed: int = 0
-    files_unchanged: int = 0
-    chunks_embedded: int = 0  # chunks whose vectors were computed in this sync
-    chunks_reused: int = 0  # chunks whose vectors came from the store (same text hash)
-    chunks_removed: int = 0
-    skipped: int = 0
-    seconds: float = 0.0
-    cancelled: bool = False
-    errors: list[str] = field(default_factory=list)
+    def __init__(
+        self, root: Path, settings: Settings, embedder: Embedder, storage: Path, prefix: str
+    ) -> None:
+        self.root = root.resolve()
+        self.prefix = prefix
+        self.workspace = WorkspaceRoot(self.root, settings)
+        self.store = Store(
+            store_dir_for(storage, self.root),
+            root=self.root,
+            embedder_identity=embedder.identity,
+            dimension=embedder.dimension,
+            chroma_url=settings.chroma.url,
+        )
+        self.indexer = Indexer(self.workspace, self.store, embedder, settings)
+        self.source = SearchSource(self.store, str(self.root), prefix)
 
 
-@dataclass(frozen=True)
-class StoredChunk:
-    """One chunk as stored: what the agent's tools read."""
-
-    path: str  # workspace-relative, `/`-separated
-    root: str  # absolute root path
-    index: int
-    text: str
-    heading: str  # heading path joined with " > "
-    start_line: int  # 0-based, inclusive
-    end_line: int  # 0-based, inclusive
-
-
-class ReadOnlyStore(RuntimeError):
-    """A write was attempted on a store another process holds the writer lock of."""
-
-
-@dataclass(frozen=True)
-class FileInfo:
-    path: str  # workspace-relative (see `KnowledgeBase.display_path`)
-    root: str  # absolute root path
-    uri: str
-    title: str
-    chunks: int
-    size: int
-    sha256: str
+def default_storage(settings: Settings) -> Path:
+    """`settings.storage`, else `$XDG_CACHE_HOME/kb-lsp` (`~/.cache/kb-lsp`)."""
+    if settings.storage:
+        return Path(settings.storage).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "kb-lsp"
 
 
 class KnowledgeBase:
@@ -90,14 +89,57 @@ class KnowledgeBase:
         embedder: Embedder | None = None,
         storage: Path | None = None,
     ) -> None:
-        raise NotImplementedError
+        self.settings = settings
+        self.embedder = embedder if embedder is not None else make_embedder(settings)
+        self.storage = storage if storage is not None else default_storage(settings)
+        self.searcher = Searcher(self.embedder)
+        self._roots: list[RootIndex] = []
+        self._syncing = False
+        self._last_error: str | None = None
+        self._lock = threading.Lock()  # guards the list of roots, not the stores
+        for root in roots:
+            self.add_root(root)
 
-    roots: list[Path]
-    settings: Settings
-    read_only: bool  # True when another process holds a store's writer lock
+    # --- roots -----------------------------------------------------------------------------
 
-    def add_root(self, root: Path) -> None: ...
-    def remove_root(self, root: Path) -> None: ...
+    @property
+    def roots(self) -> list[Path]:
+        return [index.root for index in self._roots]
+
+    @property
+    def read_only(self) -> bool:
+        return any(index.store.read_only for index in self._roots)
+
+    def add_root(self, root: Path) -> None:
+        root = root.resolve()
+        if not root.is_dir():
+            raise FileNotFoundError(f"workspace folder {root} does not exist")
+        with self._lock:
+            if any(index.root == root for index in self._roots):
+                return
+            paths = [*self.roots, root]
+            self._roots.append(RootIndex(root, self.settings, self.embedder, self.storage, ""))
+            self._reprefix(paths)
+
+    def remove_root(self, root: Path) -> None:
+        root = root.resolve()
+        with self._lock:
+            for index in [i for i in self._roots if i.root == root]:
+                index.store.close()
+                self._roots.remove(index)
+            self._reprefix(self.roots)
+
+    def _reprefix(self, paths: list[Path]) -> None:
+        prefixes = _root_prefixes(paths)
+        for index in self._roots:
+            index.prefix = prefixes[index.root]
+            index.source = SearchSource(index.store, str(index.root), index.prefix)
+
+    def _snapshot(self) -> list[RootIndex]:
+        with self._lock:
+            return list(self._roots)
+
+    # --- writing ---------------------------------------------------------------------------
 
     def sync(
         self,
@@ -110,7 +152,34 @@ class KnowledgeBase:
         """Bring the index in line with the disk: every root (`paths=None`) or only the given
         absolute paths (files or folders; ones that no longer exist are removed). `full`
         re-embeds everything. Raises `ReadOnlyStore` in read-only mode."""
-        raise NotImplementedError
+        roots = self._snapshot()
+        if any(index.store.read_only for index in roots):
+            raise ReadOnlyStore(
+                "this window opened the index read-only: another kb-lsp process is "
+                "indexing this workspace; it stays current there"
+            )
+        report = SyncReport()
+        wanted = None if paths is None else [Path(p) for p in paths]
+        self._syncing = True
+        try:
+            for index in roots:
+                mine = None
+                if wanted is not None:
+                    mine = [p for p in wanted if index.workspace.relative(p) is not None]
+                    if not mine:
+                        continue
+                index.indexer.sync(mine, progress=progress, cancel=cancel, full=full, report=report)
+                if report.cancelled:
+                    break
+            self._last_error = None
+        except Exception as err:
+            self._last_error = str(err)
+            raise
+        finally:
+            self._syncing = False
+        return report
+
+    # --- reading ---------------------------------------------------------------------------
 
     def search(
         self,
@@ -121,41 +190,146 @@ class KnowledgeBase:
         mode: SearchMode = "hybrid",
     ) -> list[SearchHit]:
         """The numbered list (n = 1..), best first, grouped by file, thresholded."""
-        raise NotImplementedError
+        return self.searcher.search(
+            [index.source for index in self._snapshot()],
+            query,
+            limit=limit,
+            threshold=self.settings.search.threshold,
+            paths=paths,
+            mode=mode,
+        )
 
     def search_in_file(self, path: str, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The best passages of one file (one hit per chunk, not grouped)."""
-        raise NotImplementedError
+        index, relative = self._locate(path)
+        return self.searcher.passages(index.source, relative, query, limit=limit)
 
     def status(self, *, pending: int = 0, llm: LlmStatus | None = None) -> IndexStatus:
-        raise NotImplementedError
+        roots = self._snapshot()
+        files = chunks = 0
+        skipped: list[SkippedFile] = []
+        for index in roots:
+            f, c = index.store.counts()
+            files += f
+            chunks += c
+            skipped += [
+                SkippedFile(path=index.prefix + p, reason=r) for p, r in index.store.skipped()
+            ]
+        state: IndexState = "indexing" if self._syncing or pending else "ready"
+        message = None
+        if self._last_error:
+            state, message = "error", self._last_error
+        elif self.read_only:
+            message = "read-only: another kb-lsp process is indexing this workspace"
+        return IndexStatus(
+            state=state,
+            files=files,
+            chunks=chunks,
+            pending=pending,
+            embedder=self.embedder.identity,
+            store=str(self.storage),
+            llm=llm or LlmStatus(host=self.settings.ollama.host, model=self.settings.ollama.model),
+            read_only=self.read_only,
+            roots=[str(index.root) for index in roots],
+            skipped=skipped,
+            message=message,
+        )
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """Indexed files, optionally filtered by a glob on the path."""
-        raise NotImplementedError
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern]) if pattern else None
+        out = []
+        for index in self._snapshot():
+            for record in index.store.manifest().values():
+                shown = index.prefix + record.path
+                if spec is None or spec.match_file(shown):
+                    out.append(self._info(index, record))
+        return sorted(out, key=lambda info: info.path)
 
     def file_info(self, path: str) -> FileInfo | None:
-        raise NotImplementedError
+        try:
+            index, relative = self._locate(path)
+        except PathOutsideWorkspace:
+            return None
+        record = index.store.file(relative)
+        return None if record is None else self._info(index, record)
 
     def chunks_of(self, path: str) -> list[StoredChunk]:
-        raise NotImplementedError
+        index, relative = self._locate(path)
+        return [
+            replace(chunk, path=index.prefix + chunk.path)
+            for chunk in index.store.chunks_of(relative)
+        ]
 
     def resolve(self, path: str) -> Path:
         """The real absolute path of a workspace path; raises `PathOutsideWorkspace`
         (from `workspace.py`) for `..`, absolute paths or symlinks leading out."""
-        raise NotImplementedError
+        index, relative = self._locate(path)
+        return index.workspace.resolve_inside(relative)
 
     def display_path(self, absolute: Path) -> str | None:
         """The workspace path of an absolute path, or None when it is outside every root."""
-        raise NotImplementedError
+        for index in self._snapshot():
+            relative = index.workspace.relative(absolute)
+            if relative is not None:
+                return index.prefix + relative
+        return None
 
     def cached_summary(self, path: str, model: str) -> str | None:
         """A summary stored for this file's current content hash and `model`."""
-        raise NotImplementedError
+        index, relative = self._locate(path)
+        record = index.store.file(relative)
+        return None if record is None else index.store.cached_summary(record.sha256, model)
 
     def store_summary(self, path: str, model: str, summary: str) -> None:
-        raise NotImplementedError
+        index, relative = self._locate(path)
+        record = index.store.file(relative)
+        if record is not None and not index.store.read_only:
+            index.store.store_summary(record.sha256, model, summary)
 
     def close(self) -> None:
         """Release the writer lock and close the stores."""
-        raise NotImplementedError
+        with self._lock:
+            for index in self._roots:
+                index.store.close()
+            self._roots.clear()
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _locate(self, path: str) -> tuple[RootIndex, str]:
+        """The root a workspace path belongs to, and the path relative to that root."""
+        roots = self._snapshot()
+        if not roots:
+            raise PathOutsideWorkspace(f"{path!r}: no workspace folder is open")
+        cleaned = path.replace("\\", "/").strip()
+        if cleaned.startswith("./"):
+            cleaned = cleaned[2:]
+        for index in roots:
+            if index.prefix and cleaned.startswith(index.prefix):
+                return index, cleaned[len(index.prefix) :]
+        return roots[0], cleaned
+
+    @staticmethod
+    def _info(index: RootIndex, record: FileRecord) -> FileInfo:
+        return FileInfo(
+            path=index.prefix + record.path,
+            root=str(index.root),
+            uri=(index.root / record.path).as_uri(),
+            title=record.title,
+            chunks=record.chunk_count,
+            size=record.size,
+            sha256=record.sha256,
+        )
+
+
+def _root_prefixes(roots: list[Path]) -> dict[Path, str]:
+    """ "" for a single root; the folder name (made unique) for several."""
+    if len(roots) <= 1:
+        return {root: "" for root in roots}
+    out: dict[Path, str] = {}
+    seen: dict[str, int] = {}
+    for root in roots:
+        name = root.name or "root"
+        seen[name] = seen.get(name, 0) + 1
+        out[root] = f"{name}/" if seen[name] == 1 else f"{name}-{seen[name]}/"
+    return out

@@ -169,9 +169,14 @@ def _join_empty_sections(sections: list[_Section], block_starts: list[int]) -> l
     return out
 
 
+# `## Title { #anchor .class }`: the attribute list of Pandoc, kramdown and MkDocs'
+# attr_list names the anchor, it is not part of the heading's words.
+_ATTR_LIST = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+
+
 def _heading_text(inline_source: str) -> str:
     parts: list[str] = []
-    for token in _inline_parser.parseInline(inline_source):
+    for token in _inline_parser.parseInline(_ATTR_LIST.sub("", inline_source)):
         _plain_text(token.children or [], parts)
     return " ".join("".join(parts).split())
 

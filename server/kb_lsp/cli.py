@@ -1,0 +1,315 @@
+"""`kb`: the terminal front end — serve, index, search, status (and ask).
+
+Every command works on one workspace folder (default: the current directory) and its
+store (see `--storage`). Errors are one line on stderr and a non-zero exit, never a
+traceback. Progress goes to stderr; results to stdout (`--json` for scripts: the same
+objects as the `kb/*` LSP methods).
+
+The last numbered list of `kb search` is kept in the store, so `kb ask "summarize file 1"`
+right after a search means result 1 of that search, as in the editor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from kb_lsp.config import Settings, env_settings, load_settings
+from kb_lsp.protocol import MAX_LIMIT, SearchHit, SearchResponse, dump
+
+EXIT_USAGE = 2
+EXIT_ERROR = 1
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line."""
+
+
+def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    print(f"kb: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+# --- shared plumbing ---------------------------------------------------------------------
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    cli: dict[str, Any] = {}
+    if getattr(args, "storage", None):
+        cli["storage"] = str(Path(args.storage).expanduser().resolve())
+    loaded = load_settings(env_settings(), cli)
+    if loaded.message:
+        print(loaded.message, file=sys.stderr)
+    return loaded.settings
+
+
+def _workspace(path: str | None) -> Path:
+    folder = Path(path or ".").expanduser()
+    if not folder.exists():
+        raise CliError(f"no such folder: {folder}")
+    if not folder.is_dir():
+        raise CliError(f"not a folder: {folder} (give the workspace folder, not a file)")
+    return folder.resolve()
+
+
+def _open(args: argparse.Namespace, folder: Path) -> Any:
+    from kb_lsp.knowledge import KnowledgeBase
+
+    return KnowledgeBase([folder], _settings(args))
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, progress: Any) -> None:
+        if not self.enabled or progress.total == 0:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1 and progress.done < progress.total:
+            return
+        self._last = now
+        width = 30
+        filled = int(width * progress.done / progress.total)
+        bar = "#" * filled + "." * (width - filled)
+        sys.stderr.write(f"\r[{bar}] {progress.done}/{progress.total} files")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def _sync(kb: Any, *, full: bool = False, quiet: bool = False) -> None:
+    from kb_lsp.records import ReadOnlyStore
+
+    bar = _ProgressBar()
+    try:
+        report = kb.sync(progress=bar, full=full)
+    except ReadOnlyStore:
+        print(
+            "kb: another kb-lsp process is indexing this workspace; "
+            "using the index as it is (read-only)",
+            file=sys.stderr,
+        )
+        return
+    finally:
+        bar.finish()
+    if not quiet or report.chunks_embedded or report.files_removed:
+        print(
+            f"Indexed {report.files_added + report.files_changed} changed files, "
+            f"removed {report.files_removed}, {report.files_unchanged} unchanged; "
+            f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused "
+            f"({report.seconds:.1f}s)",
+            file=sys.stderr,
+        )
+    for error in report.errors:
+        print(f"kb: {error}", file=sys.stderr)
+
+
+def last_results_file(kb: Any) -> Path:
+    """Where the CLI keeps its last numbered list: in the first root's store folder."""
+    from kb_lsp.store import store_dir_for
+
+    return Path(store_dir_for(kb.storage, kb.roots[0])) / "last-search.json"
+
+
+def save_last_results(kb: Any, hits: Sequence[SearchHit]) -> None:
+    try:
+        last_results_file(kb).write_text(json.dumps([dump(hit) for hit in hits]), encoding="utf-8")
+    except OSError as err:
+        logging.getLogger(__name__).debug("could not save the last results: %s", err)
+
+
+def load_last_results(kb: Any) -> list[SearchHit]:
+    try:
+        raw = json.loads(last_results_file(kb).read_text(encoding="utf-8"))
+        return [SearchHit.model_validate(item) for item in raw]
+    except (OSError, ValueError):
+        return []
+
+
+def format_hits(hits: Sequence[SearchHit]) -> str:
+    if not hits:
+        return "No matching files."
+    lines = []
+    for hit in hits:
+        lines.append(f"{hit.n}, {hit.path} ({hit.label})")
+        heading = hit.heading.rsplit(" > ", 1)[-1] if hit.heading else hit.title
+        first, last = hit.range.start.line + 1, max(hit.range.end.line, hit.range.start.line + 1)
+        lines.append(f'   ## {heading} — L{first}-L{last}: "{hit.snippet}"')
+    return "\n".join(lines)
+
+
+# --- commands ----------------------------------------------------------------------------
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    folder = _workspace(args.path)
+    kb = _open(args, folder)
+    try:
+        if kb.read_only:
+            raise CliError(
+                "the index of this workspace is locked by another kb-lsp process "
+                "(an editor window?); close it or use another --storage"
+            )
+        _sync(kb, full=args.full)
+        status = kb.status()
+    finally:
+        kb.close()
+    if args.json:
+        print(json.dumps(dump(status), indent=2))
+    else:
+        print(f"{status.files} files, {status.chunks} chunks in {status.store}")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    folder = _workspace(args.workspace)
+    query = " ".join(args.query).strip()
+    if not query:
+        raise CliError('give a query, e.g. kb search "mexico payment files"')
+    kb = _open(args, folder)
+    try:
+        _sync(kb, quiet=True)
+        hits = kb.search(query, limit=args.limit, mode=args.mode, paths=args.path or None)
+        save_last_results(kb, hits)
+        response = SearchResponse(query=query, results=hits, index=kb.status())
+    finally:
+        kb.close()
+    if args.json:
+        print(json.dumps(dump(response), indent=2))
+    else:
+        print(format_hits(hits))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    folder = _workspace(args.workspace)
+    kb = _open(args, folder)
+    try:
+        status = kb.status()
+    finally:
+        kb.close()
+    if args.json:
+        print(json.dumps(dump(status), indent=2))
+        return 0
+    print(f"workspace: {folder}")
+    print(f"store:     {status.store}{' (read-only)' if status.read_only else ''}")
+    print(f"embedder:  {status.embedder}")
+    print(f"indexed:   {status.files} files, {status.chunks} chunks")
+    print(f"llm:       {status.llm.model} at {status.llm.host}")
+    if status.skipped:
+        print(f"skipped:   {len(status.skipped)} files")
+        for item in status.skipped:
+            print(f"  {item.path}: {item.reason}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from kb_lsp.lsp.server import serve
+
+    tcp = None
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            raise CliError(f"--tcp wants HOST:PORT, got {args.tcp!r}")
+        tcp = (host or "127.0.0.1", int(port))
+    serve(tcp=tcp)
+    return 0
+
+
+# --- parser ------------------------------------------------------------------------------
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_LIMIT}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kb", description="A knowledge base for the Markdown in a workspace."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> Any:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    storage_help = "where indexes live (default: $KB_STORAGE or ~/.cache/kb-lsp)"
+
+    serve = command("serve", cmd_serve, "run the language server on stdio")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+
+    index = command("index", cmd_index, "index a workspace folder (incremental)")
+    index.add_argument("path", nargs="?", help="workspace folder (default: .)")
+    index.add_argument("--full", action="store_true", help="re-index everything")
+    index.add_argument("--storage", metavar="DIR", help=storage_help)
+    index.add_argument("--json", action="store_true", help="print the index status as JSON")
+
+    search = command("search", cmd_search, "search the workspace, numbered results")
+    search.add_argument("query", nargs="+", help="what to look for")
+    search.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
+    search.add_argument("--limit", "-n", type=_limit, default=10, help="at most N files")
+    search.add_argument(
+        "--mode", choices=["hybrid", "semantic", "keyword"], default="hybrid", help="retrieval"
+    )
+    search.add_argument("--path", action="append", metavar="GLOB", help="only these paths")
+    search.add_argument("--storage", metavar="DIR", help=storage_help)
+    search.add_argument("--json", action="store_true", help="print the kb/search result")
+
+    status = command("status", cmd_status, "show what is indexed and what was skipped")
+    status.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
+    status.add_argument("--storage", metavar="DIR", help=storage_help)
+    status.add_argument("--json", action="store_true", help="print the kb/status result")
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except CliError as err:
+        _fail(str(err), EXIT_USAGE)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as err:  # the last line of defence: one line, never a traceback
+        from kb_lsp.embeddings import EmbedderError
+
+        if isinstance(err, EmbedderError):
+            _fail(str(err))
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+        message = str(err)
+        if len(message) > 300:
+            message = message[:300] + "…"
+        _fail(f"{type(err).__name__}: {message}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

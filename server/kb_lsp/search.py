@@ -1,0 +1,529 @@
+"""Hybrid retrieval: vector neighbours + FTS5 BM25 + file-name/title match, per file.
+
+How a query becomes the numbered list:
+
+1. Candidates: the nearest chunks by cosine similarity (Chroma) and the best chunks by
+   BM25 (FTS5 over path, title, heading and text), from every root.
+2. Every candidate chunk gets absolute signals — its exact cosine similarity to the query
+   (from the stored vector, so a keyword-only candidate has one too), the share of the
+   query's words it contains (with its heading, title and file name), and its ranks in
+   both lists — fused into one score in [0, 1] (`Fusion`). Absolute signals, unlike rank
+   fusion alone, let a threshold say "nothing here is relevant": a query about something
+   the notes do not contain returns few or no files instead of the nearest junk.
+3. Files are scored by their best chunk plus how well the query names the file
+   (file name and title); files below the threshold are dropped; the rest are numbered.
+
+The label is `filename match` when most of the query's words are in the file's name or
+title, else `context match`. The weights and the default threshold were chosen with
+`python -m bench quality` on the FastAPI docs query set (see README, "Search quality").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import numpy as np
+import pathspec
+
+from kb_lsp.embeddings import Embedder
+from kb_lsp.protocol import Label, Range, SearchHit, SearchMode
+from kb_lsp.records import StoredChunk
+from kb_lsp.store import Store
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# Words that say nothing about which file is meant; "file", "doc", "note" are how people
+# refer to files ("the mexico payment files"), not what the files are about.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "file",
+        "files",
+        "doc",
+        "docs",
+        "document",
+        "documents",
+        "note",
+        "notes",
+        "page",
+        "pages",
+        "md",
+        "markdown",
+        "find",
+        "show",
+        "tell",
+        "give",
+        "get",
+        "want",
+        "need",
+        "please",
+        "using",
+        "use",
+    ]
+)
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to match `payments` with `payment` and `deploying`
+    with `deploy` across a query and a file name, without a stemming dependency."""
+    word = word.lower().removesuffix("'s")
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed"):
+        return word[:-2]
+    return word
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's content words, stemmed, in order, without duplicates."""
+    words = [w.lower() for w in _WORD.findall(query) if w.strip("_")]
+    content = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    chosen = content or [w for w in words if len(w) > 1] or words
+    return list(dict.fromkeys(stem(w) for w in chosen))
+
+
+def _word_stems(text: str) -> set[str]:
+    words = _WORD.findall(text)
+    # camelCase and snake_case names count as their parts too.
+    parts = [p for w in words for p in re.split(r"_|(?<=[a-z])(?=[A-Z])", w) if p]
+    return {stem(w) for w in [*words, *parts]}
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression: any of the terms, each a quoted string (no syntax)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How the signals combine into one score in [0, 1] (see the module docstring)."""
+
+    kind: str = "linear"  # "linear": weighted absolute signals; "rrf": reciprocal rank fusion
+    cosine: float = 0.6
+    coverage: float = 0.3
+    rank: float = 0.1
+    name: float = 0.25
+    rrf_k: int = 60
+    # Cosine similarities of MiniLM below `cosine_floor` mean "unrelated"; the range
+    # above it is stretched to [0, 1] so the weights act on a comparable scale.
+    cosine_floor: float = 0.1
+    cosine_ceiling: float = 0.7
+
+
+DEFAULT_FUSION = Fusion()
+
+
+@dataclass(frozen=True)
+class SearchSource:
+    """One root's store as seen by search: its display prefix makes paths unique."""
+
+    store: Store
+    root: str  # absolute root path
+    prefix: str  # "" for a single root, "<folder name>/" with several
+
+    def display(self, path: str) -> str:
+        return self.prefix + path
+
+
+@dataclass
+class _Candidate:
+    source: SearchSource
+    chunk: StoredChunk
+    text_hash: str = ""
+    cosine: float = 0.0
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    snippet: str | None = None
+    score: float = 0.0
+
+
+@dataclass
+class _FileScore:
+    source: SearchSource
+    path: str
+    title: str
+    best: _Candidate
+    score: float
+    name_share: float
+    chunks: list[_Candidate] = field(default_factory=list)
+
+
+class Searcher:
+    def __init__(self, embedder: Embedder, fusion: Fusion = DEFAULT_FUSION) -> None:
+        self.embedder = embedder
+        self.fusion = fusion
+
+    def search(
+        self,
+        sources: Sequence[SearchSource],
+        query: str,
+        *,
+        limit: int = 10,
+        threshold: float = 0.0,
+        paths: list[str] | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[SearchHit]:
+        ranked = self._rank_files(sources, query, limit, paths, mode)
+        kept = [f for f in ranked if f.score >= threshold][:limit]
+        terms = query_terms(query)
+        return [self._hit(n, f, terms) for n, f in enumerate(kept, start=1)]
+
+    def passages(
+        self,
+        source: SearchSource,
+        path: str,
+        query: str,
+        *,
+        limit: int = 5,
+        threshold: float = 0.0,
+    ) -> list[SearchHit]:
+        """The best chunks of one file, one hit per chunk, best first."""
+        chunks = source.store.chunks_of(path)
+        if not chunks:
+            return []
+        record = source.store.file(path)
+        title = record.title if record else PurePosixPath(path).stem
+        terms = query_terms(query)
+        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        candidates = [_Candidate(source, c) for c in chunks]
+        self._fill_cosines(source, candidates, vector)
+        for rank, cand in enumerate(sorted(candidates, key=lambda c: -c.cosine)):
+            cand.vector_rank = rank
+        for cand in candidates:
+            cand.score = self._chunk_score(cand, terms, title, path, "hybrid")
+        best = sorted(candidates, key=lambda c: -c.score)
+        kept = [c for c in best if c.score >= threshold][:limit]
+        return [
+            self._hit(n, _FileScore(source, path, title, c, c.score, 0.0), terms, "context match")
+            for n, c in enumerate(kept, start=1)
+        ]
+
+    # --- ranking ---------------------------------------------------------------------------
+
+    def _rank_files(
+        self,
+        sources: Sequence[SearchSource],
+        query: str,
+        limit: int,
+        paths: list[str] | None,
+        mode: SearchMode,
+    ) -> list[_FileScore]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        k = max(40, limit * 5)
+        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        match = fts_query(terms)
+        candidates: dict[tuple[str, str], _Candidate] = {}
+        vector_order: list[tuple[float, tuple[str, str]]] = []
+        keyword_order: list[tuple[float, tuple[str, str]]] = []
+
+        for source in sources:
+            allowed = self._allowed_paths(source, paths)
+            if mode in ("hybrid", "semantic"):
+                for hit in source.store.vector_search(vector, k, allowed):
+                    key = (source.root, hit.chunk_id)
+                    candidates.setdefault(key, _Candidate(source, _placeholder(hit.path)))
+                    candidates[key].cosine = hit.similarity
+                    vector_order.append((hit.similarity, key))
+            if mode in ("hybrid", "keyword"):
+                for kw in source.store.keyword_search(match, k, allowed):
+                    key = (source.root, kw.chunk_id)
+                    candidates.setdefault(key, _Candidate(source, _placeholder(kw.path)))
+                    candidates[key].snippet = kw.snippet
+                    keyword_order.append((kw.bm25, key))
+        if not candidates:
+            return []
+
+        for rank, (_, key) in enumerate(sorted(vector_order, key=lambda item: -item[0])):
+            candidates[key].vector_rank = rank
+        for rank, (_, key) in enumerate(sorted(keyword_order, key=lambda item: -item[0])):
+            candidates[key].keyword_rank = rank
+
+        # Real chunk rows, and exact cosines for the keyword-only candidates.
+        for source in sources:
+            ids = [cid for (root, cid) in candidates if root == source.root]
+            rows = source.store.chunks_by_id(ids)
+            for cid in ids:
+                if cid in rows:
+                    candidates[(source.root, cid)].chunk = rows[cid]
+                else:
+                    del candidates[(source.root, cid)]  # deleted since the query ran
+            if mode != "keyword":
+                missing = [
+                    c
+                    for (root, _), c in candidates.items()
+                    if root == source.root and c.vector_rank is None
+                ]
+                self._fill_cosines(source, missing, vector)
+
+        files: dict[tuple[str, str], _FileScore] = {}
+        titles: dict[tuple[str, str], str] = {}
+        for cand in candidates.values():
+            key = (cand.source.root, cand.chunk.path)
+            if key not in titles:
+                record = cand.source.store.file(cand.chunk.path)
+                titles[key] = record.title if record else PurePosixPath(cand.chunk.path).stem
+            title = titles[key]
+            cand.score = self._chunk_score(cand, terms, title, cand.chunk.path, mode)
+            name_share = _name_share(terms, title, cand.chunk.path)
+            current = files.get(key)
+            if current is None:
+                files[key] = _FileScore(
+                    cand.source, cand.chunk.path, title, cand, 0.0, name_share, [cand]
+                )
+            else:
+                current.chunks.append(cand)
+                if cand.score > current.best.score:
+                    current.best = cand
+        for file in files.values():
+            file.score = min(1.0, file.best.score + self.fusion.name * file.name_share)
+            if mode == "semantic":
+                file.score = file.best.score
+        return sorted(files.values(), key=lambda f: (-f.score, f.path))
+
+    def _chunk_score(
+        self, cand: _Candidate, terms: Sequence[str], title: str, path: str, mode: SearchMode
+    ) -> float:
+        f = self.fusion
+        cosine = float(
+            np.clip((cand.cosine - f.cosine_floor) / (f.cosine_ceiling - f.cosine_floor), 0.0, 1.0)
+        )
+        if mode == "semantic":
+            return cosine
+        haystack = _word_stems(
+            f"{cand.chunk.heading}\n{cand.chunk.text}\n{title}\n{PurePosixPath(path).stem}"
+        )
+        coverage = sum(term in haystack for term in terms) / len(terms) if terms else 0.0
+        if mode == "keyword":
+            return coverage
+        if f.kind == "rrf":
+            rrf = sum(
+                1.0 / (f.rrf_k + r + 1)
+                for r in (cand.vector_rank, cand.keyword_rank)
+                if r is not None
+            )
+            return rrf / (2.0 / (f.rrf_k + 1))
+        best_rank = min(r for r in (cand.vector_rank, cand.keyword_rank, 10**6) if r is not None)
+        rank_score = 1.0 / (1.0 + best_rank / 5.0)
+        return f.cosine * cosine + f.coverage * coverage + f.rank * rank_score
+
+    def _fill_cosines(
+        self, source: SearchSource, candidates: Sequence[_Candidate], vector: np.ndarray
+    ) -> None:
+        if not candidates:
+            return
+        hashes = source.store.text_hashes([c.chunk for c in candidates])
+        vectors = source.store.cached_vectors(hashes.values())
+        for cand in candidates:
+            stored = vectors.get(hashes.get((cand.chunk.path, cand.chunk.index), ""))
+            if stored is not None:
+                cand.cosine = float(np.dot(stored, vector))
+
+    @staticmethod
+    def _allowed_paths(source: SearchSource, globs: list[str] | None) -> list[str] | None:
+        if not globs:
+            return None
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", globs)
+        return [p for p in source.store.manifest() if spec.match_file(source.display(p))]
+
+    # --- output ----------------------------------------------------------------------------
+
+    def _hit(
+        self, n: int, file: _FileScore, terms: Sequence[str], label: Label | None = None
+    ) -> SearchHit:
+        chunk = file.best.chunk
+        absolute = PurePosixPath(file.source.root) / chunk.path
+        if label is None:
+            label = "filename match" if file.name_share >= 0.5 else "context match"
+        return SearchHit(
+            n=n,
+            uri=_file_uri(str(absolute)),
+            path=file.source.display(chunk.path),
+            root=file.source.root,
+            title=file.title,
+            label=label,
+            score=round(file.score, 4),
+            snippet=make_snippet(chunk.text, terms, file.best.snippet),
+            heading=chunk.heading,
+            range=Range.of_lines(chunk.start_line, chunk.end_line),
+        )
+
+
+def _placeholder(path: str) -> StoredChunk:
+    return StoredChunk(path=path, root="", index=-1, text="", heading="", start_line=0, end_line=0)
+
+
+def _name_share(terms: Sequence[str], title: str, path: str) -> float:
+    """How much of the query is in the file's name or title (0..1)."""
+    if not terms:
+        return 0.0
+    names = _word_stems(PurePosixPath(path).stem) | _word_stems(title)
+    return sum(term in names for term in terms) / len(terms)
+
+
+def _file_uri(absolute: str) -> str:
+    from pathlib import Path
+
+    return Path(absolute).as_uri()
+
+
+_MARKUP = re.compile(r"^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s?|\|)|[`*_]{1,3}")
+
+
+def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
+    """The most telling stretch of a chunk: the line with the most query words, cut to
+    `width` characters around them, Markdown markers removed."""
+    lines = [line.strip() for line in text.splitlines()]
+    content = [
+        _MARKUP.sub("", line).strip() for line in lines if line and not line.startswith("```")
+    ]
+    content = [line for line in content if any(char.isalnum() for char in line)]
+    if not content:
+        return (fts_snippet or "").strip()[:width]
+    wanted = set(terms)
+
+    def hits(line: str) -> int:
+        return len(_word_stems(line) & wanted)
+
+    best = max(range(len(content)), key=lambda i: (hits(content[i]), -i))
+    if hits(content[best]) == 0:
+        # A semantic match without shared words: start at the first real sentence.
+        best = next((i for i, line in enumerate(content) if len(line) > 40), 0)
+    snippet = content[best]
+    for extra in content[best + 1 :]:
+        if len(snippet) >= width:
+            break
+        snippet += " " + extra
+    if len(snippet) > width:
+        cut = snippet[:width].rsplit(" ", 1)[0]
+        snippet = cut + "…"
+    return snippet

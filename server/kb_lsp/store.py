@@ -1,0 +1,721 @@
+"""The knowledge store of one workspace root: Chroma for vectors, SQLite for the rest.
+
+Layout, under `<storage>/<sha of root>/`:
+
+* `kb.sqlite3` (WAL) — `files` (the manifest: path, size, mtime, sha256, title, state),
+  `chunks` (text, heading path, lines, text hash), `chunks_fts` (FTS5 over path, title,
+  heading and text, for BM25 and `snippet()`), `vectors` (every embedding by text hash, so
+  an unchanged paragraph, a renamed file or a moved folder costs no embedding, and Chroma
+  can be rebuilt without the model), `skipped` (files left out, with the reason),
+  `summaries` (keyed by content hash + model) and `meta` (schema, embedder identity).
+* `chroma/` — a persistent Chroma collection in cosine space holding the chunk vectors
+  under stable ids (`<sha1(path)[:16]>:<chunk index>`), metadata `path` and `text_hash`.
+  With `kb.chroma.url` the collection lives on a Chroma server instead.
+* `writer.lock` — an OS file lock: the process holding it is the only writer; a second
+  process opens the store read-only and says so.
+
+Crash safety: a file's rows are written with `state = 'pending'` in one SQLite
+transaction, then its vectors go to Chroma, then the row becomes `state = 'ok'` with its
+size, mtime and hash. A file left pending is re-processed by the next sync (its vectors
+come from the cache, so that costs no embedding), and `repair_vectors` makes the Chroma
+collection hold exactly the ids SQLite knows, so any interruption is repaired.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock, Timeout
+
+from kb_lsp.records import ReadOnlyStore, StoredChunk
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    title TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    text_hash TEXT NOT NULL,
+    heading TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, idx);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    chunk_id UNINDEXED, path, title, heading, text,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, embedding BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summaries (
+    content_hash TEXT NOT NULL,
+    model TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (content_hash, model)
+);
+"""
+
+# BM25 column weights for (path, title, heading, text): a hit in a file's name or title
+# says more about the file than one word in a long passage.
+BM25_WEIGHTS = (0.0, 4.0, 3.0, 2.0, 1.0)
+
+
+def store_dir_for(storage: Path, root: Path) -> Path:
+    """`<storage>/<sha of root>/`: one store per workspace root, outside the workspace."""
+    digest = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:16]
+    return storage / digest
+
+
+def chunk_id(path: str, index: int) -> str:
+    return f"{hashlib.sha1(path.encode('utf-8')).hexdigest()[:16]}:{index}"
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    title: str
+    chunk_count: int
+    state: str
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk on its way into the store, with its vector (from cache or the embedder)."""
+
+    index: int
+    text: str
+    text_hash: str
+    heading: str
+    start_line: int
+    end_line: int
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    chunk_id: str
+    path: str
+    similarity: float  # cosine similarity, 1 - Chroma's cosine distance
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    chunk_id: str
+    path: str
+    bm25: float  # positive, larger is better
+    snippet: str
+
+
+class Store:
+    """One root's store. Readers may call from any thread; one writer (see module doc)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        root: Path,
+        embedder_identity: str,
+        dimension: int,
+        chroma_url: str | None = None,
+    ) -> None:
+        self.directory = directory
+        self.root = root
+        self.embedder_identity = embedder_identity
+        self.dimension = dimension
+        directory.mkdir(parents=True, exist_ok=True)
+
+        self._lock = FileLock(str(directory / "writer.lock"))
+        try:
+            self._lock.acquire(timeout=0)
+            self.read_only = False
+        except Timeout:
+            self.read_only = True
+            log.warning(
+                "The index at %s is being written by another kb-lsp process (another "
+                "window on this workspace?); this one opens it read-only.",
+                directory,
+            )
+
+        self._db_path = directory / "kb.sqlite3"
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        if not self.read_only:
+            self._write_db = self._connect()
+            self._write_db.executescript(_SCHEMA)
+        self._collection = self._open_collection(chroma_url)
+        self.rebuilt_for_new_embedder = False
+        if not self.read_only:
+            self._check_embedder()
+
+    # --- connections ---------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        # Autocommit mode: transactions are explicit (`_writer`), never implied.
+        db = sqlite3.connect(
+            self._db_path, timeout=30.0, check_same_thread=False, isolation_level=None
+        )
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=OFF")
+        return db
+
+    def _reader(self) -> sqlite3.Connection:
+        """A connection for this thread: WAL lets it read while the writer writes."""
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._connect()
+            if self.read_only:
+                db.execute("PRAGMA query_only=ON")
+            self._local.db = db
+            all_connections = getattr(self, "_all_connections", [])
+            all_connections.append(db)
+            self._all_connections = all_connections
+        return db
+
+    @contextmanager
+    def _writer(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise ReadOnlyStore(
+                f"the index at {self.directory} is opened read-only: another kb-lsp "
+                "process is indexing this workspace"
+            )
+        with self._write_lock:
+            db: sqlite3.Connection | None = getattr(self, "_write_db", None)
+            if db is None:
+                db = self._connect()
+                self._write_db = db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _open_collection(self, chroma_url: str | None) -> Any:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        name = "kb_" + self.directory.name
+        if chroma_url:
+            from urllib.parse import urlparse
+
+            url = urlparse(chroma_url)
+            client: Any = chromadb.HttpClient(
+                host=url.hostname or "localhost",
+                port=url.port or (443 if url.scheme == "https" else 8000),
+                ssl=url.scheme == "https",
+                settings=chroma_settings,
+            )
+        else:
+            client = chromadb.PersistentClient(
+                path=str(self.directory / "chroma"), settings=chroma_settings
+            )
+        self._client = client
+        self._max_batch = int(client.get_max_batch_size())
+        if self.read_only:
+            try:
+                return client.get_collection(name, embedding_function=None)
+            except Exception:  # not created yet by the writer
+                return None
+        return client.get_or_create_collection(
+            name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+        )
+
+    def _check_embedder(self) -> None:
+        """A different embedder (or dimension) than the one that made the vectors: rebuild."""
+        identity = self.get_meta("embedder")
+        if identity == self.embedder_identity:
+            return
+        if identity is not None:
+            log.info(
+                "Embedder changed (%s -> %s): the vectors of %s will be rebuilt.",
+                identity,
+                self.embedder_identity,
+                self.root,
+            )
+            self.rebuilt_for_new_embedder = True
+            name = self._collection.name
+            self._client.delete_collection(name)
+            self._collection = self._client.get_or_create_collection(
+                name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+            )
+            with self._writer() as db:
+                db.execute("DELETE FROM vectors")
+                db.execute("UPDATE files SET state = 'pending'")
+        with self._writer() as db:
+            self._set_meta(db, "embedder", self.embedder_identity)
+            self._set_meta(db, "dimension", str(self.dimension))
+            self._set_meta(db, "schema", str(SCHEMA_VERSION))
+            self._set_meta(db, "root", str(self.root))
+
+    # --- meta ----------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        try:
+            row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # read-only opener before the writer made tables
+            return None
+        return None if row is None else str(row[0])
+
+    @staticmethod
+    def _set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # --- manifest ------------------------------------------------------------------------
+
+    def manifest(self) -> dict[str, FileRecord]:
+        try:
+            rows = self._reader().execute(
+                "SELECT path, size, mtime_ns, sha256, title, chunk_count, state FROM files"
+            )
+            return {row[0]: FileRecord(*row) for row in rows}
+        except sqlite3.OperationalError:
+            return {}
+
+    def file(self, path: str) -> FileRecord | None:
+        try:
+            row = (
+                self._reader()
+                .execute(
+                    "SELECT path, size, mtime_ns, sha256, title, chunk_count, state FROM files "
+                    "WHERE path = ?",
+                    (path,),
+                )
+                .fetchone()
+            )
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None else FileRecord(*row)
+
+    def counts(self) -> tuple[int, int]:
+        """(files, chunks) currently indexed."""
+        try:
+            db = self._reader()
+            files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+            chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        except sqlite3.OperationalError:
+            return (0, 0)
+        return int(files), int(chunks)
+
+    def touch(self, path: str, size: int, mtime_ns: int) -> None:
+        """Same content, new size/mtime (a `touch`, a save without changes)."""
+        with self._writer() as db:
+            db.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+            )
+
+    # --- skipped files -------------------------------------------------------------------
+
+    def skipped(self) -> list[tuple[str, str]]:
+        try:
+            rows = self._reader().execute("SELECT path, reason FROM skipped ORDER BY path")
+            return [(str(p), str(r)) for p, r in rows]
+        except sqlite3.OperationalError:
+            return []
+
+    def set_skipped(self, entries: Iterable[tuple[str, str]], *, replace_all: bool) -> None:
+        with self._writer() as db:
+            if replace_all:
+                db.execute("DELETE FROM skipped")
+            db.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)", entries)
+
+    def clear_skipped(self, paths: Iterable[str]) -> None:
+        with self._writer() as db:
+            db.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in paths])
+
+    # --- vectors by text hash ------------------------------------------------------------
+
+    def cached_vectors(self, text_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        hashes = list(dict.fromkeys(text_hashes))
+        found: dict[str, np.ndarray] = {}
+        db = self._reader()
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = db.execute(
+                f"SELECT text_hash, embedding FROM vectors WHERE text_hash IN ({marks})", part
+            )
+            for text_hash, blob in rows:
+                vector = np.frombuffer(blob, dtype=np.float32)
+                if vector.shape[0] == self.dimension:
+                    found[text_hash] = vector
+        return found
+
+    # --- writing files -------------------------------------------------------------------
+
+    def write_files(self, files: Sequence[tuple[FileRecord, Sequence[NewChunk]]]) -> None:
+        """Replace the chunks of `files` (a batch) in one crash-safe unit (module doc)."""
+        if not files:
+            return
+        now = time.time()
+        upsert_ids: list[str] = []
+        upsert_vectors: list[list[float]] = []
+        upsert_meta: list[dict[str, Any]] = []
+        stale_ids: list[str] = []
+        with self._writer() as db:
+            for record, chunks in files:
+                old_ids = [
+                    row[0]
+                    for row in db.execute("SELECT id FROM chunks WHERE path = ?", (record.path,))
+                ]
+                new_ids = [chunk_id(record.path, c.index) for c in chunks]
+                stale_ids.extend(set(old_ids) - set(new_ids))
+                self._delete_rows(db, record.path)
+                db.execute(
+                    "INSERT OR REPLACE INTO files(path, size, mtime_ns, sha256, title, "
+                    "chunk_count, state, indexed_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                    (
+                        record.path,
+                        record.size,
+                        record.mtime_ns,
+                        record.sha256,
+                        record.title,
+                        len(chunks),
+                        now,
+                    ),
+                )
+                for cid, chunk in zip(new_ids, chunks, strict=True):
+                    db.execute(
+                        "INSERT INTO chunks(id, path, idx, text_hash, heading, start_line, "
+                        "end_line, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            cid,
+                            record.path,
+                            chunk.index,
+                            chunk.text_hash,
+                            chunk.heading,
+                            chunk.start_line,
+                            chunk.end_line,
+                            chunk.text,
+                        ),
+                    )
+                    db.execute(
+                        "INSERT INTO chunks_fts(chunk_id, path, title, heading, text) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (cid, _path_words(record.path), record.title, chunk.heading, chunk.text),
+                    )
+                    db.execute(
+                        "INSERT OR IGNORE INTO vectors(text_hash, embedding) VALUES (?, ?)",
+                        (chunk.text_hash, np.asarray(chunk.vector, dtype=np.float32).tobytes()),
+                    )
+                    upsert_ids.append(cid)
+                    upsert_vectors.append(np.asarray(chunk.vector, dtype=np.float32).tolist())
+                    upsert_meta.append({"path": record.path, "text_hash": chunk.text_hash})
+        self._chroma_delete(stale_ids)
+        self._chroma_upsert(upsert_ids, upsert_vectors, upsert_meta)
+        with self._writer() as db:
+            db.executemany(
+                "UPDATE files SET state = 'ok' WHERE path = ?", [(r.path,) for r, _ in files]
+            )
+
+    def delete_files(self, paths: Sequence[str]) -> int:
+        """Remove files and their chunks; returns the number of chunks removed."""
+        if not paths:
+            return 0
+        ids: list[str] = []
+        with self._writer() as db:
+            for path in paths:
+                ids.extend(
+                    row[0] for row in db.execute("SELECT id FROM chunks WHERE path = ?", (path,))
+                )
+                self._delete_rows(db, path)
+                db.execute("DELETE FROM files WHERE path = ?", (path,))
+                db.execute("DELETE FROM skipped WHERE path = ?", (path,))
+        self._chroma_delete(ids)
+        return len(ids)
+
+    @staticmethod
+    def _delete_rows(db: sqlite3.Connection, path: str) -> None:
+        db.execute(
+            "DELETE FROM chunks_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?)",
+            (path,),
+        )
+        db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+
+    def _chroma_upsert(
+        self, ids: list[str], vectors: list[list[float]], metas: list[dict[str, Any]]
+    ) -> None:
+        for start in range(0, len(ids), self._max_batch):
+            end = start + self._max_batch
+            self._collection.upsert(
+                ids=ids[start:end], embeddings=vectors[start:end], metadatas=metas[start:end]
+            )
+
+    def _chroma_delete(self, ids: list[str]) -> None:
+        for start in range(0, len(ids), self._max_batch):
+            self._collection.delete(ids=ids[start : start + self._max_batch])
+
+    def forget_unused_vectors(self) -> None:
+        """Drop cached vectors no chunk uses any more (after a sync, not during one)."""
+        with self._writer() as db:
+            db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
+
+    def repair_vectors(self) -> int:
+        """Make Chroma hold exactly the chunk ids SQLite knows; returns ids fixed."""
+        if self.read_only or self._collection is None:
+            return 0
+        db = self._reader()
+        known = {
+            row[0]: (row[1], row[2]) for row in db.execute("SELECT id, path, text_hash FROM chunks")
+        }
+        if self._collection.count() == len(known) and not self._missing_ids(list(known)):
+            return 0
+        present: set[str] = set()
+        offset = 0
+        while True:
+            page = self._collection.get(include=[], limit=self._max_batch, offset=offset)
+            if not page["ids"]:
+                break
+            present.update(page["ids"])
+            offset += len(page["ids"])
+        extra = sorted(present - set(known))
+        missing = [cid for cid in known if cid not in present]
+        self._chroma_delete(extra)
+        vectors = self.cached_vectors(known[cid][1] for cid in missing)
+        ids, embeddings, metas = [], [], []
+        for cid in missing:
+            path, text_hash = known[cid]
+            vector = vectors.get(text_hash)
+            if vector is None:
+                continue  # the file stays pending and is re-embedded by the sync
+            ids.append(cid)
+            embeddings.append(vector.tolist())
+            metas.append({"path": path, "text_hash": text_hash})
+        self._chroma_upsert(ids, embeddings, metas)
+        if extra or missing:
+            log.info("Repaired the vector index: %d removed, %d restored", len(extra), len(ids))
+        return len(extra) + len(ids)
+
+    def _missing_ids(self, ids: list[str]) -> bool:
+        # A cheap spot check: counts can match while ids differ after a crash.
+        sample = ids[:: max(1, len(ids) // 50)][:50]
+        if not sample:
+            return False
+        got = self._collection.get(ids=sample, include=[])
+        return len(got["ids"]) != len(sample)
+
+    def reset(self) -> None:
+        """Forget everything indexed (a full reindex); vectors are kept for reuse."""
+        with self._writer() as db:
+            db.execute("DELETE FROM chunks_fts")
+            db.execute("DELETE FROM chunks")
+            db.execute("DELETE FROM files")
+        name = self._collection.name
+        self._client.delete_collection(name)
+        self._collection = self._client.get_or_create_collection(
+            name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+        )
+
+    # --- reading -------------------------------------------------------------------------
+
+    def chunks_of(self, path: str) -> list[StoredChunk]:
+        rows = self._reader().execute(
+            "SELECT path, idx, text, heading, start_line, end_line FROM chunks "
+            "WHERE path = ? ORDER BY idx",
+            (path,),
+        )
+        return [
+            StoredChunk(
+                path=p, root=str(self.root), index=i, text=t, heading=h, start_line=s, end_line=e
+            )
+            for p, i, t, h, s, e in rows
+        ]
+
+    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, StoredChunk]:
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, StoredChunk] = {}
+        db = self._reader()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = db.execute(
+                "SELECT id, path, idx, text, heading, start_line, end_line FROM chunks "
+                f"WHERE id IN ({marks})",
+                part,
+            )
+            for cid, p, i, t, h, s, e in rows:
+                out[cid] = StoredChunk(
+                    path=p,
+                    root=str(self.root),
+                    index=i,
+                    text=t,
+                    heading=h,
+                    start_line=s,
+                    end_line=e,
+                )
+        return out
+
+    def text_hashes(self, chunks: Iterable[StoredChunk]) -> dict[tuple[str, int], str]:
+        """The text hash of each (path, index) chunk, to look its vector up."""
+        wanted = {(c.path, c.index) for c in chunks}
+        paths = sorted({path for path, _ in wanted})
+        out: dict[tuple[str, int], str] = {}
+        db = self._reader()
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = db.execute(
+                f"SELECT path, idx, text_hash FROM chunks WHERE path IN ({marks})", part
+            )
+            for path, idx, digest in rows:
+                if (path, idx) in wanted:
+                    out[(path, idx)] = digest
+        return out
+
+    def vector_search(
+        self, vector: Sequence[float] | np.ndarray, k: int, paths: list[str] | None = None
+    ) -> list[VectorHit]:
+        if self._collection is None or k <= 0:
+            return []
+        count = self._collection.count()
+        if count == 0:
+            return []
+        where: dict[str, Any] | None = None
+        if paths is not None:
+            if not paths:
+                return []
+            where = {"path": {"$in": paths}} if len(paths) > 1 else {"path": paths[0]}
+        result = self._collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
+            n_results=min(k, count),
+            where=where,
+            include=["distances", "metadatas"],
+        )
+        hits = []
+        for cid, distance, meta in zip(
+            result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True
+        ):
+            hits.append(VectorHit(cid, str(meta["path"]), 1.0 - float(distance)))
+        return hits
+
+    def keyword_search(
+        self, match: str, k: int, paths: list[str] | None = None
+    ) -> list[KeywordHit]:
+        """FTS5 BM25 over path, title, heading and text. `match` is an FTS5 query."""
+        if not match:
+            return []
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        sql = (
+            f"SELECT chunk_id, bm25(chunks_fts, {weights}) AS score, "
+            "snippet(chunks_fts, 4, '', '', '…', 24) "
+            "FROM chunks_fts WHERE chunks_fts MATCH ?"
+        )
+        args: list[Any] = [match]
+        if paths is not None:
+            if not paths:
+                return []
+            sql += (
+                " AND chunk_id IN (SELECT id FROM chunks"
+                " WHERE path IN (SELECT value FROM json_each(?)))"
+            )
+            args.append(json.dumps(paths))
+        sql += " ORDER BY score LIMIT ?"
+        args.append(k)
+        try:
+            rows = self._reader().execute(sql, args).fetchall()
+        except sqlite3.OperationalError as err:
+            log.debug("FTS query %r failed: %s", match, err)
+            return []
+        by_id = self.chunks_by_id(row[0] for row in rows)
+        return [
+            KeywordHit(cid, by_id[cid].path, -float(score), str(snippet))
+            for cid, score, snippet in rows
+            if cid in by_id
+        ]
+
+    # --- summaries -----------------------------------------------------------------------
+
+    def cached_summary(self, content_hash: str, model: str) -> str | None:
+        try:
+            row = (
+                self._reader()
+                .execute(
+                    "SELECT summary FROM summaries WHERE content_hash = ? AND model = ?",
+                    (content_hash, model),
+                )
+                .fetchone()
+            )
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None else str(row[0])
+
+    def store_summary(self, content_hash: str, model: str, summary: str) -> None:
+        with self._writer() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO summaries(content_hash, model, summary, created) "
+                "VALUES (?, ?, ?, ?)",
+                (content_hash, model, summary, time.time()),
+            )
+
+    # --- lifetime ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for db in getattr(self, "_all_connections", []):
+            with suppress(sqlite3.Error):
+                db.close()
+        write_db = getattr(self, "_write_db", None)
+        if write_db is not None:
+            write_db.close()
+        if not self.read_only:
+            self._lock.release()
+
+
+def _path_words(path: str) -> str:
+    """A path as words for FTS: `payments/mexico-payments.md` -> `payments mexico payments md`.
+
+    unicode61 already splits on `/`, `-` and `.`, but not on camelCase or `_` inside
+    words in every build, so split explicitly.
+    """
+    out: list[str] = []
+    word: list[str] = []
+    for char in path:
+        if char.isalnum():
+            if word and char.isupper() and word[-1].islower():
+                out.append("".join(word))
+                word = []
+            word.append(char)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return " ".join(out)
