@@ -1,0 +1,166 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { hitItem, lineSpan, parseResultNumber, relativeTo, statusView } from '../../src/format';
+import { affectsServer, initializationOptions } from '../../src/settings';
+import { choosePython, diagnoseLaunch, interpreterFromApi } from '../../src/python';
+import { Debouncer, errorCode, LatestOnly } from '../../src/util';
+import { hit, READY, tick, deferred } from './fakes';
+
+describe('format', () => {
+  it('numbers quick-pick items and shows label, lines, score, heading and snippet', () => {
+    const item = hitItem(hit(2, 'docs/setup.md', { snippet: 'run **kb index**\n  then   wait', score: 0.8123 }));
+    assert.equal(item.label, '2 · docs/setup.md');
+    assert.equal(item.description, 'context match · L9–11 · 0.81');
+    assert.equal(item.detail, 'Setup › Install — run kb index then wait');
+  });
+
+  it('counts lines from 1 and treats an end at character 0 as the line before', () => {
+    assert.equal(lineSpan({ start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }), 'L1');
+    assert.equal(lineSpan({ start: { line: 4, character: 2 }, end: { line: 6, character: 5 } }), 'L5–7');
+  });
+
+  it('shows the index state: ready, indexing x/y, read-only, no model, error', () => {
+    assert.equal(statusView(READY).text, '$(book) KB: ready · 3 files · no model');
+    assert.equal(statusView({ ...READY, state: 'indexing', files: 2, pending: 5 }).text.includes('indexing 2/7'), true);
+    assert.match(statusView({ ...READY, readOnly: true, llm: { ...READY.llm, reachable: true } }).text, /read-only$/);
+    assert.equal(statusView({ ...READY, state: 'error' }).kind, 'error');
+    assert.equal(statusView(undefined).kind, 'stopped');
+  });
+
+  it('makes workspace-relative paths with / and refuses files outside', () => {
+    assert.equal(relativeTo(['/ws', '/other/'], '/other/a/b.md'), 'a/b.md');
+    assert.equal(relativeTo(['C:\\ws'], 'C:\\ws\\notes\\x.md'), 'notes/x.md');
+    assert.equal(relativeTo(['/ws'], '/wsx/a.md'), undefined);
+  });
+
+  it('parses "open result N" input', () => {
+    assert.deepEqual(parseResultNumber(' 3 '), { n: 3 });
+    assert.deepEqual(parseResultNumber('#2'), { n: 2 });
+    assert.ok('error' in parseResultNumber('two'));
+    assert.ok('error' in parseResultNumber('0'));
+    assert.ok('error' in parseResultNumber('5', 3));
+  });
+});
+
+describe('settings', () => {
+  it('nests kb.* settings for initializationOptions and leaves unset ones out', () => {
+    const values: Record<string, unknown> = {
+      include: ['**/*.md'],
+      chunkSize: 500,
+      'ollama.host': 'http://gpu:11434',
+      'ollama.model': 'llama3.1',
+      'embedder.modelPath': null,
+      'chroma.url': '',
+      'search.threshold': 0.4,
+    };
+    const options = initializationOptions((key) => values[key], '/storage/ws');
+    assert.deepEqual(options, {
+      include: ['**/*.md'],
+      chunkSize: 500,
+      ollama: { host: 'http://gpu:11434', model: 'llama3.1' },
+      search: { threshold: 0.4 },
+      storage: '/storage/ws',
+    });
+  });
+
+  it('prefers kb.storage over the extension storage', () => {
+    assert.equal(initializationOptions((k) => (k === 'storage' ? ' /mine ' : undefined), '/ext').storage, '/mine');
+    assert.equal(initializationOptions(() => undefined, undefined).storage, undefined);
+  });
+
+  it('restarts on kb.* changes only', () => {
+    assert.equal(affectsServer((s) => s === 'kb'), true);
+    assert.equal(affectsServer((s) => s === 'editor'), false);
+  });
+});
+
+describe('python', () => {
+  const none = () => Promise.resolve(undefined);
+
+  it('uses kb.server.python first', async () => {
+    assert.deepEqual(await choosePython(' /venv/bin/python ', none), { command: '/venv/bin/python', source: 'setting' });
+  });
+
+  it("uses the Python extension's active interpreter next", async () => {
+    const api = {
+      environments: {
+        getActiveEnvironmentPath: () => ({ path: '/envs/a' }),
+        resolveEnvironment: () => Promise.resolve({ executable: { uri: { fsPath: '/envs/a/bin/python' } } }),
+      },
+    };
+    assert.deepEqual(await choosePython('', () => Promise.resolve(api)), {
+      command: '/envs/a/bin/python',
+      source: 'python extension',
+    });
+    const old = { settings: { getExecutionDetails: () => ({ execCommand: ['/old/python'] }) } };
+    assert.equal(await interpreterFromApi(old), '/old/python');
+  });
+
+  it('falls back to python3 when the extension is missing or its API fails', async () => {
+    assert.equal((await choosePython(undefined, none)).command, 'python3');
+    assert.equal((await choosePython(undefined, () => Promise.reject(new Error('boom')))).command, 'python3');
+    const broken = {
+      environments: {
+        getActiveEnvironmentPath: () => {
+          throw new Error('x');
+        },
+        resolveEnvironment: () => Promise.resolve(undefined),
+      },
+    };
+    assert.equal(await interpreterFromApi(broken), undefined);
+  });
+
+  it('explains a missing Python and a missing package', () => {
+    const py = { command: 'python3', source: 'default' as const };
+    assert.equal(diagnoseLaunch(py, { stderr: '' }), undefined);
+    const missing = diagnoseLaunch(py, { error: { code: 'ENOENT', message: 'spawn python3 ENOENT' }, stderr: '' });
+    assert.equal(missing?.problem, 'python-missing');
+    assert.match(missing?.message ?? '', /Python was not found.*kb\.server\.python/);
+    const noPkg = diagnoseLaunch(
+      { command: '/v/bin/python', source: 'setting' },
+      { error: { code: 1, message: 'exit 1' }, stderr: "ModuleNotFoundError: No module named 'kb_lsp'\n" },
+    );
+    assert.equal(noPkg?.problem, 'package-missing');
+    assert.match(noPkg?.message ?? '', /\/v\/bin\/python -m pip install kb-lsp/);
+    const other = diagnoseLaunch(py, { error: { code: 1, message: 'exit 1' }, stderr: 'Traceback\nImportError: bad' });
+    assert.match(other?.message ?? '', /ImportError: bad/);
+  });
+});
+
+describe('util', () => {
+  it('debounces to the last trigger', async () => {
+    let calls = 0;
+    const d = new Debouncer(10, () => calls++);
+    d.trigger();
+    d.trigger();
+    d.trigger();
+    assert.equal(d.pending, true);
+    await tick(30);
+    assert.equal(calls, 1);
+    d.trigger();
+    d.cancel();
+    await tick(20);
+    assert.equal(calls, 1);
+  });
+
+  it('cancels the request a newer one supersedes and drops its result', async () => {
+    const tokens: { cancelled: boolean }[] = [];
+    const latest = new LatestOnly(() => {
+      const t = { cancelled: false, cancel: () => (t.cancelled = true), dispose: () => undefined };
+      tokens.push(t);
+      return t;
+    });
+    const first = deferred<string>();
+    const second = deferred<string>();
+    const a = latest.run(() => first.promise);
+    const b = latest.run(() => second.promise);
+    assert.equal(tokens[0].cancelled, true);
+    assert.equal(tokens[1].cancelled, false);
+    second.resolve('new');
+    first.resolve('old');
+    assert.equal(await a, undefined);
+    assert.deepEqual(await b, { value: 'new' });
+    const c = latest.run(() => Promise.reject(Object.assign(new Error('bad'), { code: -32602 })));
+    await assert.rejects(c, (err) => errorCode(err) === -32602);
+  });
+});

@@ -1,0 +1,280 @@
+import * as vscode from './vscodeStub';
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, it } from 'node:test';
+import { registerCommands } from '../../src/commands';
+import type { ToWebview } from '../../src/messages';
+import { KbPanel } from '../../src/panel';
+import type { SearchHit } from '../../src/protocol';
+import { SearchQuickPick } from '../../src/quickPick';
+import { KbStatusBar } from '../../src/statusBar';
+import { deferred, FakeBackend, hit, READY, searchResponse, tick } from './fakes';
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+beforeEach(() => vscode.reset());
+
+describe('KB: Search quick pick', () => {
+  it('searches after the user pauses, cancels stale requests, lists numbered items', async () => {
+    const backend = new FakeBackend();
+    const pending: Record<string, ReturnType<typeof deferred<ReturnType<typeof searchResponse>>>> = {};
+    backend.on('kb/search', (params) => {
+      pending[params.query] = deferred();
+      return pending[params.query].promise;
+    });
+    const qp = new SearchQuickPick(backend, { debounceMs: 5 });
+    const pick = vscode.quickPicks[0];
+    pick.type('ins');
+    pick.type('inst');
+    pick.type('install');
+    await tick(20);
+    assert.deepEqual(
+      backend.requests.map((r) => r.params),
+      [{ query: 'install' }],
+      'one request after the pause',
+    );
+    pick.type('install guide');
+    await tick(20);
+    assert.equal(backend.requests.length, 2);
+    assert.equal(backend.requests[0].token?.isCancellationRequested, true, 'the stale request is cancelled');
+    pending['install guide'].resolve(searchResponse('install guide', [hit(1, 'a.md'), hit(2, 'docs/b.md')]));
+    pending['install'].resolve(searchResponse('install', [hit(1, 'stale.md')]));
+    await qp.running;
+    await tick();
+    const items = pick.items as { label: string; alwaysShow?: boolean; hit?: SearchHit }[];
+    assert.deepEqual(
+      items.map((i) => i.label),
+      ['1 · a.md', '2 · docs/b.md'],
+    );
+    assert.ok(items.every((i) => i.alwaysShow), 'items are not filtered away by the quick pick');
+    assert.equal(pick.busy, false);
+  });
+
+  it('opens the accepted result at its range', async () => {
+    const backend = new FakeBackend().on('kb/search', (p) =>
+      Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'docs/b.md')])),
+    );
+    const opened: SearchHit[] = [];
+    const qp = new SearchQuickPick(backend, {
+      initialQuery: 'setup',
+      debounceMs: 1,
+      open: (h) => Promise.resolve(opened.push(h)),
+    });
+    const pick = vscode.quickPicks[0];
+    await tick(10);
+    await qp.running;
+    pick.accept(pick.items[1]);
+    await tick();
+    assert.equal(opened[0]?.path, 'docs/b.md');
+    assert.equal(pick.visible, false);
+  });
+
+  it('shows errors and "no matches" as items, and clears on an empty query', async () => {
+    const backend = new FakeBackend().on('kb/search', (p) =>
+      p.query === 'bad'
+        ? Promise.reject(Object.assign(new Error('Query too long'), { code: -32602 }))
+        : Promise.resolve(searchResponse(p.query, [])),
+    );
+    const qp = new SearchQuickPick(backend, { debounceMs: 1 });
+    await qp.search('bad');
+    assert.match((vscode.quickPicks[0].items[0] as { label: string }).label, /Query too long/);
+    await qp.search('nothing');
+    assert.match((vscode.quickPicks[0].items[0] as { label: string }).label, /No matches/);
+    await qp.search('  ');
+    assert.equal(vscode.quickPicks[0].items.length, 0);
+  });
+});
+
+function makePanel(backend: FakeBackend) {
+  const posted: ToWebview[] = [];
+  const opened: { uri: string; line: number }[] = [];
+  const executed: string[] = [];
+  const panel = new KbPanel(vscode.Uri.file('/ext') as never, backend, {
+    open: (uri, range) => Promise.resolve(opened.push({ uri, line: range.start.line })),
+    executeCommand: (id) => Promise.resolve(executed.push(id)),
+    openExternal: () => Promise.resolve(true),
+  });
+  const view = {
+    webview: {
+      options: {},
+      html: '',
+      cspSource: 'vscode-webview:',
+      asWebviewUri: (u: vscode.Uri) => u,
+      postMessage: (m: ToWebview) => Promise.resolve(posted.push(m)),
+      onDidReceiveMessage: () => ({ dispose: () => undefined }),
+    },
+    onDidDispose: () => ({ dispose: () => undefined }),
+    show: () => undefined,
+  };
+  return { panel, posted, opened, executed, view };
+}
+
+describe('panel', () => {
+  it('serves a page with a nonce CSP and queues messages until the page is ready', async () => {
+    const backend = new FakeBackend();
+    const { panel, posted, view } = makePanel(backend);
+    panel.post({ type: 'focusSearch' });
+    panel.resolveWebviewView(view as never);
+    assert.match(view.webview.html, /script-src 'nonce-[A-Za-z0-9]+'/);
+    assert.doesNotMatch(view.webview.html, /unsafe-inline|unsafe-eval|https?:/);
+    assert.equal(posted.length, 0);
+    await panel.handle({ type: 'ready' });
+    assert.deepEqual(
+      posted.map((m) => m.type),
+      ['status', 'focusSearch'],
+    );
+  });
+
+  it('answers search with results and opens a clicked result', async () => {
+    const backend = new FakeBackend().on('kb/search', (p) =>
+      Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'b.md')])),
+    );
+    const { panel, posted, opened, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    await panel.handle({ type: 'search', query: 'install' });
+    const results = posted.find((m) => m.type === 'results');
+    assert.equal(results?.type === 'results' && results.response.results.length, 2);
+    await panel.handle({ type: 'open', uri: 'file:///ws/b.md', range: hit(2, 'b.md').range });
+    assert.deepEqual(opened, [{ uri: 'file:///ws/b.md', line: 8 }]);
+  });
+
+  it('reports a failed search to the page', async () => {
+    const backend = new FakeBackend().on('kb/search', () => Promise.reject(new Error('index is broken')));
+    const { panel, posted, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    await panel.handle({ type: 'search', query: 'x' });
+    assert.deepEqual(posted.at(-1), { type: 'searchError', query: 'x', message: 'index is broken' });
+  });
+
+  it("streams this ask's events, then the answer; Stop cancels", async () => {
+    const backend = new FakeBackend();
+    const answer = deferred<never>();
+    backend.on('kb/ask', (_params, token) => {
+      token?.onCancellationRequested(() => answer.reject(Object.assign(new Error('cancelled'), { code: -32800 })));
+      return answer.promise;
+    });
+    const { panel, posted, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    const asking = panel.runAsk('How do I install?', 'docs/setup.md');
+    backend.fireAsk({ askId: 'a1', kind: 'thinking', text: 'Look at setup' });
+    backend.fireAsk({ askId: 'other', kind: 'thinking', text: 'another window' });
+    backend.fireAsk({ askId: 'a1', kind: 'tool_call', text: '', tool: 'read_file', args: { path: 'docs/setup.md' } });
+    await panel.handle({ type: 'cancelAsk' });
+    await asking;
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'How do I install?', file: 'docs/setup.md' });
+    const kinds = posted.filter((m) => m.type.startsWith('ask')).map((m) => (m.type === 'askEvent' ? `event:${m.event.text || m.event.tool}` : m.type));
+    assert.deepEqual(kinds, ['askStarted', 'event:Look at setup', 'event:read_file', 'askFailed']);
+    assert.deepEqual(posted.at(-1), { type: 'askFailed', id: 1, message: 'Cancelled.' });
+  });
+
+  it('posts the ask response when it arrives', async () => {
+    const backend = new FakeBackend().on('kb/ask', () =>
+      Promise.resolve({ answer: 'Run `kb index`.', sources: [], stop: 'answer' as const, steps: [], usage: {} }),
+    );
+    const { panel, posted, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    await panel.handle({ type: 'ask', question: 'How?', conversationId: 'c1' });
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'How?', conversationId: 'c1' });
+    assert.equal(posted.at(-1)?.type, 'askDone');
+  });
+});
+
+describe('commands', () => {
+  function setup() {
+    const backend = new FakeBackend();
+    const { panel, posted, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    void panel.handle({ type: 'ready' });
+    registerCommands(backend, panel);
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    return { backend, panel, posted };
+  }
+
+  it('registers every command the manifest contributes', () => {
+    setup();
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      contributes: { commands: { command: string; category: string }[]; keybindings: { command: string }[] };
+    };
+    for (const { command, category } of manifest.contributes.commands) {
+      assert.ok(vscode.registeredCommands.has(command), `${command} is registered`);
+      assert.equal(category, 'KB');
+    }
+    assert.ok(manifest.contributes.keybindings.some((k) => k.command === 'kb.search'));
+  });
+
+  it('KB: Open Result… asks for N and opens that result at its range', async () => {
+    const { backend } = setup();
+    backend.on('kb/openResult', (p) =>
+      Promise.resolve({ uri: 'file:///ws/docs/b.md', path: 'docs/b.md', range: hit(p.n, 'docs/b.md').range }),
+    );
+    vscode.responses.inputBox.push('2');
+    await vscode.commands.executeCommand('kb.openResult');
+    assert.deepEqual(backend.requests.at(-1), { method: 'kb/openResult', params: { n: 2 }, token: undefined });
+    assert.equal(vscode.calls.shown[0]?.uri, 'file:///ws/docs/b.md');
+    assert.equal(vscode.calls.shown[0]?.options.selection?.start.line, 8);
+    assert.equal(vscode.calls.revealed[0]?.end.line, 11);
+  });
+
+  it("shows the server's message when result N does not exist", async () => {
+    const { backend } = setup();
+    backend.on('kb/openResult', () =>
+      Promise.reject(Object.assign(new Error('No result 7: the last search returned 3 results'), { code: -32602 })),
+    );
+    await vscode.commands.executeCommand('kb.openResult', 7);
+    assert.deepEqual(vscode.calls.messages, [{ level: 'error', text: 'KB: No result 7: the last search returned 3 results' }]);
+  });
+
+  it('KB: Ask About This File asks about the active file, by workspace path', async () => {
+    const { backend, posted } = setup();
+    backend.on('kb/ask', () => Promise.resolve({ answer: 'A', sources: [], stop: 'answer' as const, steps: [], usage: {} }));
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/docs/setup.md') } });
+    vscode.responses.inputBox.push('What does it install?');
+    await vscode.commands.executeCommand('kb.askAboutFile');
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'What does it install?', file: 'docs/setup.md' });
+    assert.ok(posted.some((m) => m.type === 'askDone'));
+  });
+
+  it('KB: Summarize This File refuses files outside the workspace', async () => {
+    const { backend } = setup();
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/elsewhere/x.md') } });
+    await vscode.commands.executeCommand('kb.summarizeFile');
+    assert.equal(backend.requests.length, 0);
+    assert.match(vscode.calls.messages[0]?.text ?? '', /not inside the workspace/);
+  });
+
+  it('KB: Summarize This File shows the summary in the panel', async () => {
+    const { backend, posted } = setup();
+    backend.on('kb/summarize', (p) => Promise.resolve({ path: p.file ?? '', summary: 'Short.', cached: true }));
+    await vscode.commands.executeCommand('kb.summarizeFile', vscode.Uri.file('/ws/a.md'));
+    assert.deepEqual(posted.at(-1), { type: 'summary', path: 'a.md', summary: 'Short.', cached: true });
+  });
+
+  it('KB: Reindex asks for a full reindex and updates the status', async () => {
+    const { backend } = setup();
+    backend.on('kb/reindex', () => Promise.resolve({ ...READY, files: 9 }));
+    await vscode.commands.executeCommand('kb.reindex');
+    assert.deepEqual(backend.requests.at(-1)?.params, { full: true });
+    assert.equal(backend.status?.files, 9);
+  });
+});
+
+describe('status bar', () => {
+  it('follows the index state and points at the log when the server failed', () => {
+    const backend = new FakeBackend();
+    const bar = new KbStatusBar(backend);
+    const item = vscode.statusBarItems[0];
+    assert.equal(item.text, '$(book) KB: ready · 3 files · no model');
+    assert.equal(item.command, 'kb.showPanel');
+    backend.updateStatus({ ...READY, state: 'indexing', files: 1, pending: 2 });
+    assert.match(item.text, /indexing 1\/3/);
+    backend.setState('failed', 'kb-lsp: Python was not found');
+    assert.equal(item.text, '$(error) KB: not running');
+    assert.equal(item.command, 'kb.showLog');
+    bar.dispose();
+  });
+});
