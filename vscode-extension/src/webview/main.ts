@@ -191,6 +191,8 @@ searchForm.addEventListener('submit', (event) => {
 });
 
 queryInput.addEventListener('input', () => {
+  state.query = queryInput.value;
+  save();
   if (searchTimer) {
     clearTimeout(searchTimer);
   }
