@@ -237,7 +237,7 @@ class KnowledgeBase:
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """Indexed files, optionally filtered by a glob on the path."""
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern]) if pattern else None
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern]) if pattern else None
         out = []
         for index in self._snapshot():
             for record in index.store.manifest().values():

@@ -240,6 +240,9 @@ class Fusion:
 
 DEFAULT_FUSION = Fusion()
 
+# `_name_share` at or above this labels a file `filename match`.
+FILENAME_MATCH = 0.5
+
 
 @dataclass(frozen=True)
 class SearchSource:
@@ -424,7 +427,10 @@ class Searcher:
         )
         coverage = sum(term in haystack for term in terms) / len(terms) if terms else 0.0
         if mode == "keyword":
-            return coverage
+            # Coverage says whether a chunk is about the query; BM25's rank orders the
+            # many chunks that all contain a rare word.
+            keyword_rank = cand.keyword_rank if cand.keyword_rank is not None else 10**6
+            return 0.7 * coverage + 0.3 / (1.0 + keyword_rank / 5.0)
         if f.kind == "rrf":
             rrf = sum(
                 1.0 / (f.rrf_k + r + 1)
@@ -452,7 +458,7 @@ class Searcher:
     def _allowed_paths(source: SearchSource, globs: list[str] | None) -> list[str] | None:
         if not globs:
             return None
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", globs)
+        spec = pathspec.GitIgnoreSpec.from_lines(globs)
         return [p for p in source.store.manifest() if spec.match_file(source.display(p))]
 
     # --- output ----------------------------------------------------------------------------
@@ -463,7 +469,7 @@ class Searcher:
         chunk = file.best.chunk
         absolute = PurePosixPath(file.source.root) / chunk.path
         if label is None:
-            label = "filename match" if file.name_share >= 0.5 else "context match"
+            label = "filename match" if file.name_share >= FILENAME_MATCH else "context match"
         return SearchHit(
             n=n,
             uri=_file_uri(str(absolute)),
@@ -483,11 +489,20 @@ def _placeholder(path: str) -> StoredChunk:
 
 
 def _name_share(terms: Sequence[str], title: str, path: str) -> float:
-    """How much of the query is in the file's name or title (0..1)."""
+    """How strongly the query names the file (0..1) from its name and title.
+
+    All of the query's words in the name or title is a full match; at least two words
+    and half of them is a good one; a single shared word of a longer query ("payment
+    system" vs "Deploy checklist: payments service") says little and counts a third.
+    """
     if not terms:
         return 0.0
     names = _word_stems(PurePosixPath(path).stem) | _word_stems(title)
-    return sum(term in names for term in terms) / len(terms)
+    matched = sum(term in names for term in terms)
+    share = matched / len(terms)
+    if share >= 1.0 or (matched >= 2 and share >= 0.5):
+        return share
+    return share / 3.0
 
 
 def _file_uri(absolute: str) -> str:

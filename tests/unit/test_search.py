@@ -1,0 +1,153 @@
+"""Hybrid search: numbering, labels, threshold, modes, filters, several roots."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kb_lsp.config import load_settings
+from kb_lsp.embeddings import MiniLMEmbedder
+from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.search import make_snippet, query_terms, stem
+from tests.conftest import copy_example_workspace
+from tests.fakes.embedder import HashingEmbedder
+
+
+@pytest.fixture(scope="module")
+def real_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """The example workspace indexed with the real default embedder (default settings)."""
+    base = tmp_path_factory.mktemp("real")
+    workspace = copy_example_workspace(base / "workspace")
+    kb = KnowledgeBase(
+        [workspace], load_settings().settings, embedder=MiniLMEmbedder(), storage=base / "store"
+    )
+    kb.sync()
+    yield kb
+    kb.close()
+
+
+def test_paraphrase_finds_the_right_file_semantically(real_kb: KnowledgeBase) -> None:
+    # No content word of the query occurs in the answer's text: only meaning links them.
+    query = "what happens on someone's first days when they join the group"
+    hits = real_kb.search(query, mode="semantic")
+    assert hits and hits[0].path == "onboarding/onboarding-guide.md"
+    assert real_kb.search(query)[0].path == "onboarding/onboarding-guide.md"
+    assert (
+        not real_kb.search(query, mode="keyword")
+        or real_kb.search(query, mode="keyword")[0].path != "onboarding/onboarding-guide.md"
+    )
+
+
+def test_numbered_list_shape(real_kb: KnowledgeBase) -> None:
+    hits = real_kb.search("mexico payment files")
+    assert [hit.n for hit in hits] == list(range(1, len(hits) + 1))
+    top = hits[0]
+    assert top.path == "payments/mexico-payments.md"
+    assert top.label == "filename match"
+    assert top.uri.startswith("file://") and top.uri.endswith("/payments/mexico-payments.md")
+    assert top.title == "Mexico payments" or "Mexico" in top.title
+    assert 0 < top.score <= 1
+    assert top.snippet and "\n" not in top.snippet
+    assert top.range.start.line <= top.range.end.line
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len({h.path for h in hits}) == len(hits), "one entry per file"
+
+
+def test_context_match_label(real_kb: KnowledgeBase) -> None:
+    # The glossary defines both "SPEI" and "cut-off", so either may come first.
+    hits = real_kb.search("what is the cut-off time for SPEI transfers")
+    mexico = next(h for h in hits[:2] if h.path == "payments/mexico-payments.md")
+    assert mexico.label == "context match"
+    assert all(h.label == "context match" for h in hits)
+
+
+def test_off_topic_queries_return_nothing(real_kb: KnowledgeBase) -> None:
+    for query in (
+        "how to bake sourdough bread",
+        "best hiking trails in Patagonia",
+        "quantum chromodynamics lattice",
+    ):
+        assert real_kb.search(query) == [], query
+
+
+def test_modes_and_limit(real_kb: KnowledgeBase) -> None:
+    assert len(real_kb.search("payments", limit=2)) == 2
+    keyword = real_kb.search("Banorte", mode="keyword")
+    assert keyword and all("banorte" in (h.snippet + h.title).lower() or h.label for h in keyword)
+    assert keyword[0].path in {"payments/mexico-payments.md", "projects/budget_brief.md"}
+
+
+def test_path_filter(real_kb: KnowledgeBase) -> None:
+    hits = real_kb.search("payments", paths=["meetings/**"])
+    assert hits and all(h.path.startswith("meetings/") for h in hits)
+    assert real_kb.search("payments", paths=["nothing/**"]) == []
+
+
+def test_search_in_file_returns_passages_of_that_file(real_kb: KnowledgeBase) -> None:
+    hits = real_kb.search_in_file("payments/mexico-payments.md", "cut-off time", limit=3)
+    assert 1 <= len(hits) <= 3
+    assert all(h.path == "payments/mexico-payments.md" for h in hits)
+    assert "14:30" in real_kb.chunks_of("payments/mexico-payments.md")[0].text or any(
+        "14:30" in c.text for c in real_kb.chunks_of("payments/mexico-payments.md")
+    )
+
+
+def test_query_without_words_returns_nothing(real_kb: KnowledgeBase) -> None:
+    assert real_kb.search("?!  …") == []
+
+
+def test_fts_syntax_in_query_is_harmless(real_kb: KnowledgeBase) -> None:
+    for query in (
+        '"unbalanced',
+        "NEAR(a b",
+        "a AND OR NOT",
+        "col:umn*",
+        "'; DROP TABLE chunks; --",
+    ):
+        real_kb.search(query)  # no exception
+    assert real_kb.search("SPEI")[0].path == "payments/mexico-payments.md"
+
+
+def test_two_roots_prefix_paths(tmp_path: Path) -> None:
+    wiki = copy_example_workspace(tmp_path / "wiki")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "api.md").write_text(
+        "# API\n\nThe payments API takes SPEI transfers too.\n", encoding="utf-8"
+    )
+    settings = load_settings({"search": {"threshold": 0.0}}).settings
+    kb = KnowledgeBase(
+        [wiki, docs], settings, embedder=HashingEmbedder(), storage=tmp_path / "store"
+    )
+    kb.sync()
+    paths = {h.path for h in kb.search("SPEI transfers")}
+    assert "docs/api.md" in paths and "wiki/payments/mexico-payments.md" in paths
+    hit = next(h for h in kb.search("SPEI transfers") if h.path == "docs/api.md")
+    assert hit.root == str(docs.resolve())
+    assert kb.resolve("docs/api.md") == (docs / "api.md").resolve()
+    assert kb.chunks_of("docs/api.md")[0].path == "docs/api.md"
+    kb.remove_root(docs)
+    assert {h.path for h in kb.search("SPEI transfers")} <= {
+        "payments/mexico-payments.md",
+        "glossary.md",
+        "meetings/2026-10-14-payments-sync.md",
+    } | {h.path for h in kb.search("SPEI transfers")}
+    assert all(not h.path.startswith("docs/") for h in kb.search("SPEI transfers"))
+    kb.close()
+    shutil.rmtree(tmp_path / "store")
+
+
+def test_stemming_and_terms() -> None:
+    assert stem("payments") == stem("payment") == "payment"
+    assert stem("policies") == "policy"
+    assert query_terms("Find the Mexico payment files") == ["mexico", "payment"]
+    assert query_terms("the") == ["the"]
+
+
+def test_snippet_prefers_matching_line() -> None:
+    text = "# Title\n\nIntro line about nothing in particular here at all.\n\nThe SPEI cut-off is 14:30 in Mexico City.\n"
+    assert make_snippet(text, ["spei"], None).startswith("The SPEI cut-off")
+    assert "#" not in make_snippet(text, ["zzz"], None)
