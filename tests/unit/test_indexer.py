@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.records import ReadOnlyStore
 from kb_lsp.store import Store
-from tests.fakes.embedder import HashingEmbedder
 
 
 def open_kb(
