@@ -146,6 +146,9 @@ def test_stemming_and_terms() -> None:
 
 
 def test_snippet_prefers_matching_line() -> None:
-    text = "# Title\n\nIntro line about nothing in particular here at all.\n\nThe SPEI cut-off is 14:30 in Mexico City.\n"
+    text = (
+        "# Title\n\nIntro line about nothing in particular here at all.\n\n"
+        "The SPEI cut-off is 14:30 in Mexico City.\n"
+    )
     assert make_snippet(text, ["spei"], None).startswith("The SPEI cut-off")
     assert "#" not in make_snippet(text, ["zzz"], None)
