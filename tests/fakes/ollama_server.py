@@ -30,7 +30,9 @@ The script is a list of turns, one per `/api/chat` call, each one of:
   `{"status": 500, "error": …}`, `{"stall_after": 0}`).
 
 When the script runs out, `default` answers (a turn or callable); without one the server
-answers HTTP 500 "script exhausted" and records it in `errors`.
+answers HTTP 500 "script exhausted" and records it in `errors`. A callable that raises
+(a failed assertion about the request) also gives HTTP 500 and lands in `errors`, so a
+test should end with `assert server.errors == []`.
 
 Use it as a context manager (`with ScriptedOllama([...]) as server: server.url`), or start
 it as a process for the LSP/extension contract tests:
@@ -158,10 +160,15 @@ class ScriptedOllama:
 
     def start(self) -> ScriptedOllama:
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="scripted-ollama", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="scripted-ollama", daemon=True
         )
         self._thread.start()
         return self
+
+    @property
+    def released(self) -> bool:
+        """Whether `release()` (or `close()`) has ended the stalls."""
+        return self._release.is_set()
 
     def release(self) -> None:
         """End every stall: stalled handlers finish their answer."""
@@ -208,7 +215,12 @@ class ScriptedOllama:
             self.errors.append(message)
             return error(500, message)
         if callable(item):
-            item = item(body)
+            try:
+                item = item(body)
+            except Exception as exc:  # a failed assertion in a test's turn: report it
+                message = f"scripted Ollama: the turn callable failed: {exc!r}"
+                self.errors.append(message)
+                return error(500, message)
         return Turn.of(item)
 
 

@@ -1,0 +1,621 @@
+"""The question-answering agent: references, clarification, the tool loop, degradation.
+
+One `ask` goes through these stages, each of which may end it:
+
+1. **References, before any model call.** `file`/`n` params and "file 2" / "the second
+   one" / "#2" in the question are resolved against the client's last numbered list; an
+   N that does not exist ends the request with a clear answer (`stop: "error"`). A file
+   named in the question ("my brief") that matches several files ends it with a question
+   back (`stop: "clarify"`), its candidates numbered: they become the client's list, so
+   the reply "the first one" or "file 2" continues the original question.
+2. **A bare summary request** of one resolved file ("summarize file 1") runs the
+   summarizer directly: one tool step, no model turn spent on choosing the tool.
+3. **The tool loop.** The model gets the system prompt, earlier turns of the conversation
+   (answers only, without usage blocks), the question annotated with the resolved paths,
+   and the tools. At most `kb.agent.maxSteps` tool calls are run; when the model asks for
+   more, the request stops (`stop: "step_limit"`) with what was found so far. A tool
+   error goes back to the model and into the steps; the same failing call is never run
+   twice (the request stops with the error instead), and errors the answer does not
+   mention are appended to it.
+4. **Without a model** (Ollama unreachable, model not pulled) the answer is the best
+   passages from the same retrieval with their sources, after one line saying what to do;
+   `stop` is `"error"` so that clients know the model did not answer, but the answer is
+   useful as it is. A bare summary request gets an extractive summary instead.
+
+Everything a client sees streams through `on_event` as `Step`s (thinking, tool_call with
+its arguments, tool_result summary, and the final answer / clarify / error), and every
+step is also in the response. Usage (model calls, tokens, seconds) is only in
+`response.usage`. `cancel` stops the model stream and the loop at once (`"cancelled"`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kb_lsp.agent import prompts, references
+from kb_lsp.agent.budget import CHARS_PER_TOKEN, fit, tools_tokens
+from kb_lsp.agent.conversations import Conversations, Turn
+from kb_lsp.agent.fallback import degraded_answer
+from kb_lsp.agent.summarize import Summarizer
+from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS, Toolbox, ToolError, ToolOutput, source_of
+from kb_lsp.agent.usage import Meter
+from kb_lsp.config import Settings
+from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.llm import (
+    LlmCancelled,
+    LlmClient,
+    LlmError,
+    LlmUnreachable,
+    ModelNotFound,
+)
+from kb_lsp.protocol import (
+    AskEventKind,
+    AskParams,
+    AskResponse,
+    Range,
+    SearchHit,
+    Source,
+    Step,
+    StopReason,
+    SummarizeResponse,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_SOURCES = 8
+STEP_TEXT_CHARS = 4000  # a thinking step longer than this is cut (the panel is not a log)
+_CITATION = re.compile(
+    r"(?P<path>[\w./-]+\.(?:md|markdown))`?"
+    r"(?:\s*[:#]\s*L?(?P<a>\d+)(?:\s*[-–]\s*L?(?P<b>\d+))?"
+    r"|,?\s+lines?\s+(?P<c>\d+)(?:\s*[-–]\s*(?P<d>\d+))?)?",
+    re.I,
+)
+
+
+class InvalidInput(ValueError):
+    """Bad `file`/`n` for `kb/summarize`; the message is worded for the user
+    (the LSP layer answers it as `InvalidParams`)."""
+
+
+@dataclass
+class AskOutcome:
+    response: AskResponse
+    # The numbered list the client should remember from now on ("file N" refers to it):
+    # the candidates of a clarification, or the last search the agent showed. None when
+    # this request showed no new list (keep the previous one).
+    numbered: list[SearchHit] | None = None
+
+
+class _Stop(Exception):
+    """Ends a request early with an answer for the user."""
+
+    def __init__(
+        self,
+        stop: StopReason,
+        answer: str,
+        *,
+        sources: list[Source] | None = None,
+        numbered: list[SearchHit] | None = None,
+    ) -> None:
+        super().__init__(answer)
+        self.stop = stop
+        self.answer = answer
+        self.sources = sources or []
+        self.numbered = numbered
+
+
+def _no_list(ref_text: str, numbered: list[SearchHit] | None) -> str:
+    if not numbered:
+        return (
+            f"There is no {ref_text}: there is no numbered list to pick from yet. "
+            "Search first, then ask about “file N”."
+        )
+    count = len(numbered)
+    return (
+        f"There is no {ref_text}: the last list has {count} "
+        f"{'entry' if count == 1 else 'entries'} (1–{count}). Pick one of those, or search again."
+    )
+
+
+def clarify_list(infos: list[FileInfo]) -> list[SearchHit]:
+    """Candidates as a numbered list, so that "file 2" refers to them next."""
+    return [
+        SearchHit(
+            n=n,
+            uri=info.uri,
+            path=info.path,
+            root=info.root,
+            title=info.title,
+            label="filename match",
+            score=1.0,
+            snippet="",
+            heading="",
+            range=Range.of_lines(0, 0),
+        )
+        for n, info in enumerate(infos, start=1)
+    ]
+
+
+def _lines(source: Source) -> str:
+    start, end = (
+        source.range.start.line + 1,
+        max(source.range.start.line + 1, source.range.end.line),
+    )
+    return f"line {start}" if start == end else f"lines {start}–{end}"
+
+
+def sources_line(sources: list[Source]) -> str:
+    return "Sources: " + "; ".join(f"`{s.path}` {_lines(s)}" for s in sources)
+
+
+class Agent:
+    """Answers questions over one `KnowledgeBase` with the model of `settings.ollama`.
+
+    Thread-safe: requests share only the conversation memory (locked) and the knowledge
+    base (whose readers may run concurrently).
+    """
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        settings: Settings,
+        llm: LlmClient | None = None,
+        *,
+        conversations: Conversations | None = None,
+    ) -> None:
+        self.kb = kb
+        self.settings = settings
+        self.llm = llm if llm is not None else LlmClient(settings.ollama)
+        self.summarizer = Summarizer(kb, self.llm)
+        self.conversations = conversations or Conversations()
+
+    # --- kb/ask --------------------------------------------------------------------------
+
+    def ask(
+        self,
+        params: AskParams,
+        *,
+        numbered: list[SearchHit] | None = None,
+        on_event: Callable[[Step], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> AskOutcome:
+        """Answer `params.question`. Never raises for what can go wrong in a request
+        (bad references, tool errors, no model, cancellation): those end in `stop`."""
+        return _Ask(self, params, numbered, on_event, cancel or threading.Event()).run()
+
+    # --- kb/summarize ----------------------------------------------------------------------
+
+    def target(self, file: str | None, n: int | None, numbered: list[SearchHit] | None) -> FileInfo:
+        """The file `kb/summarize {file?, n?}` means; `InvalidInput` when there is none."""
+        if file:
+            try:
+                return Toolbox(self.kb, self.summarizer).file(file)
+            except ToolError as err:
+                raise InvalidInput(str(err)) from err
+        if n is not None:
+            if not numbered or n > len(numbered) or n < 1:
+                raise InvalidInput(_no_list(f"result {n}", numbered))
+            info = self.kb.file_info(numbered[n - 1].path)
+            if info is None:
+                raise InvalidInput(f"{numbered[n - 1].path} is no longer in the knowledge base.")
+            return info
+        raise InvalidInput("Say which file to summarize: give `file` (a path) or `n`.")
+
+    def summarize(
+        self,
+        file: str | None = None,
+        n: int | None = None,
+        *,
+        numbered: list[SearchHit] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> SummarizeResponse:
+        """`kb/summarize`: the cached or a new model summary; an extractive one, marked
+        `extractive`, when no model is reachable. Raises `InvalidInput` for a bad target,
+        `LlmCancelled` when cancelled, other `LlmError`s (timeout, HTTP 500) as they are."""
+        info = self.target(file, n, numbered)
+        try:
+            summary = self.summarizer.summarize(info, cancel=cancel or threading.Event())
+        except (LlmUnreachable, ModelNotFound) as err:
+            log.info("summary of %s is extractive: %s", info.path, err)
+            summary = self.summarizer.extractive(info)
+        return SummarizeResponse(
+            path=info.path,
+            summary=summary.text,
+            cached=summary.cached,
+            extractive=summary.extractive,
+        )
+
+
+@dataclass
+class _Found:
+    sources: list[Source] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # tool_result summaries, in order
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, output: ToolOutput) -> None:
+        self.notes.append(output.summary)
+        if output.error:
+            self.errors.append(output.summary)
+        for source in output.sources:
+            if not any(s.path == source.path and s.range == source.range for s in self.sources):
+                self.sources.append(source)
+
+    def report(self) -> str:
+        lines = [f"- {note}" for note in self.notes if not note.startswith("Error")]
+        if self.sources:
+            lines.append("- " + sources_line(self.sources[:MAX_SOURCES]))
+        return "\n".join(lines) if lines else "- nothing yet"
+
+
+class _Ask:
+    """One `kb/ask` request."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        params: AskParams,
+        numbered: list[SearchHit] | None,
+        on_event: Callable[[Step], None] | None,
+        cancel: threading.Event,
+    ) -> None:
+        self.agent = agent
+        self.kb = agent.kb
+        self.llm = agent.llm
+        self.params = params
+        self.numbered_in = numbered
+        self.numbered_out: list[SearchHit] | None = None
+        self.on_event = on_event
+        self.cancel = cancel
+        self.meter = Meter()
+        self.steps: list[Step] = []
+        self.found = _Found()
+        self.conversation_id = params.conversation_id or Conversations.new_id()
+        self.history = agent.conversations.turns(self.conversation_id)
+        self.toolbox = Toolbox(self.kb, agent.summarizer)
+        self.tool_names = FILE_TOOLS if (params.file or params.n) else ALL_TOOLS
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def emit(
+        self,
+        kind: AskEventKind,
+        text: str,
+        *,
+        tool: str | None = None,
+        args: dict[str, Any] | None = None,
+    ) -> None:
+        if kind == "thinking" and len(text) > STEP_TEXT_CHARS:
+            text = text[: STEP_TEXT_CHARS - 1] + "…"
+        step = Step(kind=kind, text=text, tool=tool, args=args)
+        self.steps.append(step)
+        if self.on_event is not None:
+            try:
+                self.on_event(step)
+            except Exception:  # a broken listener must not break the answer
+                log.exception("ask event listener failed")
+
+    def check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise LlmCancelled("Cancelled.")
+
+    def respond(
+        self,
+        stop: StopReason,
+        answer: str,
+        sources: list[Source],
+        numbered: list[SearchHit] | None = None,
+    ) -> AskOutcome:
+        kind: AskEventKind = (
+            "answer"
+            if stop in ("answer", "step_limit")
+            else "clarify"
+            if stop == "clarify"
+            else "error"
+        )
+        if stop != "cancelled":
+            self.emit(kind, answer)
+        if stop in ("answer", "clarify", "step_limit"):
+            self.agent.conversations.add(self.conversation_id, self.params.question, answer, stop)
+        response = AskResponse(
+            answer=answer,
+            sources=sources[:MAX_SOURCES],
+            stop=stop,
+            steps=list(self.steps),
+            usage=self.meter.usage(),
+            conversation_id=self.conversation_id,
+        )
+        return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
+
+    # --- the request -----------------------------------------------------------------------
+
+    def run(self) -> AskOutcome:
+        focus: list[FileInfo] = []
+        try:
+            self.check_cancel()
+            focus, question, plain, spans = self.resolve()
+            if len(focus) == 1 and (
+                references.is_summarize_only(plain, spans)
+                or (
+                    bool(self.params.file or self.params.n)
+                    and references.is_summarize_only(plain, [])
+                )
+            ):
+                return self.summarize_one(focus[0])
+            return self.loop(focus, question, spans)
+        except _Stop as stop:
+            return self.respond(stop.stop, stop.answer, stop.sources, stop.numbered)
+        except LlmCancelled:
+            return self.respond("cancelled", "Cancelled.", self.found.sources)
+        except (LlmUnreachable, ModelNotFound) as err:
+            return self.degrade(err, focus)
+        except LlmError as err:
+            self.emit("error", err.message)
+            answer = f"{err.message}\n\nWhat I found before that:\n{self.found.report()}"
+            return self.respond("error", answer, self.found.sources)
+
+    def degrade(self, err: LlmError, focus: list[FileInfo]) -> AskOutcome:
+        note = f"No language model answered: {err.message}"
+        self.emit("error", note)
+        degraded = degraded_answer(self.kb, self.params.question, note, focus)
+        return self.respond("error", degraded.answer, degraded.sources, degraded.numbered)
+
+    # --- references --------------------------------------------------------------------------
+
+    def resolve(self) -> tuple[list[FileInfo], str, str, list[tuple[int, int]]]:
+        """Focus files, the question for the model (references annotated with their
+        paths), the question as written, and the spans of its references in it."""
+        question = self.params.question
+        focus: list[FileInfo] = []
+        if self.params.file:
+            try:
+                focus.append(self.toolbox.file(self.params.file))
+            except ToolError as err:
+                raise _Stop("error", str(err)) from err
+        elif self.params.n is not None:
+            focus.append(self.numbered_file(self.params.n, f"result {self.params.n}"))
+
+        after_clarify = bool(self.history) and self.history[-1].stop == "clarify"
+        refs = references.find_numbered(question, after_clarify=after_clarify)
+        spans = [(r.start, r.end) for r in refs]
+        annotations: list[tuple[int, str]] = []
+        for ref in refs:
+            n = ref.n if ref.n is not None else len(self.numbered_in or [])
+            info = self.numbered_file(n, ref.text)
+            self.emit("thinking", f"“{ref.text}” is `{info.path}` (number {n} of the last list).")
+            annotations.append((ref.end, f" (`{info.path}`)"))
+            if info not in focus:
+                focus.append(info)
+
+        if after_clarify and refs and references.is_reference_only(question, spans):
+            # The reply to "which one?": go on with the question that asked it.
+            previous: Turn = self.history[-1]
+            self.emit("thinking", f"Continuing “{previous.question}” with `{focus[-1].path}`.")
+            question = previous.question
+            by_name = references.find_by_name(question, self.kb.files())
+            spans = [(r.start, r.end) for r in by_name]
+            return focus, question, question, spans
+
+        if not refs and not focus:
+            for name_ref in references.find_by_name(question, self.kb.files()):
+                if len(name_ref.candidates) == 1:
+                    info = name_ref.candidates[0]
+                    self.emit("thinking", f"“{name_ref.text}” is `{info.path}`.")
+                    annotations.append((name_ref.end, f" (`{info.path}`)"))
+                    spans.append((name_ref.start, name_ref.end))
+                    if info not in focus:
+                        focus.append(info)
+                elif len(name_ref.candidates) > 1:
+                    raise self.clarify(name_ref)
+        return focus, self.annotate(question, annotations), question, spans
+
+    def numbered_file(self, n: int, text: str) -> FileInfo:
+        numbered = self.numbered_in or []
+        if n < 1 or n > len(numbered):
+            raise _Stop("error", _no_list(text, self.numbered_in))
+        hit = numbered[n - 1]
+        info = self.kb.file_info(hit.path)
+        if info is None:
+            raise _Stop(
+                "error", f"{text} was `{hit.path}`, which is no longer in the knowledge base."
+            )
+        return info
+
+    def clarify(self, ref: references.NameRef) -> _Stop:
+        candidates = sorted(ref.candidates, key=lambda f: f.path)
+        hits = clarify_list(candidates)
+        lines = [f"“{ref.text}” could mean {len(hits)} files. Which one do you mean?"]
+        lines += [f"{h.n}. `{h.path}` — {h.title}" for h in hits]
+        lines.append("Answer with the number (“file 2”, “the first one”) or the file name.")
+        sources = [Source(n=h.n, uri=h.uri, path=h.path, range=h.range) for h in hits]
+        return _Stop("clarify", "\n".join(lines), sources=sources, numbered=hits)
+
+    @staticmethod
+    def annotate(question: str, annotations: list[tuple[int, str]]) -> str:
+        for at, text in sorted(annotations, reverse=True):
+            question = question[:at] + text + question[at:]
+        return question
+
+    # --- a bare summary ----------------------------------------------------------------------
+
+    def summarize_one(self, info: FileInfo) -> AskOutcome:
+        args = {"path": info.path}
+        self.emit(
+            "tool_call",
+            f"Calling summarize_document with {json.dumps(args)}",
+            tool="summarize_document",
+            args=args,
+        )
+        try:
+            summary = self.agent.summarizer.summarize(info, cancel=self.cancel, meter=self.meter)
+        except (LlmUnreachable, ModelNotFound) as err:
+            # No model: an extractive summary, after the one line saying how to get one.
+            summary = self.agent.summarizer.extractive(info)
+            note = f"No language model answered: {err.message}"
+            self.emit(
+                "tool_result", f"Extractive summary of {info.path}", tool="summarize_document"
+            )
+            self.emit("error", note)
+            source = source_of(info, 0, max(0, summary.line_count - 1))
+            answer = f"{note}\n\n{summary.text}\n\n{sources_line([source])}"
+            return self.respond("error", answer, [source])
+        except LlmCancelled:
+            raise
+        except LlmError as err:
+            self.emit("tool_result", f"Error: {err.message}", tool="summarize_document")
+            raise _Stop("error", err.message) from err
+        cached = " (cached)" if summary.cached else ""
+        self.emit("tool_result", f"Summarized {info.path}{cached}", tool="summarize_document")
+        source = source_of(info, 0, max(0, summary.line_count - 1))
+        answer = f"{summary.text}\n\n{sources_line([source])}"
+        return self.respond("answer", answer, [source])
+
+    # --- the tool loop -----------------------------------------------------------------------
+
+    def loop(
+        self, focus: list[FileInfo], question: str, spans: list[tuple[int, int]]
+    ) -> AskOutcome:
+        max_steps = self.agent.settings.agent.max_steps
+        schemas = self.toolbox.schemas(self.tool_names)
+        budget = max(1024, self.llm.num_ctx - self.llm.num_predict - tools_tokens(schemas))
+        # One tool result may take a third of the prompt budget; older ones are elided
+        # by `fit` when the total grows past it.
+        self.toolbox.result_chars = max(2000, int(budget * CHARS_PER_TOKEN / 3))
+
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": prompts.SYSTEM.format(max_steps=max_steps)}
+        ]
+        for turn in self.history:
+            messages.append({"role": "user", "content": turn.question})
+            messages.append({"role": "assistant", "content": turn.answer})
+        user = question
+        if self.params.file or self.params.n:
+            user += "\n\n" + prompts.FOCUS_ONE.format(path=focus[0].path, title=focus[0].title)
+        messages.append({"role": "user", "content": user})
+
+        used = 0
+        failed: dict[str, str] = {}
+        while True:
+            self.check_cancel()
+            result = self.llm.chat(fit(messages, budget), schemas, cancel=self.cancel)
+            self.meter.add(result)
+            if result.thinking:
+                self.emit("thinking", result.thinking)
+            if not result.tool_calls:
+                return self.finish(result.content)
+            if result.content:
+                self.emit("thinking", result.content)
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": result.content,
+                    "tool_calls": [
+                        {"function": {"name": c.name, "arguments": c.arguments}}
+                        for c in result.tool_calls
+                    ],
+                }
+            )
+            for call in result.tool_calls:
+                self.check_cancel()
+                key = call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+                if key in failed:
+                    raise _Stop(
+                        "error",
+                        f"{failed[key].removeprefix('Error: ')}\n\nThe model asked for the same "
+                        f"failing call again, so I stopped. What I found before that:\n"
+                        f"{self.found.report()}",
+                        sources=self.found.sources,
+                    )
+                if used >= max_steps:
+                    partial = f"\n\n{result.content}" if result.content else ""
+                    raise _Stop(
+                        "step_limit",
+                        prompts.STEP_LIMIT.format(max_steps=max_steps)
+                        + "\n"
+                        + self.found.report()
+                        + partial,
+                        sources=self.found.sources,
+                    )
+                used += 1
+                self.emit(
+                    "tool_call",
+                    f"Calling {call.name} with {json.dumps(call.arguments, ensure_ascii=False)}",
+                    tool=call.name,
+                    args=dict(call.arguments),
+                )
+                output = self.toolbox.run(
+                    call.name,
+                    call.arguments,
+                    allowed=self.tool_names,
+                    cancel=self.cancel,
+                    meter=self.meter,
+                )
+                self.emit("tool_result", output.summary, tool=call.name)
+                self.found.add(output)
+                if output.error:
+                    failed[key] = output.summary
+                    output.text += (
+                        "\nTell the user about this error if it matters for the answer; "
+                        "do not repeat this call."
+                    )
+                if output.hits:
+                    self.numbered_out = output.hits
+                messages.append({"role": "tool", "tool_name": call.name, "content": output.text})
+
+    def finish(self, content: str) -> AskOutcome:
+        answer = content.strip()
+        if not answer:
+            raise _Stop(
+                "error",
+                "The model returned an empty answer. What I found:\n" + self.found.report(),
+                sources=self.found.sources,
+            )
+        for error in dict.fromkeys(self.found.errors):
+            message = error.removeprefix("Error: ")
+            if message[:60] not in answer:
+                answer += f"\n\n> Tool error: {message}"
+        sources = self.cited(answer)
+        if not sources and self.found.sources:
+            sources = self.found.sources[:MAX_SOURCES]
+            answer += "\n\n" + sources_line(sources)
+        return self.respond("answer", answer, sources)
+
+    def cited(self, answer: str) -> list[Source]:
+        """The sources the answer cites by path (with lines when it gives them)."""
+        out: list[Source] = []
+        for match in _CITATION.finditer(answer):
+            path = match.group("path").strip("`[]()").lstrip("./")
+            known = [s for s in self.found.sources if s.path == path]
+            info = None if known else self.kb.file_info(path)
+            if not known and info is None:
+                continue
+            first = match.group("a") or match.group("c")
+            last = match.group("b") or match.group("d") or first
+            if first is not None and last is not None:
+                start, end = int(first) - 1, max(int(first), int(last)) - 1
+                base = next(
+                    (
+                        s
+                        for s in known
+                        if s.range.start.line <= end and s.range.end.line - 1 >= start
+                    ),
+                    known[0] if known else None,
+                )
+                uri = base.uri if base else info.uri if info else ""
+                n = base.n if base else None
+                source = Source(
+                    n=n, uri=uri, path=path, range=Range.of_lines(max(0, start), max(0, end))
+                )
+            elif known:
+                source = known[0]
+            else:
+                assert info is not None
+                source = source_of(info, 0, 0)
+            if not any(s.path == source.path and s.range == source.range for s in out):
+                out.append(source)
+        return out

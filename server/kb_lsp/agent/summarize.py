@@ -1,0 +1,229 @@
+"""Summaries of one file: map-reduce with the model, cached; extractive without one.
+
+* A file that fits the model's context is summarized in one call. A longer one is cut
+  into consecutive line ranges that fit (map: one summary per part), and the part
+  summaries are combined (reduce, repeated while they do not fit). A very long file is
+  sampled: at most `MAX_PARTS` evenly spread parts are summarized, and the summary says so.
+* The result is stored with `KnowledgeBase.store_summary`, keyed by the file's content
+  hash and the model (plus a prompt version), so a second summary of an unchanged file
+  is instant, and any edit makes a new one.
+* `extractive` needs no model: the title and the first sentence of each section. It is
+  never cached, so a real summary replaces it as soon as a model is reachable.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+from kb_lsp.agent import prompts
+from kb_lsp.agent.budget import CHARS_PER_TOKEN
+from kb_lsp.agent.usage import Meter
+from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.llm import LlmClient
+
+# Bumped when the prompts change, so that old cached summaries are not served.
+PROMPT_VERSION = "summary-v1"
+MAX_PARTS = 24
+_PROMPT_OVERHEAD_TOKENS = 400
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
+_MARKUP = re.compile(r"[*_`>]+|^\s*(?:[-+]|\d+[.)])\s+|\[([^\]]*)\]\([^)]*\)")
+
+
+@dataclass(frozen=True)
+class Summary:
+    path: str
+    text: str
+    cached: bool
+    extractive: bool
+    line_count: int
+
+
+def read_lines(kb: KnowledgeBase, path: str) -> list[str]:
+    """The file's lines from disk (confined by `kb.resolve`); undecodable bytes replaced."""
+    return kb.resolve(path).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+class Summarizer:
+    def __init__(self, kb: KnowledgeBase, llm: LlmClient | None) -> None:
+        self.kb = kb
+        self.llm = llm
+
+    def cache_key(self) -> str:
+        assert self.llm is not None
+        return f"{self.llm.model}#{PROMPT_VERSION}"
+
+    def cached(self, info: FileInfo) -> Summary | None:
+        if self.llm is None:
+            return None
+        text = self.kb.cached_summary(info.path, self.cache_key())
+        if text is None:
+            return None
+        return Summary(info.path, text, cached=True, extractive=False, line_count=-1)
+
+    def summarize(
+        self, info: FileInfo, *, cancel: threading.Event, meter: Meter | None = None
+    ) -> Summary:
+        """A model summary of `info`'s file, from the cache when it is there.
+
+        Raises `LlmError` (the caller decides whether to fall back to `extractive`)."""
+        if self.llm is None:
+            raise RuntimeError("no model configured")
+        hit = self.cached(info)
+        lines = read_lines(self.kb, info.path)
+        if hit is not None:
+            return Summary(info.path, hit.text, True, False, len(lines))
+        if not any(line.strip() for line in lines):
+            return Summary(info.path, "The file is empty.", False, False, len(lines))
+        budget_chars = self._part_chars()
+        parts = _split(lines, budget_chars)
+        sampled = len(parts) > MAX_PARTS
+        if sampled:
+            step = len(parts) / MAX_PARTS
+            parts = [parts[int(i * step)] for i in range(MAX_PARTS)]
+        if len(parts) == 1:
+            text = parts[0][2]
+            summary = self._ask(
+                prompts.SUMMARY_ONE.format(path=info.path, title=info.title, text=text),
+                cancel,
+                meter,
+            )
+        else:
+            partials = [
+                f"Part (lines {start}-{end}):\n"
+                + self._ask(
+                    prompts.SUMMARY_MAP.format(
+                        path=info.path, title=info.title, start=start, end=end, text=text
+                    ),
+                    cancel,
+                    meter,
+                )
+                for start, end, text in parts
+            ]
+            summary = self._reduce(info, partials, budget_chars, sampled, cancel, meter)
+        self.kb.store_summary(info.path, self.cache_key(), summary)
+        return Summary(info.path, summary, False, False, len(lines))
+
+    def _reduce(
+        self,
+        info: FileInfo,
+        partials: list[str],
+        budget_chars: int,
+        sampled: bool,
+        cancel: threading.Event,
+        meter: Meter | None,
+    ) -> str:
+        while True:
+            groups: list[list[str]] = [[]]
+            size = 0
+            for part in partials:
+                if groups[-1] and size + len(part) > budget_chars:
+                    groups.append([])
+                    size = 0
+                groups[-1].append(part)
+                size += len(part)
+            combined = [
+                self._ask(
+                    prompts.SUMMARY_REDUCE.format(
+                        path=info.path,
+                        title=info.title,
+                        parts="\n\n".join(group),
+                        sampled=prompts.SUMMARY_SAMPLED if sampled else "",
+                    ),
+                    cancel,
+                    meter,
+                )
+                for group in groups
+            ]
+            if len(combined) == 1:
+                return combined[0]
+            partials = combined
+
+    def _ask(self, prompt: str, cancel: threading.Event, meter: Meter | None) -> str:
+        assert self.llm is not None
+        result = self.llm.chat([{"role": "user", "content": prompt}], cancel=cancel)
+        if meter is not None:
+            meter.add(result)
+        return result.content.strip()
+
+    def _part_chars(self) -> int:
+        assert self.llm is not None
+        tokens = self.llm.num_ctx - self.llm.num_predict - _PROMPT_OVERHEAD_TOKENS
+        return max(2000, int(tokens * CHARS_PER_TOKEN))
+
+    def extractive(self, info: FileInfo) -> Summary:
+        lines = read_lines(self.kb, info.path)
+        return Summary(info.path, extractive_summary(info.title, lines), False, True, len(lines))
+
+
+def _split(lines: list[str], max_chars: int) -> list[tuple[int, int, str]]:
+    """Consecutive line ranges of at most `max_chars` (1-based, inclusive), with their text."""
+    parts: list[tuple[int, int, str]] = []
+    start = 0
+    size = 0
+    for i, line in enumerate(lines):
+        if size and size + len(line) + 1 > max_chars:
+            parts.append((start + 1, i, "\n".join(lines[start:i])))
+            start, size = i, 0
+        size += len(line) + 1
+    if start < len(lines):
+        parts.append((start + 1, len(lines), "\n".join(lines[start:])))
+    # A single line longer than the budget is cut rather than sent whole.
+    return [(s, e, text[:max_chars]) for s, e, text in parts]
+
+
+def _first_sentence(paragraph: str, max_chars: int = 220) -> str:
+    text = _MARKUP.sub(lambda m: m.group(1) or "", paragraph).strip()
+    text = re.sub(r"\s+", " ", text)
+    match = _SENTENCE.match(text)
+    sentence = match.group(1) if match else text
+    if len(sentence) > max_chars:
+        sentence = sentence[: max_chars - 1].rstrip() + "…"
+    return sentence
+
+
+def extractive_summary(title: str, lines: list[str], *, max_sections: int = 8) -> str:
+    """The title and, per section, its heading with the first sentence under it."""
+    sections: list[tuple[str, str]] = []
+    heading = ""
+    paragraph: list[str] = []
+    in_fence = False
+    done_for_heading = False
+
+    def close() -> None:
+        nonlocal paragraph, done_for_heading
+        if paragraph and not done_for_heading:
+            sections.append((heading, _first_sentence(" ".join(paragraph))))
+            done_for_heading = True
+        paragraph = []
+
+    for line in lines:
+        if line.strip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            close()
+            continue
+        if in_fence:
+            continue
+        match = _HEADING.match(line)
+        if match:
+            close()
+            heading = match.group(2)
+            done_for_heading = False
+            continue
+        if not line.strip() or line.lstrip().startswith("|"):
+            close()
+            continue
+        paragraph.append(line.strip())
+    close()
+    out = [f"**{title}** (extractive summary: the first sentence of each section)"]
+    for section_heading, sentence in sections[:max_sections]:
+        if not sentence:
+            continue
+        out.append(f"- {section_heading}: {sentence}" if section_heading else f"- {sentence}")
+    if len(sections) > max_sections:
+        out.append(f"- … and {len(sections) - max_sections} more sections")
+    if len(out) == 1:
+        out.append("- (the file has no prose to extract)")
+    return "\n".join(out)
