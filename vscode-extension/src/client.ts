@@ -170,13 +170,27 @@ export class KbServer implements KbBackend, vscode.Disposable {
       transport: TransportKind.stdio,
       options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
+    const options = () => initializationOptions((key) => vscode.workspace.getConfiguration('kb').get(key), storage);
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
         { scheme: 'file', language: 'markdown' },
         { scheme: 'untitled', language: 'markdown' },
       ],
       outputChannel: this.output,
-      initializationOptions: initializationOptions((key) => config.get(key), storage),
+      initializationOptions: options(),
+      middleware: {
+        workspace: {
+          // The server reads section `kb` too; answer it with the same options, so the
+          // storage folder (not a VS Code setting by default) stays what we passed.
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            return params.items.map((item, i): unknown => (item.section === 'kb' ? options() : answers[i]));
+          },
+        },
+      },
       synchronize: {
         fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{md,markdown}'),
       },
