@@ -73,6 +73,7 @@ class Turn:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{name, arguments}]
     status: int = 200
     error: str | None = None
+    stream_error: str | None = None  # sent as an {"error": …} line after the content
     delay: float = 0.0  # seconds before the first byte (a slow model)
     stall_after: int | None = None  # chunks sent before going silent; None: no stall
     chunk_chars: int = 6  # content is streamed in pieces of this size
@@ -367,6 +368,10 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
                     self._chunk(
                         {"model": model, "created_at": _now(), "message": piece, "done": False}
                     )
+                if turn.stream_error is not None:
+                    self._chunk({"error": turn.stream_error})
+                    self._end_chunks()
+                    return
                 if turn.stall_after is not None:
                     owner.stalled.set()
                     owner._release.wait()
