@@ -9,8 +9,10 @@ Tests wait on notifications or poll with a deadline; nothing sleeps a fixed time
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import sys
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -51,6 +53,18 @@ class KbClient:
             self.lsp.protocol.send_request_async(method, params), DEADLINE
         )
         return _plain(result)
+
+    def send_raw(self, method: str, params: Any = None, msg_id: str | None = None) -> Any:
+        """Send a request as raw JSON right now (no client-side checks or typing), and
+        return an awaitable for its result; errors raise `JsonRpcException`."""
+        msg_id = msg_id or f"raw-{uuid.uuid4().hex[:8]}"
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.lsp.protocol._request_futures[msg_id] = future
+        message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.lsp.protocol._send_data(message)
+        return asyncio.wait_for(asyncio.wrap_future(future), DEADLINE)
 
     async def search(self, query: str, **extra: Any) -> dict[str, Any]:
         result: dict[str, Any] = await self.request("kb/search", {"query": query, **extra})

@@ -46,3 +46,52 @@ async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace
     assert str(err.value) == (
         f"No result {len(results) + 5}: the last search returned {len(results)} results"
     )
+
+
+async def test_commands_status_and_hover(kb: KbClient, workspace: Path) -> None:
+    result = await kb.request(
+        "workspace/executeCommand",
+        types.ExecuteCommandParams(command="kb.search", arguments=[{"query": "glossary"}]),
+    )
+    assert any(hit["path"] == "glossary.md" for hit in result["results"])
+    opened = await kb.request(
+        "workspace/executeCommand",
+        types.ExecuteCommandParams(command="kb.openResult", arguments=[{"n": 1}]),
+    )
+    assert opened["uri"] == result["results"][0]["uri"]
+    status = await kb.request(
+        "workspace/executeCommand", types.ExecuteCommandParams(command="kb.status")
+    )
+    assert status["state"] == "ready"
+
+    readme = workspace / "README.md"
+    line_no, line = next(
+        (i, text)
+        for i, text in enumerate(readme.read_text().splitlines())
+        if "(glossary.md)" in text
+    )
+    hover = await kb.lsp.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=readme.as_uri()),
+            position=types.Position(line=line_no, character=line.index("glossary.md")),
+        )
+    )
+    assert hover is not None
+    assert isinstance(hover.contents, types.MarkupContent)
+    assert "`glossary.md`" in hover.contents.value
+    assert hover.contents.value.startswith("**")
+
+    nothing = await kb.lsp.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=readme.as_uri()),
+            position=types.Position(line=0, character=0),
+        )
+    )
+    assert nothing is None
+
+
+async def test_open_result_before_any_search(kb: KbClient) -> None:
+    with pytest.raises(JsonRpcException) as err:
+        await kb.request("kb/openResult", {"n": 1})
+    assert err.value.code == -32602
+    assert "no search yet" in str(err.value)

@@ -43,9 +43,8 @@ Handler = Callable[[KbLanguageServer, Any], Awaitable[Any]]
 
 async def search(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse_params(SearchParams, raw, SEARCH)
-    kb = await ls.knowledge()
-    hits = await ls.run_query(
-        lambda: kb.search(params.query, limit=params.limit, paths=params.paths, mode=params.mode)
+    hits = await ls.query(
+        lambda kb: kb.search(params.query, limit=params.limit, paths=params.paths, mode=params.mode)
     )
     ls.results.remember(params.query, hits)
     status = await ls.run_query(ls.index_status)
@@ -67,8 +66,7 @@ async def reindex(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     """Sync every root (`full`: re-embed everything); answers when done. Cancelling the
     request (or the progress bar) stops the sync."""
     params = parse_params(ReindexParams, raw, REINDEX)
-    kb = await ls.knowledge()
-    if kb.read_only:
+    if await ls.query(lambda kb: kb.read_only):
         raise ServerError(
             "This window's index is read-only: another kb-lsp server (another window) is "
             "indexing this workspace. Reindex from that window, or close it and retry."

@@ -103,9 +103,8 @@ async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover 
     path = uri_to_path(uri)
     if path is None or path.suffix.lower() not in MARKDOWN_SUFFIXES:
         return None
-    if not ls.opened.done() or ls.kb is None:
+    if not ls.opened.done():
         return None
-    kb = ls.kb
     document = ls.workspace.get_text_document(uri)
     try:
         lines = document.lines
@@ -115,7 +114,7 @@ async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover 
         return None
     position = document.position_codec.position_from_client_units(lines, params.position)
     line = lines[position.line].rstrip("\r\n")
-    found = await ls.run_query(compute_hover, kb, path, line, position.character)
+    found = await ls.query(lambda kb: compute_hover(kb, path, line, position.character))
     if found is None:
         return None
     text, link = found

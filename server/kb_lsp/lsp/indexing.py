@@ -77,6 +77,8 @@ class IndexingWorker:
         self._stopped = False
         self.last_error: str | None = None
         self.last_report: SyncReport | None = None
+        # A sync of everything was cancelled: the index may lack files until the next one.
+        self.incomplete = False
         self._thread = threading.Thread(target=self._run, name="kb-indexer", daemon=True)
 
     # --- control ----------------------------------------------------------------------
@@ -222,6 +224,8 @@ class IndexingWorker:
             raise
         self.last_error = None
         self.last_report = report
+        if job.paths is None:
+            self.incomplete = report.cancelled
         summary = _summary(report)
         log.info("indexer: %s in %.2fs (%s)", summary, time.monotonic() - started, job.title)
         for error in report.errors[:20]:

@@ -27,9 +27,9 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -40,6 +40,7 @@ from kb_lsp.config import LoadedSettings, Settings, env_settings, load_settings
 from kb_lsp.embeddings import Embedder
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.lsp import logs
+from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.indexing import IndexingWorker, Job, ProgressHandle
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.results import LastResults
@@ -48,6 +49,8 @@ from kb_lsp.watcher import Batch, Watcher
 from kb_lsp.workspace import WorkspaceRoot
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 QUERY_WORKERS = max(2, min(4, os.cpu_count() or 2))
 INDEX_CHANGED_INTERVAL = 0.25  # seconds: at most four kb/indexChanged a second
@@ -81,6 +84,44 @@ def test_embedder() -> Embedder | None:
 def uri_to_path(uri: str) -> Path | None:
     path = to_fs_path(uri)
     return Path(os.path.abspath(path)) if path else None
+
+
+class _Gate:
+    """Readers (queries) share the knowledge base; closing or reopening it waits until
+    the queries in flight are done and holds new ones back until it is open again."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._exclusive = False
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._exclusive:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            while self._exclusive:
+                self._cond.wait()
+            self._exclusive = True
+            while self._readers:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()
 
 
 class _ClientProgress:
@@ -124,6 +165,7 @@ class KbLanguageServer(LanguageServer):
             max_workers=QUERY_WORKERS, thread_name_prefix="kb-query"
         )
         self.results = LastResults()
+        self.gate = _Gate()
         self.settings = Settings()
         self.init_options: Any = None
         self.roots: list[Path] = []
@@ -265,8 +307,9 @@ class KbLanguageServer(LanguageServer):
         log.info("settings changed: reopening the knowledge base")
 
         def reopen() -> None:
-            self.close_knowledge()
-            self.open_knowledge(settings)
+            with self.gate.exclusive():
+                self.close_knowledge()
+                self.open_knowledge(settings)
 
         self.worker.submit(Job(fn=reopen, title="Applying new settings"))
         self.worker.submit(Job(title="Indexing with new settings", progress="always"))
@@ -330,7 +373,8 @@ class KbLanguageServer(LanguageServer):
         if self.watcher is not None:
             self.watcher.stop()
         self.worker.stop()
-        self.close_knowledge()
+        with self.gate.exclusive():
+            self.close_knowledge()
         self.queries.shutdown(wait=False, cancel_futures=True)
 
     def shutdown(self) -> None:
@@ -374,6 +418,10 @@ class KbLanguageServer(LanguageServer):
         elif self.worker.last_error:
             update["state"] = "error"
             messages.append(self.worker.last_error)
+        if self.worker.incomplete:
+            messages.append(
+                "indexing was cancelled: some files may be missing until the next reindex"
+            )
         messages += [f"workspace folder missing: {root}" for root in sorted(self._missing)]
         if messages:
             update["message"] = "; ".join(messages)
@@ -440,20 +488,28 @@ class KbLanguageServer(LanguageServer):
 
     # --- helpers for handlers ------------------------------------------------------------------
 
-    async def run_query(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_query(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a read on the query pool; a cancelled request stops waiting for it."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.queries, fn, *args)
 
-    async def knowledge(self) -> KnowledgeBase:
-        """The open knowledge base (waits while it is being opened, never for indexing)."""
+        def read() -> T:
+            with self.gate.read():
+                return fn(*args)
+
+        return await asyncio.get_running_loop().run_in_executor(self.queries, read)
+
+    async def query(self, fn: Callable[[KnowledgeBase], T]) -> T:
+        """Run `fn(knowledge base)` on the query pool. Waits while the knowledge base is
+        being opened (a second or so), never for indexing."""
         await asyncio.wrap_future(self.opened)
-        kb = self.kb
-        if kb is None:
-            from kb_lsp.lsp.errors import ServerError
 
-            raise ServerError(self.kb_error or "The knowledge base is not open.")
-        return kb
+        def read() -> T:
+            with self.gate.read():
+                kb = self.kb
+                if kb is None:
+                    raise ServerError(self.kb_error or "The knowledge base is not open.")
+                return fn(kb)
+
+        return await asyncio.get_running_loop().run_in_executor(self.queries, read)
 
 
 def create_server() -> KbLanguageServer:

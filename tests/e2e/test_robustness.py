@@ -1,0 +1,165 @@
+"""Bad input, a second server on the same store, cancellation, shutdown, folders."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from kb_lsp.protocol import MAX_QUERY_CHARS
+
+from .conftest import DEADLINE, KbClient, initialize_like_vscode, running_server, wait_for
+
+
+async def expect_error(kb: KbClient, method: str, params: object, code: int) -> str:
+    with pytest.raises(JsonRpcException) as err:
+        await kb.send_raw(method, params)
+    assert err.value.code == code, err.value
+    return str(err.value)
+
+
+async def test_requests_before_initialize(workspace: Path, storage: Path) -> None:
+    async with running_server([workspace], storage, initialize=False) as kb:
+        message = await expect_error(kb, "kb/status", {}, -32002)
+        assert "initialize" in message
+        await initialize_like_vscode(kb, [workspace], storage)
+        await kb.wait_until_ready()
+
+
+async def test_bad_inputs_get_errors_and_the_server_keeps_serving(kb: KbClient) -> None:
+    message = await expect_error(kb, "kb/search", {"query": "x" * (MAX_QUERY_CHARS + 1)}, -32602)
+    assert "query" in message and str(MAX_QUERY_CHARS) in message
+    message = await expect_error(kb, "kb/search", {"limit": 3}, -32602)
+    assert "query" in message
+    await expect_error(kb, "kb/search", {"query": "ok", "limit": "many"}, -32602)
+    await expect_error(kb, "kb/search", {"query": "ok", "mode": "psychic"}, -32602)
+    await expect_error(kb, "kb/search", ["not", "an", "object"], -32602)
+    await expect_error(kb, "kb/openResult", {"n": 0}, -32602)
+    await expect_error(kb, "kb/openResult", {}, -32602)
+    await expect_error(kb, "kb/noSuchMethod", {}, -32601)
+    # A standard method with params that do not fit its type.
+    await expect_error(kb, "textDocument/hover", {"textDocument": 42}, -32602)
+    await expect_error(
+        kb,
+        "workspace/executeCommand",
+        {"command": "kb.search", "arguments": [{"query": ""}]},
+        -32602,
+    )
+    # kb/status without params at all is fine.
+    status = await kb.request("kb/status")
+    assert status["state"] == "ready"
+    assert (await kb.search("Mexico"))["results"]
+
+
+async def test_second_server_on_the_same_store_is_read_only(
+    kb: KbClient, workspace: Path, storage: Path
+) -> None:
+    async with running_server([workspace], storage) as second:
+        status = await second.status()
+        assert status["readOnly"] is True
+        assert "read-only" in (status["message"] or "")
+        assert any("read-only" in message for message in second.shown())
+        # It still answers searches from what the first server indexed.
+        assert (await second.search("Mexico payments"))["results"]
+        message = await expect_error(second, "kb/reindex", {}, -32000)
+        assert "read-only" in message
+    # The first one is unaffected.
+    assert (await kb.status())["readOnly"] is False
+
+
+async def test_cancel_a_long_request(workspace: Path, storage: Path) -> None:
+    bulk = workspace / "bulk"
+    bulk.mkdir()
+    paragraph = "Ledger reconciliation notes for the quarterly close. " * 40
+    for i in range(400):
+        (bulk / f"doc-{i:03}.md").write_text(f"# Bulk {i}\n\n{paragraph}\n\n## Part two\n\n{i}\n")
+    async with running_server([workspace], storage) as kb:
+        # The second reindex waits behind the first; cancelling it must answer at once.
+        first = asyncio.ensure_future(kb.send_raw("kb/reindex", {"full": True}))
+        second = kb.send_raw("kb/reindex", {"full": True}, msg_id="cancel-me")
+        kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
+        with pytest.raises(JsonRpcException) as err:
+            await second
+        assert err.value.code == -32800
+        # The running one is cancelled too, and stops its sync.
+        kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=_raw_id(kb, first)))
+        with pytest.raises(JsonRpcException) as err:
+            await first
+        assert err.value.code == -32800
+        status = await kb.wait_until_ready()
+        assert "cancelled" in (status["message"] or "")
+        # A plain reindex afterwards brings back whatever the cancelled rebuild had dropped.
+        status = await kb.request("kb/reindex", {})
+        assert status["files"] == len(list(workspace.rglob("*.md")))
+        assert not status["message"]
+        assert (await kb.search("Mexico payments"))["results"]
+
+
+def _raw_id(kb: KbClient, _: object) -> str:
+    return next(key for key in kb.lsp.protocol._request_futures if str(key).startswith("raw-"))
+
+
+async def test_shutdown_exits_and_releases_the_lock(workspace: Path, storage: Path) -> None:
+    async with running_server([workspace], storage) as kb:
+        await asyncio.wait_for(kb.lsp.shutdown_session(), DEADLINE)
+        assert kb.process.returncode == 0
+    async with running_server([workspace], storage) as again:
+        assert (await again.status())["readOnly"] is False
+
+
+async def test_workspace_folders_come_and_go(kb: KbClient, workspace: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other-notes"
+    other.mkdir()
+    (other / "okapi.md").write_text("# Okapi\n\nThe okapi budget is approved.\n")
+    kb.lsp.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=other.resolve().as_uri(), name="other-notes")],
+                removed=[],
+            )
+        )
+    )
+    hit = await kb.wait_for_hit("okapi budget", "other-notes/okapi.md")
+    assert hit["root"] == str(other.resolve())
+    kb.lsp.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[],
+                removed=[types.WorkspaceFolder(uri=other.resolve().as_uri(), name="other-notes")],
+            )
+        )
+    )
+    await kb.wait_for_no_hit("okapi budget", "other-notes/okapi.md")
+    await kb.wait_for_no_hit("okapi budget", "okapi.md")
+
+
+async def test_invalid_settings_are_reported_once(workspace: Path, storage: Path) -> None:
+    async with running_server(
+        [workspace], storage, options={"chunkSize": -5, "search": {"limit": "lots"}}
+    ) as kb:
+        shown = [m for m in kb.shown() if "invalid" in m]
+        assert len(shown) == 1
+        assert "kb.chunkSize" in shown[0] and "kb.search.limit" in shown[0]
+        assert (await kb.search("Mexico payments"))["results"]
+
+
+async def test_configuration_change_is_applied(kb: KbClient, workspace: Path) -> None:
+    kb.lsp.set_configuration({"exclude": ["payments/**"]}, section="kb")
+    kb.lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await kb.wait_for_no_hit("Mexico payments SPEI", "payments/mexico-payments.md")
+
+
+async def test_a_workspace_folder_that_disappears(kb: KbClient, workspace: Path) -> None:
+    shutil.rmtree(workspace)
+
+    async def told() -> bool:
+        return any("no longer exists" in message for message in kb.shown())
+
+    await wait_for(told, "a message about the missing folder")
+    status = await kb.status()
+    assert "missing" in (status["message"] or "")
+    assert status["files"] == 0
