@@ -231,6 +231,9 @@ class Fusion:
     coverage: float = 0.3
     rank: float = 0.1
     name: float = 0.25
+    # Query words found across the file's matching chunks but not in its best one: a
+    # file that covers the whole question in two sections beats one that mentions half.
+    file_coverage: float = 0.15
     rrf_k: int = 60
     # Cosine similarities of MiniLM below `cosine_floor` mean "unrelated"; the range
     # above it is stretched to [0, 1] so the weights act on a comparable scale.
@@ -266,6 +269,7 @@ class _Candidate:
     keyword_rank: int | None = None
     snippet: str | None = None
     score: float = 0.0
+    matched: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -408,9 +412,17 @@ class Searcher:
                 if cand.score > current.best.score:
                     current.best = cand
         for file in files.values():
-            file.score = min(1.0, file.best.score + self.fusion.name * file.name_share)
             if mode == "semantic":
                 file.score = file.best.score
+                continue
+            spread = frozenset().union(*(c.matched for c in file.chunks))
+            extra = (len(spread) - len(file.best.matched)) / len(terms)
+            file.score = min(
+                1.0,
+                file.best.score
+                + self.fusion.name * file.name_share
+                + self.fusion.file_coverage * extra,
+            )
         return sorted(files.values(), key=lambda f: (-f.score, f.path))
 
     def _chunk_score(
@@ -425,7 +437,8 @@ class Searcher:
         haystack = _word_stems(
             f"{cand.chunk.heading}\n{cand.chunk.text}\n{title}\n{PurePosixPath(path).stem}"
         )
-        coverage = sum(term in haystack for term in terms) / len(terms) if terms else 0.0
+        cand.matched = frozenset(term for term in terms if term in haystack)
+        coverage = len(cand.matched) / len(terms) if terms else 0.0
         if mode == "keyword":
             # Coverage says whether a chunk is about the query; BM25's rank orders the
             # many chunks that all contain a rare word.

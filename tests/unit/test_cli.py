@@ -1,0 +1,139 @@
+"""The `kb` console script, run as a user runs it, on a temp copy of examples/workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.fakes.embedder import HashingEmbedder
+
+from kb_lsp.config import load_settings
+from kb_lsp.knowledge import KnowledgeBase
+
+KB = Path(sys.executable).with_name("kb")
+
+
+def run(*args: str, storage: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KB_STORAGE": str(storage)}
+    return subprocess.run(
+        [str(KB), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+
+
+def test_console_script_is_installed() -> None:
+    assert KB.exists(), "pip install -e . installs the `kb` console script"
+
+
+def test_search_prints_numbered_list_and_resync_embeds_nothing(
+    workspace: Path, storage: Path
+) -> None:
+    first = run("search", "mexico payment files", "--workspace", str(workspace), storage=storage)
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0] == "1, payments/mexico-payments.md (filename match)"
+    assert lines[1].startswith("   ## ") and " — L" in lines[1] and '"' in lines[1]
+    assert "chunks embedded" in first.stderr
+
+    second = run("search", "mexico payment files", "--workspace", str(workspace), storage=storage)
+    assert second.returncode == 0
+    assert second.stdout == first.stdout
+    # Nothing changed: the quiet re-sync prints nothing and embeds nothing.
+    assert "chunks embedded" not in second.stderr
+
+
+def test_search_json_is_the_kb_search_result(workspace: Path, storage: Path) -> None:
+    result = run(
+        "search",
+        "Deutsche Bank Thursday supplier payments",
+        "-w",
+        str(workspace),
+        "--json",
+        "-n",
+        "3",
+        storage=storage,
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"query", "results", "index"}
+    assert payload["query"] == "Deutsche Bank Thursday supplier payments"
+    assert 1 <= len(payload["results"]) <= 3
+    hit = payload["results"][0]
+    assert set(hit) == {
+        "n",
+        "uri",
+        "path",
+        "root",
+        "title",
+        "label",
+        "score",
+        "snippet",
+        "heading",
+        "range",
+    }
+    assert hit["path"] == "payments/germany-payments.md"
+    assert set(payload["index"]) >= {
+        "state",
+        "files",
+        "chunks",
+        "pending",
+        "embedder",
+        "store",
+        "llm",
+    }
+    assert payload["index"]["state"] == "ready"
+
+
+def test_index_and_status(workspace: Path, storage: Path) -> None:
+    (workspace / "blob.md").write_bytes(b"\x00\x01binary")
+    indexed = run("index", str(workspace), storage=storage)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "files" in indexed.stdout and "chunks" in indexed.stdout
+    status = run("status", "-w", str(workspace), storage=storage)
+    assert status.returncode == 0
+    assert "blob.md: binary file" in status.stdout
+    as_json = json.loads(run("status", "-w", str(workspace), "--json", storage=storage).stdout)
+    assert as_json["files"] == len(list(workspace.rglob("*.md"))) - 1
+    assert {"path": "blob.md", "reason": "binary file"} in as_json["skipped"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("search", "x", "--workspace", "/no/such/folder"), "no such folder"),
+        (("index", "/no/such/folder"), "no such folder"),
+        (("search", "x", "--limit", "0"), "between 1 and"),
+        (("search", "x", "--mode", "fuzzy"), "invalid choice"),
+        (("serve", "--tcp", "localhost:http"), "HOST:PORT"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(
+    args: tuple[str, ...], needle: str, storage: Path, tmp_path: Path
+) -> None:
+    result = run(*args, storage=storage, cwd=tmp_path)
+    assert result.returncode != 0
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_locked_store_index_fails_clearly_and_search_still_answers(
+    workspace: Path, storage: Path
+) -> None:
+    assert run("index", str(workspace), storage=storage).returncode == 0
+    settings = load_settings({"storage": str(storage)}).settings
+    # Another process (an editor window) holds the writer lock; this test plays it.
+    holder = KnowledgeBase([workspace], settings, embedder=HashingEmbedder(384))
+    try:
+        locked = run("index", str(workspace), storage=storage)
+        assert locked.returncode != 0
+        assert "locked by another kb-lsp process" in locked.stderr
+        assert "Traceback" not in locked.stderr
+        search = run("search", "SPEI", "-w", str(workspace), storage=storage)
+        assert search.returncode == 0
+        assert "read-only" in search.stderr
+        assert search.stdout.startswith("1, ")
+    finally:
+        holder.close()
