@@ -524,13 +524,15 @@ def _file_uri(absolute: str) -> str:
     return Path(absolute).as_uri()
 
 
+_ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _MARKUP = re.compile(r"^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s?|\|)|[`*_]{1,3}")
 
 
 def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
     """The most telling stretch of a chunk: the line with the most query words, cut to
     `width` characters around them, Markdown markers removed."""
-    lines = [line.strip() for line in text.splitlines()]
+    # Headings are shown separately (`heading`); the snippet is the passage itself.
+    lines = [line.strip() for line in text.splitlines() if not _ATX_HEADING.match(line)]
     content = [
         _MARKUP.sub("", line).strip() for line in lines if line and not line.startswith("```")
     ]
