@@ -283,3 +283,33 @@ def test_summarize_only() -> None:
     assert references.is_summarize_only("Summarise this file", [])
     assert not references.is_summarize_only("summarize the risks in file 1", [(22, 28)])
     assert not references.is_summarize_only("what is in file 1", [(11, 17)])
+
+
+# --- the context budget ---------------------------------------------------------------------
+
+
+def test_fit_elides_old_tool_results_first_and_keeps_the_question() -> None:
+    from kb_lsp.agent.budget import fit, messages_tokens
+
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "earlier question"},
+        {"role": "assistant", "content": "earlier answer"},
+        {"role": "user", "content": "the question"},
+        {"role": "tool", "tool_name": "read_file", "content": "old page " * 2000},
+        {"role": "tool", "tool_name": "read_file", "content": "new page " * 320},
+    ]
+    fitted = fit(messages, 2000)
+    assert messages_tokens(fitted) <= 2000
+    assert fitted[0]["content"] == "rules"
+    assert fitted[4]["content"].startswith("[elided to fit the model's context")
+    assert fitted[-1]["content"] == messages[-1]["content"]  # the newest result is kept
+    assert "the question" in [m["content"] for m in fitted]
+    assert messages[4]["content"].startswith("old page")  # the input is not changed
+
+    tight = fit(messages, 1000)
+    assert messages_tokens(tight) <= 1000
+    contents = [m["content"] for m in tight]
+    assert "earlier question" not in contents  # then old turns go
+    assert contents[:2] == ["rules", "the question"]
+    assert tight[-1]["content"].startswith("new page")  # cut, not dropped

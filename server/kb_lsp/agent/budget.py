@@ -46,41 +46,42 @@ def truncate(text: str, max_chars: int, *, note: str = "") -> str:
     return text[:cut].rstrip() + "\n" + (note or "[… cut to fit the model's context]")
 
 
-def fit(
-    messages: list[dict[str, Any]], budget_tokens: int, *, protected: int = 2
-) -> list[dict[str, Any]]:
+def fit(messages: list[dict[str, Any]], budget_tokens: int) -> list[dict[str, Any]]:
     """The messages, shrunk until they fit `budget_tokens`.
 
-    The system prompt (first message) and the last `protected` messages (the current
-    question, the newest tool result) are kept. Older tool results are elided first
-    (oldest first; the model can call the tool again), then older conversation turns are
-    dropped. Returns a new list; the input is not changed.
+    Kept whole while possible: the system prompt (first message), the current question
+    (the last user message) and the newest message. Older tool results are elided first,
+    oldest first (the model can call the tool again); then earlier conversation turns
+    (before the current question) are dropped; then what is left is cut, the longest
+    first. Returns a new list; the input is not changed.
     """
     out = [dict(m) for m in messages]
     if messages_tokens(out) <= budget_tokens:
         return out
-    keep_from = max(1, len(out) - protected)
-    for i in range(1, keep_from):
-        if out[i].get("role") == "tool" and not str(out[i].get("content", "")).startswith(
+
+    def question_index() -> int:
+        users = [i for i, m in enumerate(out) if m.get("role") == "user"]
+        return users[-1] if users else len(out) - 1
+
+    for i in range(1, len(out) - 1):
+        message = out[i]
+        if message.get("role") == "tool" and not str(message.get("content", "")).startswith(
             "[elided"
         ):
-            out[i]["content"] = ELIDED.format(what=f"an earlier {out[i].get('tool_name')} result")
+            message["content"] = ELIDED.format(what=f"an earlier {message.get('tool_name')} result")
             if messages_tokens(out) <= budget_tokens:
                 return out
-    # Then whole earlier turns, oldest first (user/assistant pairs of the conversation).
-    i = 1
-    while messages_tokens(out) > budget_tokens and i < len(out) - protected:
-        if out[i].get("role") in ("user", "assistant") and not out[i].get("tool_calls"):
-            del out[i]
-            continue
-        i += 1
-    if messages_tokens(out) > budget_tokens:
-        # Still too long: the protected messages themselves are cut, newest last.
-        for message in out[-protected:]:
-            excess = messages_tokens(out) - budget_tokens
-            if excess <= 0:
-                break
-            content = str(message.get("content") or "")
-            keep = max(200, len(content) - int(excess * CHARS_PER_TOKEN) - 50)
-            message["content"] = truncate(content, keep)
+    while messages_tokens(out) > budget_tokens and question_index() > 1:
+        del out[1]  # the oldest earlier turn
+    while messages_tokens(out) > budget_tokens:
+        longest = max(range(1, len(out)), key=lambda i: len(str(out[i].get("content") or "")))
+        content = str(out[longest].get("content") or "")
+        excess = messages_tokens(out) - budget_tokens
+        keep = len(content) - int(excess * CHARS_PER_TOKEN) - 100
+        if keep < 200:
+            out[longest]["content"] = truncate(content, 200)
+            if len(content) <= 300:
+                break  # nothing left worth cutting: send what there is
+        else:
+            out[longest]["content"] = truncate(content, keep)
     return out
