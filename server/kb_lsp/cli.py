@@ -39,8 +39,8 @@ def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 # --- shared plumbing ---------------------------------------------------------------------
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    cli: dict[str, Any] = {}
+def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
+    cli: dict[str, Any] = dict(overrides or {})
     if getattr(args, "storage", None):
         cli["storage"] = str(Path(args.storage).expanduser().resolve())
     loaded = load_settings(env_settings(), cli)
@@ -58,10 +58,10 @@ def _workspace(path: str | None) -> Path:
     return folder.resolve()
 
 
-def _open(args: argparse.Namespace, folder: Path) -> Any:
+def _open(args: argparse.Namespace, folder: Path, overrides: dict[str, Any] | None = None) -> Any:
     from kb_lsp.knowledge import KnowledgeBase
 
-    return KnowledgeBase([folder], _settings(args))
+    return KnowledgeBase([folder], _settings(args, overrides))
 
 
 class _ProgressBar:
@@ -216,6 +216,55 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_step(step: Any) -> None:
+    """A step of the agent as the panel shows it, on stderr while it works."""
+    if step.kind == "thinking":
+        print(f"Thinking: {step.text}", file=sys.stderr, flush=True)
+    elif step.kind == "tool_call":
+        args = json.dumps(step.args or {}, ensure_ascii=False)
+        print(f"Calling `{step.tool}` with {args}", file=sys.stderr, flush=True)
+    elif step.kind == "tool_result":
+        print(f"  -> {step.text}", file=sys.stderr, flush=True)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from kb_lsp.agent import Agent
+    from kb_lsp.protocol import AskParams
+
+    folder = _workspace(args.workspace)
+    question = " ".join(args.question).strip()
+    if not question:
+        raise CliError('give a question, e.g. kb ask "summarize file 1"')
+    overrides: dict[str, Any] = {}
+    if args.model:
+        overrides["ollama.model"] = args.model
+    kb = _open(args, folder, overrides)
+    try:
+        _sync(kb, quiet=True)
+        agent = Agent(kb, kb.settings)
+        outcome = agent.ask(
+            AskParams(question=question, file=args.file),
+            numbered=load_last_results(kb),
+            on_event=None if args.json else _print_step,
+        )
+        if outcome.numbered is not None:
+            save_last_results(kb, outcome.numbered)
+    finally:
+        kb.close()
+    response = outcome.response
+    if args.json:
+        print(json.dumps(dump(response), indent=2, ensure_ascii=False))
+    else:
+        print(response.answer)
+        if response.sources and "Sources:" not in response.answer:
+            print()
+            for source in response.sources:
+                first = source.range.start.line + 1
+                last = max(first, source.range.end.line)
+                print(f"- {source.path} L{first}-L{last}")
+    return 1 if response.stop == "error" else 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from kb_lsp.lsp.server import serve
 
@@ -280,6 +329,14 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
     status.add_argument("--storage", metavar="DIR", help=storage_help)
     status.add_argument("--json", action="store_true", help="print the kb/status result")
+
+    ask = command("ask", cmd_ask, "ask the agent a question (Ollama; passages without it)")
+    ask.add_argument("question", nargs="+", help='e.g. "summarize file 1"')
+    ask.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
+    ask.add_argument("--file", metavar="PATH", help="focus on this workspace file")
+    ask.add_argument("--model", metavar="NAME", help="Ollama chat model (kb.ollama.model)")
+    ask.add_argument("--storage", metavar="DIR", help=storage_help)
+    ask.add_argument("--json", action="store_true", help="print the kb/ask result")
 
     return parser
 
