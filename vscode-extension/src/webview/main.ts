@@ -320,9 +320,8 @@ transcriptBox.addEventListener('click', (event) => {
     }
   } else if (choice) {
     const entry = state.transcript[Number(choice.dataset.entry)];
-    const text = choice.textContent?.replace(/^\s*\d+\s*/, '').trim();
-    if (entry?.kind === 'answer' && text) {
-      ask(text);
+    if (entry?.kind === 'answer' && choice.dataset.choice) {
+      ask(`file ${choice.dataset.choice}`);
     }
   } else if (link) {
     event.preventDefault();

@@ -184,14 +184,17 @@ export function renderStep(event: Pick<AskEvent, 'kind' | 'text' | 'tool' | 'arg
   }
 }
 
-/** A clarification's choices: the numbered (or bulleted) list items of the question. */
-export function clarifyChoices(answer: string): { question: string; choices: string[] } {
-  const choices: string[] = [];
+/**
+ * A clarification's choices: the numbered list items of the question ("1. `path` — title").
+ * Choosing one replies "file N", which the server resolves against that list.
+ */
+export function clarifyChoices(answer: string): { question: string; choices: { n: number; label: string }[] } {
+  const choices: { n: number; label: string }[] = [];
   const rest: string[] = [];
   for (const line of answer.split('\n')) {
-    const item = /^\s*(?:\d+[.)]|[-*+])\s+(.+?)\s*$/.exec(line);
-    if (item?.[1]) {
-      choices.push(item[1].replace(/^`(.+)`$/, '$1'));
+    const item = /^\s*(\d+)[.)]\s+(.+?)\s*$/.exec(line);
+    if (item?.[1] && item[2]) {
+      choices.push({ n: Number(item[1]), label: item[2].replace(/`/g, '') });
     } else {
       rest.push(line);
     }
@@ -219,9 +222,9 @@ export function renderAnswer(response: AskResponse, entryIndex: number): string 
       (choices.length > 0
         ? `<ol class="choices">${choices
             .map(
-              (choice, i) =>
-                `<li><button type="button" class="choice" data-entry="${entryIndex}" data-choice="${i}">` +
-                `<span class="choice-n">${i + 1}</span> ${escapeHtml(choice)}</button></li>`,
+              (choice) =>
+                `<li><button type="button" class="choice" data-entry="${entryIndex}" data-choice="${choice.n}">` +
+                `<span class="choice-n">${choice.n}</span> ${escapeHtml(choice.label)}</button></li>`,
             )
             .join('')}</ol>`
         : '');

@@ -48,11 +48,16 @@ describe('webview rendering', () => {
   });
 
   it('turns a clarification into numbered choices', () => {
-    const { question, choices } = clarifyChoices('Which file do you mean?\n\n1. `docs/a.md`\n2. notes/a.md\n');
-    assert.equal(question, 'Which file do you mean?');
-    assert.deepEqual(choices, ['docs/a.md', 'notes/a.md']);
+    const { question, choices } = clarifyChoices(
+      '“brief” could mean 2 files. Which one do you mean?\n1. `projects/a.md` — A\n2. `notes/a.md` — B\nAnswer with the number.',
+    );
+    assert.equal(question, '“brief” could mean 2 files. Which one do you mean?\nAnswer with the number.');
+    assert.deepEqual(choices, [
+      { n: 1, label: 'projects/a.md — A' },
+      { n: 2, label: 'notes/a.md — B' },
+    ]);
     const html = renderAnswer({ answer: 'Which?\n1. a\n2. b', sources: [], stop: 'clarify', steps: [], usage: {} }, 3);
-    assert.match(html, /data-entry="3" data-choice="1"><span class="choice-n">2<\/span> b<\/button>/);
+    assert.match(html, /data-entry="3" data-choice="2"><span class="choice-n">2<\/span> b<\/button>/);
   });
 
   it('lists the sources of an answer as links', () => {

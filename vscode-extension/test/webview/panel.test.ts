@@ -269,17 +269,17 @@ describe('panel webview in Chromium', () => {
       type: 'askDone',
       id: 1,
       response: {
-        answer: 'Two files match "setup". Which one do you mean?\n\n1. `onboarding/setup.md`\n2. `projects/atlas/setup.md`',
+        answer: '“setup” could mean 2 files. Which one do you mean?\n1. `onboarding/setup.md` — Setup\n2. `projects/atlas/setup.md` — Atlas setup\nAnswer with the number (“file 2”, “the first one”) or the file name.',
         sources: [],
         stop: 'clarify',
         steps: [],
         usage: {},
       },
     });
-    assert.deepEqual(await page.locator('button.choice').allTextContents(), ['1 onboarding/setup.md', '2 projects/atlas/setup.md']);
+    assert.deepEqual(await page.locator('button.choice').allTextContents(), ['1 onboarding/setup.md — Setup', '2 projects/atlas/setup.md — Atlas setup']);
     await page.locator('button.choice').nth(1).click();
     const ask = (await lastPosted('ask')) as { question: string };
-    assert.equal(ask.question, 'projects/atlas/setup.md');
+    assert.equal(ask.question, 'file 2');
     await page.screenshot({ path: artifact('webview-clarify.png'), fullPage: true });
   });
 
