@@ -15,8 +15,9 @@ from kb_lsp.agent import references
 from kb_lsp.agent.summarize import Summarizer, extractive_summary
 from kb_lsp.agent.tools import ALL_TOOLS, READ_PAGE_LINES, Toolbox, defuse
 from kb_lsp.config import OllamaSettings, Settings
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.llm import LlmClient
+from kb_lsp.markdown import parse_markdown
 
 MEXICO = "payments/mexico-payments.md"
 BIG = "engineering/big-log.md"
@@ -187,6 +188,10 @@ def test_map_reduce_summary_of_a_long_file_is_cached(kb: KnowledgeBase) -> None:
 
 def test_extractive_summary() -> None:
     lines = [
+        "---",
+        "title: Mexico payments",
+        "owner: Priya",
+        "---",
         "# Mexico payments",
         "",
         "Payments are sent by SPEI. More text here.",
@@ -198,7 +203,20 @@ def test_extractive_summary() -> None:
         "",
         "- Single approver up to **MXN 2,000,000**. Two above.",
     ]
-    text = extractive_summary("Mexico payments", lines)
+    doc = parse_markdown("\n".join(lines), file_name="mexico.md")
+    chunks = [
+        StoredChunk(
+            "mexico.md",
+            "/ws",
+            c.index,
+            c.text,
+            " > ".join(c.heading_path),
+            c.start_line,
+            c.end_line,
+        )
+        for c in doc.chunks
+    ]
+    text = extractive_summary("Mexico payments", chunks)
     assert text.splitlines() == [
         "**Mexico payments** (extractive summary: the first sentence of each section)",
         "- Mexico payments: Payments are sent by SPEI.",

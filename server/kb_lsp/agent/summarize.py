@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb_lsp.agent import prompts
 from kb_lsp.agent.budget import CHARS_PER_TOKEN
 from kb_lsp.agent.usage import Meter
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.llm import LlmClient
 
 # Bumped when the prompts change, so that old cached summaries are not served.
@@ -154,8 +155,9 @@ class Summarizer:
         return max(2000, int(tokens * CHARS_PER_TOKEN))
 
     def extractive(self, info: FileInfo) -> Summary:
-        lines = read_lines(self.kb, info.path)
-        return Summary(info.path, extractive_summary(info.title, lines), False, True, len(lines))
+        chunks = self.kb.chunks_of(info.path)
+        line_count = chunks[-1].end_line + 1 if chunks else 0
+        return Summary(info.path, extractive_summary(info.title, chunks), False, True, line_count)
 
 
 def _split(lines: list[str], max_chars: int) -> list[tuple[int, int, str]]:
@@ -174,6 +176,27 @@ def _split(lines: list[str], max_chars: int) -> list[tuple[int, int, str]]:
     return [(s, e, text[:max_chars]) for s, e, text in parts]
 
 
+def _first_paragraph(text: str) -> str:
+    """The first paragraph of prose in a chunk: no heading, table row or code."""
+    paragraph: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif in_fence:
+            continue
+        elif stripped and set(stripped) <= set("=-"):
+            paragraph = []  # a setext underline: the line above was a heading
+            continue
+        elif stripped and not _HEADING.match(line) and not stripped.startswith("|"):
+            paragraph.append(stripped)
+            continue
+        if paragraph:
+            break
+    return " ".join(paragraph)
+
+
 def _first_sentence(paragraph: str, max_chars: int = 220) -> str:
     text = _MARKUP.sub(lambda m: m.group(1) or "", paragraph).strip()
     text = re.sub(r"\s+", " ", text)
@@ -184,39 +207,20 @@ def _first_sentence(paragraph: str, max_chars: int = 220) -> str:
     return sentence
 
 
-def extractive_summary(title: str, lines: list[str], *, max_sections: int = 8) -> str:
-    """The title and, per section, its heading with the first sentence under it."""
-    sections: list[tuple[str, str]] = []
-    heading = ""
-    paragraph: list[str] = []
-    in_fence = False
-    done_for_heading = False
+def extractive_summary(title: str, chunks: Sequence[StoredChunk], *, max_sections: int = 8) -> str:
+    """The title and, per section, its heading with the first sentence under it.
 
-    def close() -> None:
-        nonlocal paragraph, done_for_heading
-        if paragraph and not done_for_heading:
-            sections.append((heading, _first_sentence(" ".join(paragraph))))
-            done_for_heading = True
-        paragraph = []
-
-    for line in lines:
-        if line.strip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-            close()
-            continue
-        if in_fence:
-            continue
-        match = _HEADING.match(line)
-        if match:
-            close()
-            heading = match.group(2)
-            done_for_heading = False
-            continue
-        if not line.strip() or line.lstrip().startswith("|"):
-            close()
-            continue
-        paragraph.append(line.strip())
-    close()
+    Built on the stored chunks, so the Markdown is read the way the index reads it
+    (front matter left out, headings inside code fences not headings)."""
+    found: dict[str, str] = {}
+    for chunk in chunks:
+        heading = chunk.heading.rsplit(" > ", 1)[-1]
+        if heading in found:
+            continue  # a later chunk (or the overlap) of a section already summarized
+        prose = _first_paragraph(chunk.text)
+        if prose:
+            found[heading] = _first_sentence(prose)
+    sections = list(found.items())
     out = [f"**{title}** (extractive summary: the first sentence of each section)"]
     for section_heading, sentence in sections[:max_sections]:
         if not sentence:
