@@ -232,4 +232,28 @@ describe('the extension in code-server', { timeout: 10 * 60_000 }, () => {
       throw err;
     }
   });
+
+  it('hovers on a Markdown link show the linked passage (from the server, through the client)', async () => {
+    try {
+      await page.keyboard.press('Escape');
+      await runCommand('Go to File');
+      await page.keyboard.type('brazil-payments.md');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'brazil-payments.md' }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab.active', { hasText: 'brazil-payments.md' }).waitFor();
+      const link = page.locator('.monaco-editor .view-line span', { hasText: 'payment-file-formats.md' }).first();
+      await link.waitFor();
+      const hover = page.locator('.monaco-hover', { hasText: 'Payment file formats' }).first();
+      for (let attempt = 0; attempt < 5 && !(await hover.isVisible()); attempt++) {
+        await page.mouse.move(10, 10);
+        await link.hover();
+        await hover.waitFor({ timeout: 5000 }).catch(() => undefined);
+      }
+      await hover.waitFor();
+      await shot('code-server-hover.png');
+    } catch (err) {
+      await shot('code-server-failure-hover.png');
+      throw err;
+    }
+  });
 });
