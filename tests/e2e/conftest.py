@@ -42,6 +42,12 @@ class KbClient:
         def _index_changed(params: Any) -> None:
             self.index_changes.append(_plain(params))
 
+        self.ask_events: list[dict[str, Any]] = []
+
+        @client.feature("kb/askEvent")
+        def _ask_event(params: Any) -> None:
+            self.ask_events.append(_plain(params))
+
     @property
     def process(self) -> asyncio.subprocess.Process:
         server = self.lsp._server

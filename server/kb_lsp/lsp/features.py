@@ -8,28 +8,41 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 
+from kb_lsp.agent import InvalidInput
 from kb_lsp.knowledge import ReadOnlyStore
-from kb_lsp.lsp.errors import ServerError, parse_params
+from kb_lsp.llm import LlmCancelled, LlmError
+from kb_lsp.lsp.asking import WorkProgress
+from kb_lsp.lsp.errors import ServerError, invalid_params, parse_params
 from kb_lsp.lsp.indexing import Job
 from kb_lsp.lsp.server import KbLanguageServer, uri_to_path
 from kb_lsp.protocol import (
+    ASK,
+    ASK_EVENT,
     COMMANDS,
     OPEN_RESULT,
     REINDEX,
     SEARCH,
     STATUS,
+    SUMMARIZE,
+    AskEvent,
+    AskParams,
     OpenResultParams,
     OpenResultResponse,
     ReindexParams,
     SearchParams,
     SearchResponse,
     StatusParams,
+    Step,
+    SummarizeParams,
     dump,
 )
 
@@ -85,9 +98,93 @@ async def reindex(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     return dump(await ls.run_query(ls.index_status))
 
 
+async def ask(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
+    """`kb/ask`: the agent, on the `asks` pool, streaming every step as a `kb/askEvent`
+    (one `askId` per request) and as work-done progress ("Asking…", step texts, end).
+
+    "file N" in the question and `n` refer to this client's last numbered list; a list
+    the agent shows (its search, or the candidates of a clarification) becomes the new one.
+
+    Cancellation: `$/cancelRequest` sets the agent's cancel event (the model stream and
+    the tool loop stop at once) and the request is answered with `RequestCancelled`
+    (-32800), like every other request of this server (DESIGN.md: errors). A run stopped
+    otherwise — the progress bar's cancel button, or new settings reopening the knowledge
+    base under it — is still answered, with `stop: "cancelled"` and the steps so far.
+    """
+    params = parse_params(AskParams, raw, ASK)
+    ask_id = uuid.uuid4().hex[:16]
+    cancel = threading.Event()
+    progress = await WorkProgress.start(ls, raw, "Asking…", cancel)
+
+    def on_event(step: Step) -> None:  # on the asks pool: the protocol hands it to the loop
+        event = AskEvent(
+            ask_id=ask_id, kind=step.kind, text=step.text, tool=step.tool, args=step.args
+        )
+        ls.protocol.notify(ASK_EVENT, dump(event))
+        progress.report(_progress_text(step))
+
+    numbered = ls.results.hits or None
+    outcome = None
+    try:
+        outcome = await ls.run_agent(
+            lambda agent: agent.ask(params, numbered=numbered, on_event=on_event, cancel=cancel),
+            cancel,
+        )
+    finally:
+        progress.end(_STOPPED.get(outcome.response.stop, "Done") if outcome else "Cancelled")
+        if outcome is None or outcome.response.stop == "error":
+            ls.llm_probe.refresh(ls.agent)  # the model may have gone away: say so soon
+    if outcome.numbered is not None:
+        ls.results.remember(params.question, outcome.numbered)
+    return dump(outcome.response)
+
+
+_STOPPED = {
+    "answer": "Answered",
+    "clarify": "Needs a choice",
+    "step_limit": "Stopped at the step limit",
+    "error": "Stopped: see the answer",
+    "cancelled": "Cancelled",
+}
+
+
+def _progress_text(step: Step) -> str:
+    if step.kind == "tool_call" and step.tool:
+        return f"Calling {step.tool}"
+    return step.text
+
+
+async def summarize(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
+    """`kb/summarize {file?, n?}`: the cached or a new model summary of one file (an
+    extractive one, marked `extractive`, without a model). A bad file or n is
+    `InvalidParams`; a cancelled request `RequestCancelled`; a model failure (timeout,
+    HTTP error) a server error with the model client's message."""
+    params = parse_params(SummarizeParams, raw, SUMMARIZE)
+    cancel = threading.Event()
+    progress = await WorkProgress.start(ls, raw, "Summarizing…", cancel)
+    numbered = ls.results.hits or None
+    try:
+        result = await ls.run_agent(
+            lambda agent: agent.summarize(params.file, params.n, numbered=numbered, cancel=cancel),
+            cancel,
+        )
+    except InvalidInput as err:
+        raise invalid_params(str(err)) from err
+    except LlmCancelled as err:
+        raise JsonRpcRequestCancelled(f"{SUMMARIZE}: cancelled") from err
+    except LlmError as err:
+        ls.llm_probe.refresh(ls.agent)
+        raise ServerError(str(err)) from err
+    finally:
+        progress.end("Done")
+    return dump(result)
+
+
 METHODS: dict[str, Handler] = {
     SEARCH: search,
     OPEN_RESULT: open_result,
+    ASK: ask,
+    SUMMARIZE: summarize,
     STATUS: status,
     REINDEX: reindex,
 }

@@ -6,6 +6,8 @@ Threads, and who may block:
   executor and await it, so a `kb/status` is answered while a cold index runs;
 * pygls' own pool reads stdin (sized to 2: it does nothing else, no handler uses it);
 * `queries`, a bounded pool of our own, runs reads: search, status, hover;
+* `asks`, another bounded pool, runs the agent (`kb/ask`, `kb/summarize`): a model call
+  takes seconds to minutes, so asks never hold up the `queries` pool;
 * the indexing worker (`indexing.py`) is the one writer: syncs, roots, new settings;
 * the watcher's threads only collect events and hand batches to the worker.
 
@@ -36,15 +38,18 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
+from kb_lsp.agent import Agent
+from kb_lsp.agent.conversations import Conversations
 from kb_lsp.config import LoadedSettings, Settings, env_settings, load_settings
 from kb_lsp.embeddings import Embedder
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.lsp import logs
+from kb_lsp.lsp.asking import LlmProbe, RunningWork
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.indexing import IndexingWorker, Job, ProgressHandle
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.results import LastResults
-from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, LlmStatus, dump
+from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
 from kb_lsp.watcher import Batch, Watcher
 from kb_lsp.workspace import WorkspaceRoot
 
@@ -53,6 +58,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 QUERY_WORKERS = max(2, min(4, os.cpu_count() or 2))
+# Asks mostly wait on Ollama, which runs one generation at a time anyway; two let a
+# summary run beside a question, more would only queue inside Ollama.
+ASK_WORKERS = 2
 INDEX_CHANGED_INTERVAL = 0.25  # seconds: at most four kb/indexChanged a second
 CONFIG_TIMEOUT = 5.0
 
@@ -164,6 +172,15 @@ class KbLanguageServer(LanguageServer):
         self.queries = concurrent.futures.ThreadPoolExecutor(
             max_workers=QUERY_WORKERS, thread_name_prefix="kb-query"
         )
+        self.asks = concurrent.futures.ThreadPoolExecutor(
+            max_workers=ASK_WORKERS, thread_name_prefix="kb-ask"
+        )
+        self.agent: Agent | None = None
+        # Kept by the server, not the agent, so that a conversation survives the agent
+        # being recreated for new settings.
+        self.conversations = Conversations()
+        self.running = RunningWork()
+        self.llm_probe = LlmProbe(self.index_changed)
         self.results = LastResults()
         self.gate = _Gate()
         self.settings = Settings()
@@ -248,7 +265,9 @@ class KbLanguageServer(LanguageServer):
             raise
         self.settings = settings
         self.kb = kb
+        self.agent = Agent(kb, settings, conversations=self.conversations)
         self.kb_error = None
+        self.llm_probe.refresh(self.agent)
         if kb.read_only:
             self.tell(
                 "kb-lsp: another window is indexing this workspace; this one is read-only "
@@ -279,6 +298,7 @@ class KbLanguageServer(LanguageServer):
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
+        self.agent = None
         kb, self.kb = self.kb, None
         if kb is not None:
             try:
@@ -307,6 +327,9 @@ class KbLanguageServer(LanguageServer):
         log.info("settings changed: reopening the knowledge base")
 
         def reopen() -> None:
+            # Asks in flight hold the gate for as long as the model talks: stop them
+            # (they end with stop "cancelled") rather than hold every search back.
+            self.running.cancel_all()
             with self.gate.exclusive():
                 self.close_knowledge()
                 self.open_knowledge(settings)
@@ -373,9 +396,12 @@ class KbLanguageServer(LanguageServer):
         if self.watcher is not None:
             self.watcher.stop()
         self.worker.stop()
+        self.running.cancel_all()
+        self.llm_probe.close()
         with self.gate.exclusive():
             self.close_knowledge()
         self.queries.shutdown(wait=False, cancel_futures=True)
+        self.asks.shutdown(wait=False, cancel_futures=True)
 
     def shutdown(self) -> None:
         """pygls' end of the connection (exit, or stdin closed): close everything without
@@ -393,7 +419,7 @@ class KbLanguageServer(LanguageServer):
     def index_status(self) -> IndexStatus:
         """The `IndexStatus` now (a reader: any thread)."""
         settings = self.settings
-        llm = LlmStatus(host=settings.ollama.host, model=settings.ollama.model)
+        llm = self.llm_probe.status(self.agent, settings.ollama.host, settings.ollama.model)
         kb = self.kb
         pending = self.worker.pending
         if kb is None:
@@ -510,6 +536,28 @@ class KbLanguageServer(LanguageServer):
                 return fn(kb)
 
         return await asyncio.get_running_loop().run_in_executor(self.queries, read)
+
+    async def run_agent(self, fn: Callable[[Agent], T], cancel: threading.Event) -> T:
+        """Run `fn(agent)` on the `asks` pool. `cancel` is the run's cancel event: it is
+        set when the request is cancelled (this stops waiting at once; the agent sees the
+        event and stops its model stream) and when the knowledge base is reopened."""
+        await asyncio.wrap_future(self.opened)
+
+        def work() -> T:
+            with self.gate.read():
+                agent = self.agent
+                if agent is None:
+                    raise ServerError(self.kb_error or "The knowledge base is not open.")
+                return fn(agent)
+
+        self.running.add(cancel)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.asks, work)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        finally:
+            self.running.discard(cancel)
 
 
 def create_server() -> KbLanguageServer:

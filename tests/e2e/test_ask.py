@@ -1,0 +1,335 @@
+"""kb/ask and kb/summarize end to end: the real server over stdio, the real agent and
+`ollama` client in it, and `ScriptedOllama` in this process playing the model (the
+server reaches it over HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, stall
+
+from .conftest import KbClient, initialize_like_vscode, running_server, wait_for
+
+MEXICO = "payments/mexico-payments.md"
+CUTOFF = "What is the cut-off time for Mexico payments?"
+
+
+@pytest.fixture
+def ollama() -> Iterator[ScriptedOllama]:
+    with ScriptedOllama() as server:
+        yield server
+    assert server.errors == []  # no turn missing, no failed assertion inside a turn
+
+
+@pytest.fixture
+async def kb(workspace: Path, storage: Path, ollama: ScriptedOllama) -> AsyncIterator[KbClient]:
+    """A server whose model is the scripted stand-in."""
+    options = {"ollama": {"host": ollama.url, "timeout": 30}}
+    async with running_server([workspace], storage, options=options) as client:
+        yield client
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def ask(kb: KbClient, question: str, **extra: Any) -> dict[str, Any]:
+    result: dict[str, Any] = await kb.request("kb/ask", {"question": question, **extra})
+    return result
+
+
+async def expect_error(kb: KbClient, method: str, params: object, code: int) -> str:
+    with pytest.raises(JsonRpcException) as err:
+        await kb.send_raw(method, params)
+    assert err.value.code == code, err.value
+    return str(err.value)
+
+
+def events_of(kb: KbClient, ask_id: str) -> list[dict[str, Any]]:
+    return [event for event in kb.ask_events if event["askId"] == ask_id]
+
+
+def progress_titled(kb: KbClient, title: str) -> list[list[Any]]:
+    return [
+        reports
+        for reports in kb.lsp.progress_reports.values()
+        if reports
+        and isinstance(reports[0], types.WorkDoneProgressBegin)
+        and reports[0].title == title
+    ]
+
+
+# --- answers ---------------------------------------------------------------------------------
+
+
+async def test_two_step_answer_streams_its_steps_and_cites_sources(
+    kb: KbClient, ollama: ScriptedOllama, workspace: Path
+) -> None:
+    def answer_from_results(request: dict[str, Any]) -> Turn:
+        shown = [m["content"] for m in request["messages"] if m["role"] == "tool"][-1]
+        assert MEXICO in shown and "14:30" in shown
+        return answer(
+            "Payments must be released before **14:30 Mexico City time** "
+            f"[{MEXICO}:9-11]; later ones go out the next business day.",
+            thinking="The search result has the cut-off.",
+        )
+
+    ollama.add(call("search_knowledge_base", query="mexico payment cut-off"), answer_from_results)
+    response = await ask(kb, CUTOFF)
+
+    assert response["stop"] == "answer"
+    assert "14:30" in response["answer"]
+    source = response["sources"][0]
+    assert (source["path"], source["range"]["start"]["line"]) == (MEXICO, 8)
+    assert source["uri"] == (workspace / MEXICO).as_uri()
+    assert response["usage"]["calls"] == 2
+    assert response["conversationId"]
+
+    # Every step was streamed, in order, under one askId, before the answer came back.
+    ask_ids = {event["askId"] for event in kb.ask_events}
+    assert len(ask_ids) == 1
+    events = events_of(kb, ask_ids.pop())
+    assert [e["kind"] for e in events] == ["tool_call", "tool_result", "thinking", "answer"]
+    assert events[0]["tool"] == "search_knowledge_base"
+    assert events[0]["args"] == {"query": "mexico payment cut-off"}
+    assert MEXICO in events[1]["text"]
+    assert events[-1]["text"] == response["answer"]
+    assert [(e["kind"], e["text"]) for e in events] == [
+        (s["kind"], s["text"]) for s in response["steps"]
+    ]
+
+    # Work-done progress: "Asking…", the steps, then the end.
+    (bar,) = progress_titled(kb, "Asking…")
+    assert isinstance(bar[-1], types.WorkDoneProgressEnd)
+    reports = [r.message for r in bar if isinstance(r, types.WorkDoneProgressReport)]
+    assert reports[0] == "Calling search_knowledge_base"
+    assert len(reports) == len(events)
+
+    # The search the agent ran is the client's numbered list now.
+    opened = await kb.request("kb/openResult", {"n": 1})
+    assert opened["path"] == MEXICO
+
+
+async def test_summarize_file_1_after_a_search(kb: KbClient, ollama: ScriptedOllama) -> None:
+    results = (await kb.search("mexico payments"))["results"]
+    assert results[0]["path"] == MEXICO
+
+    def summary(request: dict[str, Any]) -> Turn:
+        assert "Acme Servicios" in request["messages"][-1]["content"]  # the file itself
+        assert not request.get("tools")  # resolved by the server, not chosen by the model
+        return answer("Mexico is funded monthly by SPEI before the 14:30 cut-off.")
+
+    ollama.add(summary)
+    response = await ask(kb, "summarize file 1")
+
+    assert response["stop"] == "answer"
+    assert "SPEI before the 14:30 cut-off" in response["answer"]
+    assert response["sources"][0]["path"] == MEXICO
+    assert response["steps"][0]["kind"] == "thinking" and MEXICO in response["steps"][0]["text"]
+    assert len(ollama.chat_requests) == 1
+    # The list the client was shown is still the one "file N" refers to.
+    assert (await kb.request("kb/openResult", {"n": 2}))["path"] == results[1]["path"]
+
+
+async def test_ambiguous_reference_asks_which_and_numbers_the_candidates(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    response = await ask(kb, "summarize my brief")
+    assert response["stop"] == "clarify"
+    assert "1. `projects/budget_brief.md`" in response["answer"]
+    assert "2. `projects/policy_brief.md`" in response["answer"]
+    assert kb.ask_events[-1]["kind"] == "clarify"
+    assert ollama.chat_requests == []
+
+    # The candidates are the client's numbered list: "open result 2" is the second one.
+    opened = await kb.request("kb/openResult", {"n": 2})
+    assert opened["path"] == "projects/policy_brief.md"
+    message = await expect_error(kb, "kb/openResult", {"n": 3}, -32602)
+    assert "returned 2 results" in message
+
+    # And the reply "the second one" continues the question that was asked.
+    ollama.add(answer("One approval policy for every entity."))
+    follow = await ask(kb, "the second one", conversationId=response["conversationId"])
+    assert follow["stop"] == "answer"
+    assert follow["sources"][0]["path"] == "projects/policy_brief.md"
+
+
+async def test_out_of_range_n_gets_a_clear_answer(kb: KbClient, ollama: ScriptedOllama) -> None:
+    count = len((await kb.search("payments", limit=3))["results"])
+    assert count == 3
+    response = await ask(kb, "summarize file 7")
+    assert response["stop"] == "error"
+    assert "the last list has 3 entries" in response["answer"]
+    response = await ask(kb, "what is this about?", n=9)
+    assert response["stop"] == "error"
+    assert "There is no result 9" in response["answer"]
+    assert ollama.chat_requests == []
+
+
+async def test_bad_ask_params(kb: KbClient) -> None:
+    assert "question" in await expect_error(kb, "kb/ask", {}, -32602)
+    assert "n" in await expect_error(kb, "kb/ask", {"question": "x", "n": 0}, -32602)
+    assert (await kb.status())["state"] == "ready"
+
+
+# --- kb/summarize ----------------------------------------------------------------------------
+
+
+async def test_summarize_a_file_then_the_cache_answers(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    ollama.add(answer("Mexico is paid by SPEI; the cut-off is 14:30."))
+    first = await kb.request("kb/summarize", {"file": MEXICO})
+    assert first == {
+        "path": MEXICO,
+        "summary": "Mexico is paid by SPEI; the cut-off is 14:30.",
+        "cached": False,
+        "extractive": False,
+    }
+    chats = len(ollama.chat_requests)
+
+    again = await kb.request("kb/summarize", {"file": MEXICO})
+    assert again["cached"] is True and again["summary"] == first["summary"]
+    assert len(ollama.chat_requests) == chats  # the cache answered, not the model
+
+    # `n` is result n of the last search.
+    await kb.search("mexico payments")
+    by_n = await kb.request("kb/summarize", {"n": 1})
+    assert (by_n["path"], by_n["cached"]) == (MEXICO, True)
+    (bar, *_) = progress_titled(kb, "Summarizing…")
+    assert isinstance(bar[-1], types.WorkDoneProgressEnd)
+
+
+async def test_summarize_bad_input_is_invalid_params(kb: KbClient) -> None:
+    assert "outside the workspace" in await expect_error(
+        kb, "kb/summarize", {"file": "../outside.md"}, -32602
+    )
+    assert "nowhere.md" in await expect_error(kb, "kb/summarize", {"file": "nowhere.md"}, -32602)
+    assert "Say which file" in await expect_error(kb, "kb/summarize", {}, -32602)
+    await kb.search("mexico payments", limit=2)
+    assert "There is no result 5" in await expect_error(kb, "kb/summarize", {"n": 5}, -32602)
+    assert (await kb.search("Mexico payments"))["results"]
+
+
+# --- cancellation and concurrency ------------------------------------------------------------
+
+
+async def test_cancel_mid_stream_answers_at_once_and_keeps_serving(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    ollama.add(stall(after_chunks=2))
+    pending = kb.send_raw("kb/ask", {"question": CUTOFF}, msg_id="ask-to-cancel")
+    running = asyncio.ensure_future(pending)
+    await wait_for(lambda: _true(ollama.stalled.is_set()), "the model stream to stall")
+
+    # While the model stalls, search and status answer: the ask holds none of their workers.
+    assert (await kb.search("Mexico payments"))["results"]
+    assert (await kb.status())["state"] == "ready"
+
+    kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="ask-to-cancel"))
+    with pytest.raises(JsonRpcException) as err:
+        await running
+    assert err.value.code == -32800
+
+    (bar,) = await wait_for(lambda: _ended(kb, "Asking…"), "the ask's progress to end")
+    assert bar[-1].message == "Cancelled"
+    assert (await kb.search("Mexico payments"))["results"]
+    # The agent is free for the next question.
+    ollama.add(answer("At 14:30."))
+    response = await ask(kb, CUTOFF)
+    assert response["stop"] == "answer"
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def _ended(kb: KbClient, title: str) -> list[list[Any]]:
+    return [
+        bar for bar in progress_titled(kb, title) if isinstance(bar[-1], types.WorkDoneProgressEnd)
+    ]
+
+
+# --- without Ollama --------------------------------------------------------------------------
+
+
+async def test_ollama_down_degrades_and_the_rest_works(workspace: Path, storage: Path) -> None:
+    host = f"http://127.0.0.1:{closed_port()}"
+    async with running_server(
+        [workspace], storage, options={"ollama": {"host": host, "timeout": 5}}
+    ) as kb:
+        response = await ask(kb, CUTOFF)
+        assert response["stop"] == "error"
+        first_line = response["answer"].splitlines()[0]
+        assert host in first_line and "ollama serve" in first_line
+        assert MEXICO in response["answer"]
+        assert response["sources"] and response["sources"][0]["path"] == MEXICO
+        assert any(event["kind"] == "error" for event in kb.ask_events)
+
+        async def unreachable() -> dict[str, Any] | None:
+            llm: dict[str, Any] = (await kb.status())["llm"]
+            return llm if llm["reachable"] is False else None
+
+        llm = await wait_for(unreachable, "kb/status to say Ollama is unreachable")
+        assert llm["host"] == host
+
+        summary = await kb.request("kb/summarize", {"file": MEXICO})
+        assert summary["extractive"] is True and summary["summary"]
+        assert (await kb.search("Mexico payments"))["results"]
+        assert (await kb.request("kb/openResult", {"n": 1}))["path"] == MEXICO
+
+
+async def test_status_says_the_model_is_reachable(kb: KbClient, ollama: ScriptedOllama) -> None:
+    async def reachable() -> dict[str, Any] | None:
+        llm: dict[str, Any] = (await kb.status())["llm"]
+        return llm if llm["reachable"] else None
+
+    llm = await wait_for(reachable, "kb/status to say Ollama is reachable")
+    assert llm == {"host": ollama.url, "model": "qwen2.5:7b", "reachable": True}
+
+
+# --- workspace/executeCommand ----------------------------------------------------------------
+
+
+async def test_ask_and_summarize_as_commands(
+    workspace: Path, storage: Path, ollama: ScriptedOllama
+) -> None:
+    options = {"ollama": {"host": ollama.url, "timeout": 30}}
+    async with running_server([workspace], storage, initialize=False) as kb:
+        result = await initialize_like_vscode(kb, [workspace], storage, options)
+        commands = result.capabilities.execute_command_provider
+        assert commands is not None
+        assert {"kb.ask", "kb.summarize"} <= set(commands.commands)
+        await kb.wait_until_ready()
+        await _commands(kb, ollama)
+
+
+async def _commands(kb: KbClient, ollama: ScriptedOllama) -> None:
+    ollama.add(answer(f"Before 14:30 [{MEXICO}:9-11]."))
+    response = await kb.request(
+        "workspace/executeCommand",
+        types.ExecuteCommandParams(command="kb.ask", arguments=[{"question": CUTOFF}]),
+    )
+    assert response["stop"] == "answer"
+    assert response["sources"][0]["path"] == MEXICO
+    assert kb.ask_events and kb.ask_events[-1]["kind"] == "answer"
+
+    ollama.add(answer("A summary."))
+    summary = await kb.request(
+        "workspace/executeCommand",
+        types.ExecuteCommandParams(command="kb.summarize", arguments=[{"file": MEXICO}]),
+    )
+    assert summary["summary"] == "A summary."
+    message = await expect_error(
+        kb, "workspace/executeCommand", {"command": "kb.summarize", "arguments": [{}]}, -32602
+    )
+    assert "Say which file" in message
