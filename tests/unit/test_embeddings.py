@@ -7,7 +7,6 @@ import json
 import shutil
 import socket
 import threading
-import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -146,8 +145,7 @@ def _packaged_files() -> tuple[Path, bytes]:
     model_dir = embeddings._package_dir(embeddings.MODEL_PACKAGE)
     tokenizer_dir = embeddings._package_dir(embeddings.TOKENIZER_PACKAGE)
     assert model_dir is not None and tokenizer_dir is not None
-    with zipfile.ZipFile(tokenizer_dir / "model.zip") as archive:
-        tokenizer_json = archive.read("tokenizer.json")
+    tokenizer_json = (tokenizer_dir / embeddings.TOKENIZER_FILE).read_bytes()
     return model_dir / "model.onnx", tokenizer_json
 
 
