@@ -146,6 +146,9 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     const status = await waitFor('the index to be ready', async () => {
       const s = await request(conn, Methods.status, {});
       assertIndexStatus(s);
+      if (s.state === 'error') {
+        throw new Error(`the index failed: ${s.message ?? '(no message)'}\n--- server stderr ---\n${stderr.slice(-3000)}`);
+      }
       return s.state === 'ready' && (s.pending ?? 0) === 0 && s.files > 0 ? s : undefined;
     });
     assert.ok(status.files >= 10, `files indexed: ${status.files}`);
@@ -236,6 +239,15 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     assert.ok(['answer', 'clarify', 'step_limit', 'error', 'cancelled'].includes(response.stop));
     assert.ok(response.answer.length > 0);
     askEvents.forEach((e) => assertShape('AskEvent', e, ['tool', 'args']));
+    // The steps streamed as kb/askEvent notifications, all under one askId.
+    if (response.steps.length > 0) {
+      await waitFor('the streamed steps', () => Promise.resolve(askEvents.length >= response.steps.length ? true : undefined));
+      assert.equal(new Set(askEvents.map((e) => e.askId)).size, 1);
+      assert.deepEqual(
+        askEvents.map((e) => e.kind),
+        response.steps.map((s) => s.kind),
+      );
+    }
   });
 
   it('kb/summarize answers in the declared shape (or names the unreachable model)', async (t) => {
