@@ -249,6 +249,24 @@ async def test_cancel_mid_stream_answers_at_once_and_keeps_serving(
     assert response["stop"] == "answer"
 
 
+async def test_new_settings_stop_a_running_ask_with_stop_cancelled(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    ollama.add(stall(after_chunks=2))
+    running = asyncio.ensure_future(ask(kb, CUTOFF))
+    await wait_for(lambda: _true(ollama.stalled.is_set()), "the model stream to stall")
+
+    # Reopening the knowledge base for new settings does not wait for the model.
+    kb.lsp.set_configuration({"ollama": {"host": ollama.url, "timeout": 20}}, section="kb")
+    kb.lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    response = await running
+    assert response["stop"] == "cancelled"
+
+    await kb.wait_until_ready()
+    ollama.add(answer("At 14:30."))
+    assert (await ask(kb, CUTOFF))["stop"] == "answer"
+
+
 async def _true(value: bool) -> bool:
     return value
 

@@ -8,6 +8,8 @@ Threads, and who may block:
 * `queries`, a bounded pool of our own, runs reads: search, status, hover;
 * `asks`, another bounded pool, runs the agent (`kb/ask`, `kb/summarize`): a model call
   takes seconds to minutes, so asks never hold up the `queries` pool;
+* one `kb-llm-probe` thread checks whether Ollama answers, so that `kb/status` reports
+  `llm.reachable` from a cached answer and never waits for the network (`asking.py`);
 * the indexing worker (`indexing.py`) is the one writer: syncs, roots, new settings;
 * the watcher's threads only collect events and hand batches to the worker.
 
