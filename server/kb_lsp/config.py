@@ -38,7 +38,7 @@ class EmbedderSettings(_Section):
 class SearchSettings(_Section):
     limit: int = Field(default=10, ge=1, le=100)
     # Minimum fused relevance for a file to be listed; chosen by bench/quality (README).
-    threshold: float = Field(default=0.2, ge=0.0, le=1.0)
+    threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     mode: Literal["hybrid", "semantic", "keyword"] = "hybrid"
 
 

@@ -1,0 +1,1 @@
+"""kb-lsp benchmarks and the retrieval-quality evaluation: `python -m bench --help`."""
