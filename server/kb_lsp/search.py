@@ -281,6 +281,7 @@ class _FileScore:
     score: float
     name_share: float
     chunks: list[_Candidate] = field(default_factory=list)
+    raw: float = 0.0
 
 
 class Searcher:
@@ -417,13 +418,15 @@ class Searcher:
                 continue
             spread = frozenset().union(*(c.matched for c in file.chunks))
             extra = (len(spread) - len(file.best.matched)) / len(terms)
-            file.score = min(
-                1.0,
+            # Ordered by the raw sum; shown (and thresholded) capped at 1, so files that
+            # all reach the cap on a one-word query still come in order of evidence.
+            file.raw = (
                 file.best.score
                 + self.fusion.name * file.name_share
-                + self.fusion.file_coverage * extra,
+                + self.fusion.file_coverage * extra
             )
-        return sorted(files.values(), key=lambda f: (-f.score, f.path))
+            file.score = min(1.0, file.raw)
+        return sorted(files.values(), key=lambda f: (-max(f.score, f.raw), f.path))
 
     def _chunk_score(
         self, cand: _Candidate, terms: Sequence[str], title: str, path: str, mode: SearchMode
@@ -528,13 +531,23 @@ _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _MARKUP = re.compile(r"^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s?|\|)|[`*_]{1,3}")
 
 
+def _table_row(line: str) -> str:
+    """`| a | b |` reads as `a · b` in a one-line snippet."""
+    if not line.startswith("|"):
+        return line
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    return " · ".join(cell for cell in cells if cell)
+
+
 def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
     """The most telling stretch of a chunk: the line with the most query words, cut to
     `width` characters around them, Markdown markers removed."""
     # Headings are shown separately (`heading`); the snippet is the passage itself.
     lines = [line.strip() for line in text.splitlines() if not _ATX_HEADING.match(line)]
     content = [
-        _MARKUP.sub("", line).strip() for line in lines if line and not line.startswith("```")
+        _MARKUP.sub("", _table_row(line)).strip()
+        for line in lines
+        if line and not line.startswith("```")
     ]
     content = [line for line in content if any(char.isalnum() for char in line)]
     if not content:
