@@ -123,13 +123,15 @@ def burst(
     really_new = len(after - before)
     embedded = sum(s["embedded"] for s in syncs)
     spot = rng.sample(range(changed_n), min(10, changed_n))
-    found = sum(
-        any(
-            hit["path"] == changed[i].relative_to(workspace).as_posix()
-            for hit in client.search(f"burstword{i}x")["results"]
-        )
-        for i in spot
-    )
+    missed = []
+    for i in spot:
+        rel = changed[i].relative_to(workspace).as_posix()
+        # Keyword mode: this checks the index holds the new text, not ranking (in hybrid
+        # mode the 120 look-alike words "burstwordNx" compete on meaning too).
+        hits = client.search(f"burstword{i}x", mode="keyword")["results"]
+        if all(hit["path"] != rel for hit in hits):
+            missed.append({"path": rel, "got": [(h["path"], h["score"]) for h in hits[:3]]})
+    found = len(spot) - len(missed)
     gone = sum(
         all(
             hit["path"] != page.relative_to(workspace).as_posix()
@@ -147,6 +149,7 @@ def burst(
         "chunks_embedded": embedded,
         "chunks_really_new": really_new,
         "spot_check_changed_found": f"{found}/{len(spot)}",
+        "spot_check_missed": missed,
         "spot_check_deleted_gone": f"{gone}/{min(10, len(deleted))}",
     }
 
