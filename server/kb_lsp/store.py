@@ -171,6 +171,10 @@ class Store:
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._closed = False
+        # Every reader thread opens its own connection; close() closes them all.
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._write_db: sqlite3.Connection | None = None
         if not self.read_only:
             self._write_db = self._connect()
             self._write_db.executescript(_SCHEMA)
@@ -201,9 +205,8 @@ class Store:
             if self.read_only:
                 db.execute("PRAGMA query_only=ON")
             self._local.db = db
-            all_connections = getattr(self, "_all_connections", [])
-            all_connections.append(db)
-            self._all_connections = all_connections
+            with self._connections_lock:
+                self._connections.append(db)
         return db
 
     @contextmanager
@@ -214,10 +217,9 @@ class Store:
                 "process is indexing this workspace"
             )
         with self._write_lock:
-            db: sqlite3.Connection | None = getattr(self, "_write_db", None)
+            db = self._write_db
             if db is None:
-                db = self._connect()
-                self._write_db = db
+                db = self._write_db = self._connect()
             try:
                 db.execute("BEGIN IMMEDIATE")
                 yield db
@@ -689,12 +691,11 @@ class Store:
         if self._closed:
             return
         self._closed = True
-        for db in getattr(self, "_all_connections", []):
+        with self._connections_lock:
+            connections = [*self._connections, *([self._write_db] if self._write_db else [])]
+        for db in connections:
             with suppress(sqlite3.Error):
                 db.close()
-        write_db = getattr(self, "_write_db", None)
-        if write_db is not None:
-            write_db.close()
         if not self.read_only:
             self._lock.release()
 
