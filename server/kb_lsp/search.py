@@ -234,6 +234,12 @@ class Fusion:
     # Query words found across the file's matching chunks but not in its best one: a
     # file that covers the whole question in two sections beats one that mentions half.
     file_coverage: float = 0.15
+    # A query that holds a word few chunks contain (an identifier, an error code, a name):
+    # a chunk with all of the query exactly beats chunks that only look alike to the
+    # embedder (`burstword5x` vs `addedword5x`, which share most of their subword tokens).
+    rare: float = 0.3
+    rare_share: float = 0.01  # "few": at most this share of all chunks…
+    rare_min: int = 5  # …or this many, on a small index
     rrf_k: int = 60
     # Cosine similarities of MiniLM below `cosine_floor` mean "unrelated"; the range
     # above it is stretched to [0, 1] so the weights act on a comparable scale.
@@ -393,6 +399,7 @@ class Searcher:
                 ]
                 self._fill_cosines(source, missing, vector)
 
+        rare = self._rare_terms(sources, terms) if mode == "hybrid" else frozenset()
         files: dict[tuple[str, str], _FileScore] = {}
         titles: dict[tuple[str, str], str] = {}
         for cand in candidates.values():
@@ -401,7 +408,7 @@ class Searcher:
                 record = cand.source.store.file(cand.chunk.path)
                 titles[key] = record.title if record else PurePosixPath(cand.chunk.path).stem
             title = titles[key]
-            cand.score = self._chunk_score(cand, terms, title, cand.chunk.path, mode)
+            cand.score = self._chunk_score(cand, terms, title, cand.chunk.path, mode, rare)
             name_share = _name_share(terms, title, cand.chunk.path)
             current = files.get(key)
             if current is None:
@@ -429,7 +436,13 @@ class Searcher:
         return sorted(files.values(), key=lambda f: (-max(f.score, f.raw), f.path))
 
     def _chunk_score(
-        self, cand: _Candidate, terms: Sequence[str], title: str, path: str, mode: SearchMode
+        self,
+        cand: _Candidate,
+        terms: Sequence[str],
+        title: str,
+        path: str,
+        mode: SearchMode,
+        rare: frozenset[str] = frozenset(),
     ) -> float:
         f = self.fusion
         cosine = float(
@@ -456,7 +469,20 @@ class Searcher:
             return rrf / (2.0 / (f.rrf_k + 1))
         best_rank = min(r for r in (cand.vector_rank, cand.keyword_rank, 10**6) if r is not None)
         rank_score = 1.0 / (1.0 + best_rank / 5.0)
-        return f.cosine * cosine + f.coverage * coverage + f.rank * rank_score
+        # Only a chunk with every word of the query, one of them rare, earns the bonus: one
+        # rare word of an otherwise unanswered question ("file my taxes") must not.
+        exact_rare = coverage == 1.0 and bool(cand.matched & rare)
+        return f.cosine * cosine + f.coverage * coverage + f.rank * rank_score + f.rare * exact_rare
+
+    def _rare_terms(self, sources: Sequence[SearchSource], terms: Sequence[str]) -> frozenset[str]:
+        chunks = 0
+        found: dict[str, int] = {}
+        for source in sources:
+            chunks += source.store.counts()[1]
+            for term, count in source.store.term_chunk_counts(terms).items():
+                found[term] = found.get(term, 0) + count
+        limit = max(self.fusion.rare_min, self.fusion.rare_share * chunks)
+        return frozenset(term for term, count in found.items() if 0 < count <= limit)
 
     def _fill_cosines(
         self, source: SearchSource, candidates: Sequence[_Candidate], vector: np.ndarray

@@ -72,6 +72,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     chunk_id UNINDEXED, path, title, heading, text,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS summaries (
@@ -660,6 +661,19 @@ class Store:
             for cid, score, snippet in rows
             if cid in by_id
         ]
+
+    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (FTS5's own, stemmed, vocabulary)."""
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        try:
+            rows = self._reader().execute(
+                f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", list(terms)
+            )
+            return {str(term): int(doc) for term, doc in rows}
+        except sqlite3.OperationalError:  # an index made before the vocabulary table
+            return {}
 
     # --- summaries -----------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.embeddings import MiniLMEmbedder
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.search import make_snippet, query_terms, stem
+from kb_lsp.search import DEFAULT_FUSION, Searcher, make_snippet, query_terms, stem
 
 
 @pytest.fixture(scope="module")
@@ -152,3 +153,33 @@ def test_snippet_prefers_matching_line() -> None:
     )
     assert make_snippet(text, ["spei"], None).startswith("The SPEI cut-off")
     assert "#" not in make_snippet(text, ["zzz"], None)
+
+
+def test_rare_exact_word_beats_look_alikes(tmp_path: Path) -> None:
+    """An identifier in one page beats pages with look-alike identifiers, which share
+    most subword tokens with it and so look closer to the embedder."""
+    workspace = tmp_path / "pages"
+    workspace.mkdir()
+    for i in range(1, 31):
+        body = f"# command-{i}\n\n> Manage the widget cache of project {i}.\n\n"
+        body += "".join(
+            f"- Example {k} of the widget cache:\n\n`widget --flag{k}`\n\n" for k in range(4)
+        )
+        body += f"- Burst {i} changes this example, see burstword{i}x:\n\n`widget --burst`\n"
+        (workspace / f"command-{i}.md").write_text(body, encoding="utf-8")
+    for i in range(1, 16):
+        (workspace / f"tool-{i}.md").write_text(
+            f"# tool-{i}\n\n> A tool added by the burst, addedword{i}x.\n", encoding="utf-8"
+        )
+    kb = KnowledgeBase(
+        [workspace], load_settings().settings, embedder=MiniLMEmbedder(), storage=tmp_path / "s"
+    )
+    kb.sync()
+    wanted = [5, 9, 12]
+    found = [kb.search(f"burstword{i}x")[0].path for i in wanted]
+    assert found == [f"command-{i}.md" for i in wanted]
+    # Without the bonus for rare exact words, the look-alikes win: the test is about it.
+    kb.searcher = Searcher(kb.embedder, replace(DEFAULT_FUSION, rare=0.0))
+    without = [kb.search(f"burstword{i}x")[0].path for i in wanted]
+    assert without != found
+    kb.close()
