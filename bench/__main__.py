@@ -24,6 +24,7 @@ BENCHMARKS = {
     "resync": "bench.resync",
     "search": "bench.search_latency",
     "live": "bench.live",
+    "editor": "bench.editor",
     "scaling": "bench.scaling",
     "embed": "bench.embed_speed",
 }
@@ -38,6 +39,7 @@ def run_all(quick: bool, keep: Path | None) -> None:
         # A quick index trims the copy, so quality then builds its own full one.
         ("quality", ["--grid"] if quick else ["--grid", "--store", fastapi]),
         ("resync", [*q, "--store", fastapi]),
+        ("editor", []),
         ("search", [*q, "--store", tldr]),
         ("live", [*q, "--store", tldr]),
         ("scaling", []),
