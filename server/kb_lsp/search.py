@@ -37,7 +37,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 # Words that say nothing about which file is meant; "file", "doc", "note" are how people
 # refer to files ("the mexico payment files"), not what the files are about.
-STOPWORDS = frozenset(
+FILE_WORDS = frozenset(
+    ["file", "files", "doc", "docs", "document", "documents", "note", "notes", "page", "pages"]
+)
+STOPWORDS = FILE_WORDS | frozenset(
     [
         "a",
         "about",
@@ -159,16 +162,6 @@ STOPWORDS = frozenset(
         "you",
         "your",
         "yours",
-        "file",
-        "files",
-        "doc",
-        "docs",
-        "document",
-        "documents",
-        "note",
-        "notes",
-        "page",
-        "pages",
         "md",
         "markdown",
         "find",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from kb_lsp.knowledge import FileInfo
+from kb_lsp.search import FILE_WORDS
 
 ORDINALS = {
     "first": 1,
@@ -57,7 +58,7 @@ _DOC_NOUN = re.compile(
     re.I,
 )
 # Words that end a name phrase ("my brief *on* payments") or say nothing about a file.
-_STOP = frozenset(
+_STOP = FILE_WORDS | frozenset(
     [
         "a",
         "an",
@@ -94,16 +95,6 @@ _STOP = frozenset(
         "our",
         "your",
         "please",
-        "file",
-        "files",
-        "doc",
-        "docs",
-        "document",
-        "documents",
-        "note",
-        "notes",
-        "page",
-        "pages",
         "one",
         "last",
         "latest",
@@ -112,9 +103,7 @@ _STOP = frozenset(
         "old",
     ]
 )
-_GENERIC = frozenset(
-    ["file", "files", "doc", "docs", "document", "documents", "note", "notes", "page", "pages"]
-)
+_GENERIC = FILE_WORDS
 
 
 @dataclass(frozen=True)
