@@ -40,6 +40,7 @@ class StoredChunk:
     heading: str  # heading path joined with " > "
     start_line: int  # 0-based, inclusive
     end_line: int  # 0-based, inclusive
+    text_hash: str = ""  # of what was embedded (heading path + text): finds its vector
 
 
 class ReadOnlyStore(RuntimeError):

@@ -262,7 +262,6 @@ class SearchSource:
 class _Candidate:
     source: SearchSource
     chunk: StoredChunk
-    text_hash: str = ""
     cosine: float = 0.0
     vector_rank: int | None = None
     keyword_rank: int | None = None
@@ -482,10 +481,9 @@ class Searcher:
     ) -> None:
         if not candidates:
             return
-        hashes = source.store.text_hashes([c.chunk for c in candidates])
-        vectors = source.store.cached_vectors(hashes.values())
+        vectors = source.store.cached_vectors(c.chunk.text_hash for c in candidates)
         for cand in candidates:
-            stored = vectors.get(hashes.get((cand.chunk.path, cand.chunk.index), ""))
+            stored = vectors.get(cand.chunk.text_hash)
             if stored is not None:
                 cand.cosine = float(np.dot(stored, vector))
 

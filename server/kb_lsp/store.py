@@ -362,22 +362,26 @@ class Store:
         with self._writer() as db:
             db.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in paths])
 
+    def _select_in(self, sql: str, values: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+        """Rows of `sql` (one `IN ({marks})` placeholder) for `values`, in batches below
+        SQLite's limit on bound parameters."""
+        unique = list(dict.fromkeys(values))
+        db = self._reader()
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            yield from db.execute(sql.format(marks=",".join("?" * len(part))), part)
+
     # --- vectors by text hash ------------------------------------------------------------
 
     def cached_vectors(self, text_hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        hashes = list(dict.fromkeys(text_hashes))
         found: dict[str, np.ndarray] = {}
-        db = self._reader()
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = db.execute(
-                f"SELECT text_hash, embedding FROM vectors WHERE text_hash IN ({marks})", part
-            )
-            for text_hash, blob in rows:
-                vector = np.frombuffer(blob, dtype=np.float32)
-                if vector.shape[0] == self.dimension:
-                    found[text_hash] = vector
+        rows = self._select_in(
+            "SELECT text_hash, embedding FROM vectors WHERE text_hash IN ({marks})", text_hashes
+        )
+        for text_hash, blob in rows:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape[0] == self.dimension:
+                found[text_hash] = vector
         return found
 
     # --- writing files -------------------------------------------------------------------
@@ -547,59 +551,23 @@ class Store:
 
     # --- reading -------------------------------------------------------------------------
 
+    _CHUNK_COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash"
+
+    def _chunk(self, row: Sequence[Any]) -> StoredChunk:
+        path, index, text, heading, start, end, digest = row
+        return StoredChunk(path, str(self.root), index, text, heading, start, end, digest)
+
     def chunks_of(self, path: str) -> list[StoredChunk]:
         rows = self._reader().execute(
-            "SELECT path, idx, text, heading, start_line, end_line FROM chunks "
-            "WHERE path = ? ORDER BY idx",
-            (path,),
+            f"SELECT {self._CHUNK_COLUMNS} FROM chunks WHERE path = ? ORDER BY idx", (path,)
         )
-        return [
-            StoredChunk(
-                path=p, root=str(self.root), index=i, text=t, heading=h, start_line=s, end_line=e
-            )
-            for p, i, t, h, s, e in rows
-        ]
+        return [self._chunk(row) for row in rows]
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, StoredChunk]:
-        wanted = list(dict.fromkeys(ids))
-        out: dict[str, StoredChunk] = {}
-        db = self._reader()
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = db.execute(
-                "SELECT id, path, idx, text, heading, start_line, end_line FROM chunks "
-                f"WHERE id IN ({marks})",
-                part,
-            )
-            for cid, p, i, t, h, s, e in rows:
-                out[cid] = StoredChunk(
-                    path=p,
-                    root=str(self.root),
-                    index=i,
-                    text=t,
-                    heading=h,
-                    start_line=s,
-                    end_line=e,
-                )
-        return out
-
-    def text_hashes(self, chunks: Iterable[StoredChunk]) -> dict[tuple[str, int], str]:
-        """The text hash of each (path, index) chunk, to look its vector up."""
-        wanted = {(c.path, c.index) for c in chunks}
-        paths = sorted({path for path, _ in wanted})
-        out: dict[tuple[str, int], str] = {}
-        db = self._reader()
-        for start in range(0, len(paths), 500):
-            part = paths[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = db.execute(
-                f"SELECT path, idx, text_hash FROM chunks WHERE path IN ({marks})", part
-            )
-            for path, idx, digest in rows:
-                if (path, idx) in wanted:
-                    out[(path, idx)] = digest
-        return out
+        rows = self._select_in(
+            f"SELECT id, {self._CHUNK_COLUMNS} FROM chunks WHERE id IN ({{marks}})", ids
+        )
+        return {row[0]: self._chunk(row[1:]) for row in rows}
 
     def vector_search(
         self, vector: Sequence[float] | np.ndarray, k: int, paths: list[str] | None = None
