@@ -22,6 +22,10 @@ ASK = "kb/ask"
 SUMMARIZE = "kb/summarize"
 STATUS = "kb/status"
 REINDEX = "kb/reindex"
+# Defined here so every part agrees on the shapes; each joins REQUESTS when its handler
+# exists (kb/related: the editor issue; kb/schema: the metadata issue).
+RELATED = "kb/related"
+SCHEMA = "kb/schema"
 
 INDEX_CHANGED = "kb/indexChanged"
 ASK_EVENT = "kb/askEvent"
@@ -36,10 +40,19 @@ MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
-Label = Literal["filename match", "context match"]
+Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
-StopReason = Literal["answer", "clarify", "step_limit", "error", "cancelled"]
-AskEventKind = Literal["thinking", "tool_call", "tool_result", "answer", "clarify", "error"]
+IndexPhase = Literal["scanning", "keyword", "vectors"]
+# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
+StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
+# How an answer was made: "agent" (the model called tools), "grounded" (retrieve, grade,
+# answer from numbered passages: models without tool calling), "fallback" (no model
+# answered: the best passages or an extractive summary).
+AskMode = Literal["agent", "grounded", "fallback"]
+# "status": a line about the run itself (mode chosen, waiting for the model), not the model.
+AskEventKind = Literal[
+    "thinking", "tool_call", "tool_result", "answer", "clarify", "error", "status"
+]
 
 
 class _Payload(BaseModel):
@@ -79,6 +92,16 @@ class LlmStatus(_Payload):
     reachable: bool | None = None
 
 
+class IndexProgress(_Payload):
+    """The one progress of a running sync: totals fixed when the sync starts."""
+
+    phase: IndexPhase
+    files_done: int = Field(alias="filesDone")
+    files_total: int = Field(alias="filesTotal")
+    chunks_done: int = Field(default=0, alias="chunksDone")
+    chunks_total: int = Field(default=0, alias="chunksTotal")
+
+
 class IndexStatus(_Payload):
     state: IndexState
     files: int
@@ -91,6 +114,10 @@ class IndexStatus(_Payload):
     roots: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
     message: str | None = None
+    progress: IndexProgress | None = None
+    # Keyword search covers every file once the text pass is done; vectors follow.
+    keyword_complete: bool = Field(default=True, alias="keywordComplete")
+    vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0, alias="vectorsReady")
 
 
 class SkippedFile(_Payload):
@@ -106,6 +133,16 @@ class SearchParams(_Params):
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
     paths: list[str] | None = None
     mode: SearchMode = "hybrid"
+    # The metadata filter language (`tag:x -status:draft modified>2026-10-01`).
+    filter: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
+
+
+class HitMeta(_Payload):
+    """A file's key metadata, for display beside a hit."""
+
+    tags: list[str] = Field(default_factory=list)
+    status: str | None = None
+    modified: str | None = None  # ISO date of the file's last change
 
 
 class SearchHit(_Payload):
@@ -119,6 +156,7 @@ class SearchHit(_Payload):
     snippet: str
     heading: str
     range: Range
+    meta: HitMeta | None = None
 
 
 class SearchResponse(_Payload):
@@ -177,6 +215,9 @@ class AskResponse(_Payload):
     stop: StopReason
     steps: list[Step]
     usage: Usage
+    mode: AskMode = "agent"
+    # False when the answer cites none of the passages it was given.
+    grounded: bool = True
     conversation_id: str | None = Field(default=None, alias="conversationId")
 
 
@@ -198,6 +239,44 @@ class SummarizeResponse(_Payload):
     summary: str
     cached: bool
     extractive: bool = False
+
+
+# --- kb/related and kb/schema ----------------------------------------------------------------
+
+
+class RelatedParams(_Params):
+    uri: str | None = None
+    path: str | None = None
+    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
+    # Leave out files the given file already links to.
+    exclude_linked: bool = Field(default=False, alias="excludeLinked")
+
+
+class RelatedResponse(_Payload):
+    path: str
+    results: list[SearchHit]
+    index: IndexStatus
+
+
+class SchemaParams(_Params):
+    pass
+
+
+class SchemaValue(_Payload):
+    value: str
+    count: int
+
+
+class SchemaField(_Payload):
+    name: str
+    types: list[str]
+    files: int
+    top: list[SchemaValue] = Field(default_factory=list)
+
+
+class SchemaResponse(_Payload):
+    files: int
+    fields: list[SchemaField]
 
 
 # --- kb/status and kb/reindex -------------------------------------------------------------------

@@ -49,10 +49,26 @@ export const ErrorCodes = {
 } as const;
 
 export type SearchMode = 'hybrid' | 'semantic' | 'keyword';
-export type Label = 'filename match' | 'context match';
+export type Label = 'filename match' | 'context match' | 'related';
 export type IndexState = 'indexing' | 'ready' | 'error';
-export type StopReason = 'answer' | 'clarify' | 'step_limit' | 'error' | 'cancelled';
-export type AskEventKind = 'thinking' | 'tool_call' | 'tool_result' | 'answer' | 'clarify' | 'error';
+export type IndexPhase = 'scanning' | 'keyword' | 'vectors';
+export type StopReason =
+  | 'answer'
+  | 'clarify'
+  | 'step_limit'
+  | 'length'
+  | 'empty'
+  | 'error'
+  | 'cancelled';
+export type AskMode = 'agent' | 'grounded' | 'fallback';
+export type AskEventKind =
+  | 'thinking'
+  | 'tool_call'
+  | 'tool_result'
+  | 'answer'
+  | 'clarify'
+  | 'error'
+  | 'status';
 
 // --- shared shapes ------------------------------------------------------------------------
 
@@ -77,6 +93,14 @@ export interface SkippedFile {
   reason: string;
 }
 
+export interface IndexProgress {
+  phase: IndexPhase;
+  filesDone: number;
+  filesTotal: number;
+  chunksDone?: number;
+  chunksTotal?: number;
+}
+
 export interface IndexStatus {
   state: IndexState;
   files: number;
@@ -89,6 +113,9 @@ export interface IndexStatus {
   roots?: string[];
   skipped?: SkippedFile[];
   message?: string | null;
+  progress?: IndexProgress | null;
+  keywordComplete?: boolean;
+  vectorsReady?: number;
 }
 
 // --- kb/search ------------------------------------------------------------------------------
@@ -98,6 +125,13 @@ export interface SearchParams {
   limit?: number;
   paths?: string[] | null;
   mode?: SearchMode;
+  filter?: string | null;
+}
+
+export interface HitMeta {
+  tags?: string[];
+  status?: string | null;
+  modified?: string | null;
 }
 
 export interface SearchHit {
@@ -111,6 +145,7 @@ export interface SearchHit {
   snippet: string;
   heading: string;
   range: Range;
+  meta?: HitMeta | null;
 }
 
 export interface SearchResponse {
@@ -168,6 +203,8 @@ export interface AskResponse {
   steps: Step[];
   usage: Usage;
   conversationId?: string | null;
+  mode?: AskMode;
+  grounded?: boolean;
 }
 
 export interface AskEvent {
@@ -188,6 +225,40 @@ export interface SummarizeResponse {
   summary: string;
   cached: boolean;
   extractive?: boolean;
+}
+
+// --- kb/related and kb/schema ----------------------------------------------------------------
+
+export interface RelatedParams {
+  uri?: string | null;
+  path?: string | null;
+  limit?: number;
+  excludeLinked?: boolean;
+}
+
+export interface RelatedResponse {
+  path: string;
+  results: SearchHit[];
+  index: IndexStatus;
+}
+
+export type SchemaParams = Record<string, never>;
+
+export interface SchemaValue {
+  value: string;
+  count: number;
+}
+
+export interface SchemaField {
+  name: string;
+  types: string[];
+  files: number;
+  top?: SchemaValue[];
+}
+
+export interface SchemaResponse {
+  files: number;
+  fields: SchemaField[];
 }
 
 // --- kb/status and kb/reindex -------------------------------------------------------------------
