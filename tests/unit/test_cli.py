@@ -73,6 +73,7 @@ def test_search_json_is_the_kb_search_result(workspace: Path, storage: Path) -> 
         "snippet",
         "heading",
         "range",
+        "meta",
     }
     assert hit["path"] == "payments/germany-payments.md"
     assert set(payload["index"]) >= {
