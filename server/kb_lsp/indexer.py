@@ -28,7 +28,7 @@ from kb_lsp.embeddings import Embedder
 from kb_lsp.markdown import parse_markdown
 from kb_lsp.records import SyncProgress, SyncReport
 from kb_lsp.store import FileRecord, NewChunk, Store
-from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot, read_markdown
+from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ class Indexer:
     ) -> _Pending | None:
         """Read and chunk one changed file; None when its content did not change."""
         try:
-            raw, text = read_markdown(entry.abs_path)
+            raw, text = self.workspace.read(entry.path)
         except UnreadableFile as err:
             skipped.append(Skipped(entry.path, err.reason))
             if entry.path in manifest:

@@ -267,6 +267,14 @@ class KnowledgeBase:
         index, relative = self._locate(path)
         return index.workspace.resolve_inside(relative)
 
+    def read_text(self, path: str) -> str:
+        """The text of a workspace file as it is on disk now, read from one confined
+        descriptor (`WorkspaceRoot.read`: a regular file inside its root, within
+        `kb.maxFileSize`). Raises `PathOutsideWorkspace` or `UnreadableFile`."""
+        index, relative = self._locate(path)
+        index.workspace.resolve_inside(relative)  # its message for `..` and absolute paths
+        return index.workspace.read(relative)[1]
+
     def display_path(self, absolute: Path) -> str | None:
         """The workspace path of an absolute path, or None when it is outside every root."""
         for index in self._snapshot():

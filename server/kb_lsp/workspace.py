@@ -20,8 +20,13 @@ Rules, in the order they are applied:
   repository's top and the root apply as well. `.gitignore` files are honoured even when
   there is no repository at all: people copy them around and expect them to count.
 * Files larger than `kb.maxFileSize` are reported as `Skipped` with a reason; so are
-  symbolic links that point out of the root. Binary and undecodable files are reported
-  by `read_markdown`, which the indexer calls anyway (no point reading a file twice).
+  symbolic links (to files or folders) that point out of the root, and named pipes,
+  sockets and devices. Binary and undecodable files are reported by `read`, which the
+  indexer calls anyway (no point reading a file twice).
+* Reading (`read`, `read_confined`) never trusts the scan: the file is opened once,
+  without following a final link, and the open descriptor is what is checked (a regular
+  file, inside the root, within the size limit) and read. A file swapped for a link to
+  a file outside the workspace between the scan and the read is refused, not read.
 * Symbolic links: a linked file is followed when its target is inside the root (its path
   is the link's path). A linked directory is followed when its target is inside the root
   and has not been walked already; real directories are walked first, so a link never
@@ -34,9 +39,11 @@ Paths handed around are `/`-separated and relative to the root.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -44,6 +51,11 @@ from pathlib import Path, PurePosixPath
 from pathspec import GitIgnoreSpec
 
 from kb_lsp.config import Settings
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +182,10 @@ def _human_size(size: int) -> str:
     return f"{size} bytes"
 
 
+def _too_large(limit: int, size: int) -> str:
+    return f"larger than the {_human_size(limit)} size limit ({_human_size(size)})"
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -263,6 +279,10 @@ class WorkspaceRoot:
                     subdirs.append((Path(entry.path), rel, chain))
                 elif _inside(os.path.realpath(entry.path), self._root_str):
                     linked.append((Path(entry.path), rel, chain))
+                else:
+                    result.skipped.append(
+                        Skipped(rel + "/", "symbolic link to a folder outside the workspace")
+                    )
                 continue
             found = self._file(Path(entry.path), rel, chain, is_link)
             if isinstance(found, FileEntry):
@@ -296,14 +316,12 @@ class WorkspaceRoot:
             return Skipped(rel, "permission denied")
         except OSError as err:
             return Skipped(rel, f"could not be read ({err.strerror})")
-        if not stat.S_ISREG(st.st_mode):
-            return None
+        reason = _not_regular(st.st_mode)
+        if reason is not None:
+            return Skipped(rel, reason)
         limit = self.settings.max_file_size
         if st.st_size > limit:
-            return Skipped(
-                rel,
-                f"larger than the {_human_size(limit)} size limit ({_human_size(st.st_size)})",
-            )
+            return Skipped(rel, _too_large(limit, st.st_size))
         return FileEntry(self.root, rel, self.root / rel, st.st_size, st.st_mtime_ns)
 
     # --- .gitignore files -----------------------------------------------------------------
@@ -426,6 +444,17 @@ class WorkspaceRoot:
 
     # --- confinement ----------------------------------------------------------------------
 
+    def read(self, rel: str) -> tuple[bytes, str]:
+        """The bytes and text of the file at root-relative `rel`, read by `read_confined`:
+        one descriptor, checked to be a regular file inside the root and within
+        `kb.maxFileSize`. Raises `UnreadableFile` (and `PathOutsideWorkspace` for a path
+        that leaves the root as written)."""
+        joined = os.path.normpath(os.path.join(self._root_str, rel))
+        if os.path.isabs(rel) or not _inside(joined, self._root_str):
+            raise PathOutsideWorkspace(f"{rel!r} is outside the workspace")
+        data = read_confined(Path(joined), self.root, self.settings.max_file_size)
+        return data, decode_markdown(data)
+
     def resolve_inside(self, user_path: str) -> Path:
         """The real absolute path of a root-relative path (`payments/mexico.md`, `./a.md`;
         '' and '.' are the root itself). Raises `PathOutsideWorkspace` for an absolute
@@ -451,29 +480,159 @@ class WorkspaceRoot:
         return Path(real)
 
 
-def read_markdown(abs_path: Path) -> tuple[bytes, str]:
-    """The file's bytes and its text (UTF-8, an optional BOM dropped).
+# O_NOFOLLOW refuses a link as the last component; O_NONBLOCK makes opening a FIFO return
+# at once (it is then refused by fstat) instead of waiting for a writer.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+# What opening a link with O_NOFOLLOW fails with (FreeBSD says EMLINK).
+_ELOOP = {errno.ELOOP, errno.EMLINK}
 
-    Raises `UnreadableFile` with the reason "binary file", "not valid UTF-8",
-    "permission denied", "deleted while reading" or another `could not be read (...)`.
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode cannot be indexed; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "not a regular file (a named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "not a regular file (a socket)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "not a regular file (a device)"
+    return "not a regular file"
+
+
+def _descriptor_path(fd: int) -> str | None:
+    """Where the open file `fd` is, as the kernel sees it (None when it cannot say)."""
+    proc = f"/proc/self/fd/{fd}"
+    if os.path.islink(proc):
+        try:
+            return os.readlink(proc)
+        except OSError:
+            return None
+    get_path = getattr(fcntl, "F_GETPATH", None) if fcntl is not None else None
+    if get_path is not None:  # macOS
+        try:
+            raw = fcntl.fcntl(fd, get_path, b"\0" * 1024)
+        except OSError:
+            return None
+        return os.fsdecode(raw.split(b"\0", 1)[0])
+    return None
+
+
+def _check_confined(fd: int, st: os.stat_result, path: Path, root: Path) -> None:
+    """Raise `UnreadableFile` unless the open file `fd` is inside `root` (resolved).
+
+    Checked on the descriptor, not on the path: whatever the path became between the
+    scan and the open (a link, a linked folder), what was opened is what is judged."""
+    where = _descriptor_path(fd)
+    if where is not None:
+        if where.endswith(" (deleted)"):
+            raise UnreadableFile("deleted while reading")
+        if not _inside(where, str(root)):
+            raise UnreadableFile("symbolic link to a file outside the workspace")
+        return
+    # No way to ask the kernel: the file the path leads to now must be the one opened.
+    real = os.path.realpath(path)
+    try:
+        now = os.stat(real)
+    except OSError:
+        raise UnreadableFile("deleted while reading") from None
+    if not _inside(real, str(root)) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        raise UnreadableFile("symbolic link to a file outside the workspace")
+
+
+def _open_error(err: OSError) -> UnreadableFile:
+    if isinstance(err, FileNotFoundError):
+        return UnreadableFile("deleted while reading")
+    if isinstance(err, PermissionError):
+        return UnreadableFile("permission denied")
+    if isinstance(err, IsADirectoryError):
+        return UnreadableFile("a folder, not a file")
+    return UnreadableFile(f"could not be read ({err.strerror or err})")
+
+
+def read_confined(path: Path, root: Path, max_size: int) -> bytes:
+    """The bytes of the regular file at `path`, which must be inside `root` (resolved).
+
+    One descriptor is opened without following a final link (a link inside the root is
+    opened at its target), checked with `fstat` (a regular file within `max_size`) and
+    with the kernel's idea of where it is (inside `root`), and read: nothing a racing
+    process does to the path in between changes what is read. Raises `UnreadableFile`.
     """
     try:
-        with open(abs_path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        raise UnreadableFile("deleted while reading") from None
-    except PermissionError:
-        raise UnreadableFile("permission denied") from None
-    except IsADirectoryError:
-        raise UnreadableFile("a folder, not a file") from None
+        try:
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError as err:
+            if err.errno not in _ELOOP:
+                raise
+            # The path is a link: follow it only to a place inside the root.
+            target = os.path.realpath(path)
+            if not _inside(target, str(root)):
+                raise UnreadableFile("symbolic link to a file outside the workspace") from None
+            fd = os.open(target, _OPEN_FLAGS)
+    except UnreadableFile:
+        raise
     except OSError as err:
-        raise UnreadableFile(f"could not be read ({err.strerror or err})") from None
+        if err.errno in _ELOOP:  # still a link: it is being swapped under us
+            raise UnreadableFile("changed while reading (a symbolic link)") from None
+        raise _open_error(err) from None
+    try:
+        st = os.fstat(fd)
+        reason = _not_regular(st.st_mode)
+        if reason is not None:
+            raise UnreadableFile(reason)
+        if st.st_size > max_size:
+            raise UnreadableFile(_too_large(max_size, st.st_size))
+        _check_confined(fd, st, path, root)
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # the file may grow after fstat: never read past the limit
+            chunk = os.read(fd, min(_MIB, max_size + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_size:
+                raise UnreadableFile(_too_large(max_size, size))
+        return b"".join(chunks)
+    except OSError as err:
+        raise _open_error(err) from None
+    finally:
+        os.close(fd)
+
+
+def decode_markdown(data: bytes) -> str:
+    """The text of a Markdown file's bytes (UTF-8, an optional BOM dropped).
+
+    Raises `UnreadableFile` with "binary file" or "not valid UTF-8 (…)"."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise UnreadableFile("not valid UTF-8 (it looks like UTF-16)")
     if b"\x00" in data:
         raise UnreadableFile("binary file")
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UnreadableFile("not valid UTF-8") from None
-    return data, text
+
+
+def read_markdown(
+    abs_path: Path, root: Path | None = None, max_size: int | None = None
+) -> tuple[bytes, str]:
+    """The file's bytes and its text, read by `read_confined` (inside `root`, by default
+    the file's own folder, and within `max_size`, by default no limit).
+
+    Raises `UnreadableFile` with the reason "binary file", "not valid UTF-8",
+    "permission denied", "deleted while reading", "not a regular file (…)", "symbolic
+    link to a file outside the workspace" or another `could not be read (...)`.
+    """
+    if root is None:
+        root = Path(os.path.realpath(Path(abs_path).parent))
+    data = read_confined(Path(abs_path), root, sys.maxsize if max_size is None else max_size)
+    return data, decode_markdown(data)

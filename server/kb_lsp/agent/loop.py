@@ -65,6 +65,7 @@ from kb_lsp.protocol import (
     StopReason,
     SummarizeResponse,
 )
+from kb_lsp.workspace import UnreadableFile
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +225,8 @@ class Agent:
         except (LlmUnreachable, ModelNotFound) as err:
             log.info("summary of %s is extractive: %s", info.path, err)
             summary = self.summarizer.extractive(info)
+        except UnreadableFile as err:
+            raise InvalidInput(f"{info.path} cannot be read now: {err.reason}.") from err
         return SummarizeResponse(
             path=info.path,
             summary=summary.text,

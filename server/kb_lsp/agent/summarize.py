@@ -43,8 +43,9 @@ class Summary:
 
 
 def read_lines(kb: KnowledgeBase, path: str) -> list[str]:
-    """The file's lines from disk (confined by `kb.resolve`); undecodable bytes replaced."""
-    return kb.resolve(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    """The file's lines from disk, read confined (`KnowledgeBase.read_text`); raises
+    `UnreadableFile` for a file that is no longer a readable regular file in the workspace."""
+    return kb.read_text(path).splitlines()
 
 
 class Summarizer:

@@ -26,7 +26,7 @@ from kb_lsp.agent.usage import Meter
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.llm import LlmCancelled, LlmError
 from kb_lsp.protocol import Range, SearchHit, Source
-from kb_lsp.workspace import PathOutsideWorkspace
+from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,9 @@ class Toolbox:
             raise
         except ToolError as err:
             return ToolOutput(f"ERROR: {err}", f"Error: {err}", error=True)
+        except UnreadableFile as err:
+            message = f"{name}: the file cannot be read now ({err.reason})."
+            return ToolOutput(f"ERROR: {message}", f"Error: {message}", error=True)
         except LlmError as err:
             return ToolOutput(f"ERROR: {err}", f"Error: {err}", error=True)
         except Exception as err:  # a tool bug must not end the conversation
