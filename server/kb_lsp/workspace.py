@@ -186,6 +186,15 @@ def _too_large(limit: int, size: int) -> str:
     return f"larger than the {_human_size(limit)} size limit ({_human_size(size)})"
 
 
+def _real(path: str | Path) -> str:
+    """`os.path.realpath`, which raises when a link is swapped while it is resolved
+    (readlink of what just stopped being a link): then "", which is inside nothing."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return ""
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -277,7 +286,7 @@ class WorkspaceRoot:
                     continue
                 if not is_link:
                     subdirs.append((Path(entry.path), rel, chain))
-                elif _inside(os.path.realpath(entry.path), self._root_str):
+                elif _inside(_real(entry.path), self._root_str):
                     linked.append((Path(entry.path), rel, chain))
                 else:
                     result.skipped.append(
@@ -305,7 +314,7 @@ class WorkspaceRoot:
             return None
         if self.settings.respect_gitignore and _is_ignored(chain, rel):
             return None
-        if is_link and not _inside(os.path.realpath(abs_path), self._root_str):
+        if is_link and not _inside(_real(abs_path), self._root_str):
             return Skipped(rel, "symbolic link to a file outside the workspace")
         try:
             st = os.stat(abs_path)
@@ -539,7 +548,7 @@ def _check_confined(fd: int, st: os.stat_result, path: Path, root: Path) -> None
             raise UnreadableFile("symbolic link to a file outside the workspace")
         return
     # No way to ask the kernel: the file the path leads to now must be the one opened.
-    real = os.path.realpath(path)
+    real = _real(path)
     try:
         now = os.stat(real)
     except OSError:
@@ -573,7 +582,10 @@ def read_confined(path: Path, root: Path, max_size: int) -> bytes:
             if err.errno not in _ELOOP:
                 raise
             # The path is a link: follow it only to a place inside the root.
-            target = os.path.realpath(path)
+            try:
+                target = os.path.realpath(path)
+            except OSError:
+                raise UnreadableFile("changed while reading (a symbolic link)") from None
             if not _inside(target, str(root)):
                 raise UnreadableFile("symbolic link to a file outside the workspace") from None
             fd = os.open(target, _OPEN_FLAGS)
