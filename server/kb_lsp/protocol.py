@@ -10,9 +10,10 @@ Everything here is plain pydantic: this module must not import pygls or lsprotoc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pathspec import GitIgnoreSpec
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 # --- method, notification and command names -------------------------------------------
 
@@ -38,6 +39,8 @@ COMMANDS = {name.replace("/", "."): name for name in REQUESTS}
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
+MAX_PATH_CHARS = 4096
+MAX_PATHS = 64
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
@@ -62,7 +65,25 @@ class _Payload(BaseModel):
 
 class _Params(_Payload):
     # Unknown keys are ignored rather than refused, so a newer client still works.
+    # Numbers and flags are strict (`StrictInt`, `StrictBool`): `limit: true` or
+    # `full: 1` is refused, not read as 1 or true (a unit test checks every params model).
     model_config = ConfigDict(populate_by_name=True, extra="ignore", str_strip_whitespace=True)
+
+
+def _valid_glob(glob: str) -> str:
+    try:
+        GitIgnoreSpec.from_lines([glob])
+    except Exception as err:  # pathspec raises several types for a pattern it refuses
+        raise ValueError(f"{glob!r} is not a valid glob ({err})") from None
+    return glob
+
+
+# A gitignore-style glob, checked when it arrives rather than when a search compiles it.
+Glob = Annotated[str, Field(max_length=MAX_PATH_CHARS), AfterValidator(_valid_glob)]
+# A workspace path as a client gives it.
+PathText = Annotated[str, Field(max_length=MAX_PATH_CHARS)]
+# The number of an entry in a numbered list: lists have at most MAX_LIMIT entries.
+ResultNumber = Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT)]
 
 
 # --- shared shapes ------------------------------------------------------------------------
@@ -130,8 +151,8 @@ class SkippedFile(_Payload):
 
 class SearchParams(_Params):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
-    paths: list[str] | None = None
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
+    paths: list[Glob] | None = Field(default=None, max_length=MAX_PATHS)
     mode: SearchMode = "hybrid"
     # The metadata filter language (`tag:x -status:draft modified>2026-10-01`).
     filter: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
@@ -169,7 +190,7 @@ class SearchResponse(_Payload):
 
 
 class OpenResultParams(_Params):
-    n: int = Field(ge=1)
+    n: ResultNumber
 
 
 class OpenResultResponse(_Payload):
@@ -183,9 +204,9 @@ class OpenResultResponse(_Payload):
 
 class AskParams(_Params):
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4)
-    file: str | None = None
-    n: int | None = Field(default=None, ge=1)
-    conversation_id: str | None = Field(default=None, alias="conversationId")
+    file: PathText | None = None
+    n: ResultNumber | None = None
+    conversation_id: str | None = Field(default=None, alias="conversationId", max_length=200)
 
 
 class Source(_Payload):
@@ -230,8 +251,8 @@ class AskEvent(_Payload):
 
 
 class SummarizeParams(_Params):
-    file: str | None = None
-    n: int | None = Field(default=None, ge=1)
+    file: PathText | None = None
+    n: ResultNumber | None = None
 
 
 class SummarizeResponse(_Payload):
@@ -245,11 +266,11 @@ class SummarizeResponse(_Payload):
 
 
 class RelatedParams(_Params):
-    uri: str | None = None
-    path: str | None = None
-    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
+    uri: PathText | None = None
+    path: PathText | None = None
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     # Leave out files the given file already links to.
-    exclude_linked: bool = Field(default=False, alias="excludeLinked")
+    exclude_linked: StrictBool = Field(default=False, alias="excludeLinked")
 
 
 class RelatedResponse(_Payload):
@@ -287,7 +308,7 @@ class StatusParams(_Params):
 
 
 class ReindexParams(_Params):
-    full: bool = False
+    full: StrictBool = False
 
 
 def dump(model: BaseModel) -> dict[str, Any]:
