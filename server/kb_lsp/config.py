@@ -1,24 +1,99 @@
-"""Every setting of kb-lsp, with its default, in one pydantic model.
+"""Every setting of kb-lsp, with its default and its description, in one pydantic model.
 
-Settings arrive from several places — LSP `initializationOptions`, `workspace/configuration`
-(section `kb`), CLI flags and `KB_*` environment variables — as nested dicts whose keys
-are the VS Code setting names without the `kb.` prefix (`chunkSize`, `ollama.host`).
-`load_settings` merges them (later sources win) and validates. A value that is wrong does
-not stop anything: it is dropped, the default is used, and one message per problem says
-which setting, what was wrong and what is used instead.
+Settings arrive from several places — `KB_*` environment variables, LSP
+`initializationOptions`, `workspace/configuration` (section `kb`) or
+`workspace/didChangeConfiguration`, CLI flags — as nested dicts whose keys are the VS Code
+setting names without the `kb.` prefix (`chunkSize`, `ollama.host`). `load_settings`
+layers them (later sources win) and validates each layer on top of the ones below it: a
+value that is wrong does not stop anything and does not wipe out a good value from a
+lower source — it is dropped, the value below it is kept, and one message per problem
+says which setting, what was wrong and what is used instead.
+
+This module is also the truth for the editor: each setting's `Field(description=…)` and
+`json_schema_extra=ui(…)` (order, group, scope, …) become the VS Code extension's
+`contributes.configuration` and the README's settings table (`python -m kb_lsp.codegen`).
 """
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_validator,
+)
+from pydantic.fields import FieldInfo
 
 DEFAULT_INCLUDE = ["**/*.md", "**/*.markdown"]
 MIB = 1024 * 1024
+
+# --- what the editor needs to know about a setting ------------------------------------------
+
+# VS Code's configuration scopes (where a value may be set).
+Scope = Literal["application", "machine", "machine-overridable", "window", "resource"]
+
+# The settings editor shows one section per group, in this order (`contributes.configuration`
+# categories). A new setting joins the group a user would look in.
+GROUPS: dict[str, str] = {
+    "start": "Server and model",
+    "search": "Search and questions",
+    "files": "Files",
+    "advanced": "Advanced",
+}
+Group = Literal["start", "search", "files", "advanced"]
+
+
+def ui(
+    order: int,
+    group: Group,
+    *,
+    scope: Scope = "window",
+    restricted: bool = False,
+    env: str | None = None,
+    enum_descriptions: Sequence[str] = (),
+    client_only: bool = False,
+) -> dict[str, JsonValue]:
+    """A setting's place in the editor, for `Field(json_schema_extra=ui(…))`.
+
+    `order`: position in the settings editor (unique; gaps left for new settings).
+    `restricted`: in an untrusted workspace VS Code ignores the workspace's value (an
+    executable, a host that receives documents, a folder written to).
+    `env`: the `KB_*` variable that sets it too. `client_only`: read by the editor
+    extension, not by the server.
+    """
+    meta: dict[str, JsonValue] = {"order": order, "group": group, "scope": scope}
+    if restricted:
+        meta["restricted"] = True
+    if env:
+        meta["env"] = env
+    if enum_descriptions:
+        meta["enumDescriptions"] = list(enum_descriptions)
+    if client_only:
+        meta["clientOnly"] = True
+    return meta
+
+
+def _blank_is_unset(value: Any) -> Any:
+    """An empty text box in the settings editor means "not set"."""
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+# A text setting that may be unset: `None` on the server, an empty string in the editor.
+OptionalText = Annotated[str | None, BeforeValidator(_blank_is_unset)]
+
+
+# --- the settings ---------------------------------------------------------------------------
 
 
 class _Section(BaseModel):
@@ -26,28 +101,124 @@ class _Section(BaseModel):
 
 
 class EmbedderSettings(_Section):
-    # "minilm": all-MiniLM-L6-v2 in-process on onnxruntime (default, needs nothing running).
-    # "ollama": Ollama's /api/embed with `model`.
-    provider: Literal["minilm", "ollama"] = "minilm"
-    model: str = "nomic-embed-text"
-    # A user's own ONNX sentence-transformer: a folder with model.onnx + tokenizer.json.
-    model_path: str | None = Field(default=None, alias="modelPath")
-    batch_size: int = Field(default=32, ge=1, le=512, alias="batchSize")
+    provider: Literal["minilm", "ollama"] = Field(
+        default="minilm",
+        description="What turns passages into vectors. Changing it rebuilds the vectors.",
+        json_schema_extra=ui(
+            320,
+            "advanced",
+            env="KB_EMBEDDER",
+            enum_descriptions=(
+                "all-MiniLM-L6-v2 in-process on onnxruntime: nothing to run or download.",
+                "Ollama's embed API with `kb.embedder.model`.",
+            ),
+        ),
+    )
+    model: str = Field(
+        default="nomic-embed-text",
+        description="The Ollama embedding model, when `kb.embedder.provider` is `ollama`.",
+        json_schema_extra=ui(330, "advanced"),
+    )
+    model_path: OptionalText = Field(
+        default=None,
+        alias="modelPath",
+        description=(
+            "A folder with your own ONNX sentence-transformer (`model.onnx` + "
+            "`tokenizer.json`), used instead of the bundled MiniLM. Empty: the bundled model."
+        ),
+        json_schema_extra=ui(
+            340,
+            "advanced",
+            scope="machine-overridable",
+            restricted=True,
+            env="KB_EMBEDDER_MODEL_PATH",
+        ),
+    )
+    batch_size: int = Field(
+        default=32,
+        ge=1,
+        le=512,
+        alias="batchSize",
+        description="Passages embedded per batch while indexing.",
+        json_schema_extra=ui(350, "advanced"),
+    )
 
 
 class SearchSettings(_Section):
-    limit: int = Field(default=10, ge=1, le=100)
-    # Minimum fused relevance for a file to be listed; chosen by bench/quality (README).
-    threshold: float = Field(default=0.3, ge=0.0, le=1.0)
-    mode: Literal["hybrid", "semantic", "keyword"] = "hybrid"
+    mode: Literal["hybrid", "semantic", "keyword"] = Field(
+        default="hybrid",
+        description="How a search finds files.",
+        json_schema_extra=ui(
+            110,
+            "search",
+            enum_descriptions=(
+                "Vectors and full text, fused: finds both the words and the meaning.",
+                "Vectors only: the meaning, not the exact words.",
+                "Full text only (SQLite FTS5): the exact words.",
+            ),
+        ),
+    )
+    limit: int = Field(
+        default=10,
+        ge=1,
+        le=100,
+        description="How many files a search lists at most.",
+        json_schema_extra=ui(120, "search"),
+    )
+    # The default was chosen by bench/quality (README, "Search").
+    threshold: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Minimum relevance (0–1) for a file to be listed. Lower lists more, "
+            "less relevant files."
+        ),
+        json_schema_extra=ui(130, "search", env="KB_SEARCH_THRESHOLD"),
+    )
 
 
 class OllamaSettings(_Section):
-    host: str = "http://127.0.0.1:11434"
-    model: str = "qwen2.5:7b"
-    timeout: float = Field(default=120.0, gt=0, le=3600)
-    num_ctx: int = Field(default=8192, ge=512, le=262144, alias="numCtx")
-    keep_alive: str = Field(default="10m", alias="keepAlive")
+    host: str = Field(
+        default="http://127.0.0.1:11434",
+        description=(
+            "The Ollama server that answers questions and writes summaries "
+            "(`OLLAMA_HOST` is honoured too)."
+        ),
+        json_schema_extra=ui(20, "start", restricted=True, env="KB_OLLAMA_HOST"),
+    )
+    model: str = Field(
+        default="qwen2.5:7b",
+        description=(
+            "The Ollama chat model; one that supports tool calls works best. "
+            "Pull it with `ollama pull NAME`."
+        ),
+        json_schema_extra=ui(30, "start", env="KB_OLLAMA_MODEL"),
+    )
+    timeout: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Seconds to wait for Ollama before a request fails.",
+        json_schema_extra=ui(390, "advanced"),
+    )
+    num_ctx: int = Field(
+        default=8192,
+        ge=512,
+        le=262144,
+        alias="numCtx",
+        description="The model's context window, in tokens (Ollama's `num_ctx`).",
+        json_schema_extra=ui(400, "advanced"),
+    )
+    keep_alive: str = Field(
+        default="10m",
+        alias="keepAlive",
+        description=(
+            "How long Ollama keeps the model loaded after a request (Ollama's `keep_alive`, "
+            "e.g. `10m`, `1h`, `0` to unload at once)."
+        ),
+        json_schema_extra=ui(410, "advanced"),
+    )
 
     @field_validator("host")
     @classmethod
@@ -61,34 +232,200 @@ class OllamaSettings(_Section):
 
 
 class AgentSettings(_Section):
-    max_steps: int = Field(default=7, ge=1, le=50, alias="maxSteps")
+    max_steps: int = Field(
+        default=7,
+        ge=1,
+        le=50,
+        alias="maxSteps",
+        description="The most tool-calling steps the model may take for one question.",
+        json_schema_extra=ui(140, "search", env="KB_AGENT_MAX_STEPS"),
+    )
 
 
 class ChromaSettings(_Section):
-    # A Chroma server (`chromadb.HttpClient`) instead of the local persistent store.
-    url: str | None = None
+    url: OptionalText = Field(
+        default=None,
+        description=(
+            "A Chroma server (e.g. `http://chroma:8000`) that keeps the vectors instead of "
+            "the local store: a team's shared knowledge base. Empty: the local store."
+        ),
+        json_schema_extra=ui(380, "advanced", restricted=True, env="KB_CHROMA_URL"),
+    )
+
+
+class ServerSettings(_Section):
+    python: OptionalText = Field(
+        default=None,
+        description=(
+            "Python interpreter that runs the server (`python -m kb_lsp`). Empty: the Python "
+            "extension's active interpreter when it is installed, else `python3`. The "
+            "interpreter needs the `kb-lsp` package (`pip install kb-lsp`). In a remote "
+            "window (SSH, WSL, containers, code-server) set it in the *Remote* settings."
+        ),
+        json_schema_extra=ui(
+            10, "start", scope="machine-overridable", restricted=True, client_only=True
+        ),
+    )
 
 
 class Settings(_Section):
-    include: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE))
-    exclude: list[str] = Field(default_factory=list)
-    respect_gitignore: bool = Field(default=True, alias="respectGitignore")
-    max_file_size: int = Field(default=2 * MIB, ge=1, alias="maxFileSize")
-    chunk_size: int = Field(default=800, ge=100, le=20000, alias="chunkSize")
-    chunk_overlap: int = Field(default=200, ge=0, le=10000, alias="chunkOverlap")
-    storage: str | None = None
-    reconcile_seconds: float = Field(default=300.0, ge=5, alias="reconcileSeconds")
-    debounce_ms: int = Field(default=300, ge=0, le=10000, alias="debounceMs")
+    include: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_INCLUDE),
+        description=(
+            "Glob patterns (gitignore style, relative to a workspace folder) of the files "
+            "that belong to the knowledge base."
+        ),
+        json_schema_extra=ui(210, "files"),
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description=(
+            "More glob patterns of files to leave out (`.git`, `node_modules`, virtual "
+            "environments, build output and `.gitignore`d files always are)."
+        ),
+        json_schema_extra=ui(220, "files"),
+    )
+    respect_gitignore: bool = Field(
+        default=True,
+        alias="respectGitignore",
+        description="Leave out the files that `.gitignore` ignores.",
+        json_schema_extra=ui(230, "files"),
+    )
+    max_file_size: int = Field(
+        default=2 * MIB,
+        ge=1,
+        alias="maxFileSize",
+        description="Files larger than this many bytes are skipped (the reason is in the status).",
+        json_schema_extra=ui(240, "files"),
+    )
+    chunk_size: int = Field(
+        default=800,
+        ge=100,
+        le=20000,
+        alias="chunkSize",
+        description="Target size of an indexed passage, in characters.",
+        json_schema_extra=ui(360, "advanced"),
+    )
+    chunk_overlap: int = Field(
+        default=200,
+        ge=0,
+        le=10000,
+        alias="chunkOverlap",
+        description="Characters shared by neighbouring passages.",
+        json_schema_extra=ui(370, "advanced"),
+    )
+    storage: OptionalText = Field(
+        default=None,
+        description=(
+            "The folder where the index is kept. Empty: the editor's storage for this "
+            "workspace (VS Code), else `$XDG_CACHE_HOME/kb-lsp` (`~/.cache/kb-lsp`)."
+        ),
+        json_schema_extra=ui(
+            310, "advanced", scope="machine-overridable", restricted=True, env="KB_STORAGE"
+        ),
+    )
+    reconcile_seconds: float = Field(
+        default=300.0,
+        ge=5,
+        alias="reconcileSeconds",
+        description=(
+            "Seconds between full checks of the workspace against the index (catches "
+            "changes the file watcher missed)."
+        ),
+        json_schema_extra=ui(430, "advanced"),
+    )
+    debounce_ms: int = Field(
+        default=300,
+        ge=0,
+        le=10000,
+        alias="debounceMs",
+        description="Milliseconds of quiet after a file changes on disk before it is reindexed.",
+        json_schema_extra=ui(420, "advanced"),
+    )
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("include", "exclude")
     @classmethod
     def _globs_are_strings(cls, value: list[str]) -> list[str]:
         return [glob.strip() for glob in value if glob.strip()]
+
+
+# --- walking the model ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SettingField:
+    """One leaf setting: `key` is its dotted wire name without `kb.` (`ollama.numCtx`)."""
+
+    key: str
+    path: tuple[str, ...]  # the wire names, one per level
+    info: FieldInfo
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        extra = self.info.json_schema_extra
+        return dict(extra) if isinstance(extra, dict) else {}
+
+    @property
+    def default(self) -> Any:
+        return self.info.get_default(call_default_factory=True)
+
+
+def _wire_name(name: str, info: FieldInfo) -> str:
+    return info.alias or name
+
+
+def _section_model(info: FieldInfo) -> type[_Section] | None:
+    annotation = info.annotation
+    if isinstance(annotation, type) and issubclass(annotation, _Section):
+        return annotation
+    return None
+
+
+def setting_fields(
+    model: type[_Section] = Settings, prefix: tuple[str, ...] = ()
+) -> Iterator[SettingField]:
+    """Every leaf setting, depth first in declaration order."""
+    for name, info in model.model_fields.items():
+        path = (*prefix, _wire_name(name, info))
+        section = _section_model(info)
+        if section is not None:
+            yield from setting_fields(section, path)
+        else:
+            yield SettingField(".".join(path), path, info)
+
+
+def _setting_path(loc: tuple[int | str, ...]) -> tuple[str, ...]:
+    """The part of a validation error's location that names a setting or a section."""
+    model: type[_Section] | None = Settings
+    path: list[str] = []
+    for part in loc:
+        if model is None or not isinstance(part, str):
+            break
+        fields = {_wire_name(n, i): i for n, i in model.model_fields.items()}
+        fields.update(model.model_fields)  # python names are accepted too
+        info = fields.get(part)
+        if info is None:
+            break
+        path.append(part)
+        model = _section_model(info)
+    return tuple(path)
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of settings, named for the messages ("workspace settings")."""
+
+    name: str
+    values: object
 
 
 @dataclass
@@ -101,7 +438,7 @@ class LoadedSettings:
         """One message for the user covering every problem, or None."""
         if not self.problems:
             return None
-        return "kb-lsp: some settings are invalid, defaults used: " + "; ".join(self.problems)
+        return "kb-lsp: some settings are invalid and were not applied: " + "; ".join(self.problems)
 
 
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,10 +454,19 @@ def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _expand_dotted(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Accept both `{"ollama": {"host": …}}` and `{"ollama.host": …}` (and a `kb.` prefix)."""
+    """Accept `{"ollama": {"host": …}}`, `{"ollama.host": …}`, a `kb.` prefix and `{"kb": {…}}`.
+
+    Unset values (null, an empty string) are left out, so a lower source's value stands.
+    """
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        key = key.removeprefix("kb.")
+        key = str(key).removeprefix("kb.")
+        value = _blank_is_unset(value)
+        if value is None:
+            continue
+        if key == "kb" and isinstance(value, Mapping):  # `{"kb": {…}}`, as pushed by clients
+            out = _merge(out, _expand_dotted(value))
+            continue
         node = out
         parts = key.split(".")
         for part in parts[:-1]:
@@ -136,74 +482,112 @@ def _expand_dotted(raw: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _drop(data: dict[str, Any], loc: tuple[int | str, ...]) -> None:
+_MISSING = object()
+
+
+def _get(data: Mapping[str, Any], path: Sequence[str]) -> Any:
     node: Any = data
-    for part in loc[:-1]:
-        if isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        elif not isinstance(node, dict) or part not in node:
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _restore(candidate: dict[str, Any], below: Mapping[str, Any], path: Sequence[str]) -> None:
+    """Put back at `path` what the lower sources had there (or nothing)."""
+    if not path:
+        candidate.clear()
+        candidate.update(copy.deepcopy(dict(below)))
+        return
+    node: Any = candidate
+    for part in path[:-1]:
+        if not isinstance(node, dict) or not isinstance(node.get(part), dict):
             return
-        else:
-            node = node[part]
-    last = loc[-1] if loc else None
-    if isinstance(node, dict) and last in node:
-        del node[last]
-    elif isinstance(node, list) and isinstance(last, int) and last < len(node):
-        # One bad glob in a list: drop the whole list, the user sees which setting.
-        _drop(data, loc[:-1])
+        node = node[part]
+    previous = _get(below, path)
+    if previous is _MISSING:
+        node.pop(path[-1], None)
+    else:
+        node[path[-1]] = copy.deepcopy(previous)
 
 
-def _setting_name(loc: tuple[int | str, ...]) -> str:
-    return "kb." + ".".join(str(part) for part in loc if not isinstance(part, int))
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _value_in(settings: Settings, path: Sequence[str]) -> Any:
+    node: Any = settings.model_dump(by_alias=True)
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def load_settings(*sources: Mapping[str, Any] | Layer | None) -> LoadedSettings:
+    """Layer `sources` (lowest first, later wins) into `Settings`.
+
+    A non-object source is ignored as a whole. Within a source, an invalid value is
+    dropped and the value below it (an earlier source's, else the default) is kept.
+    """
+    layers = [
+        source if isinstance(source, Layer) else Layer("", source)
+        for source in sources
+        if source is not None
+    ]
+    problems: list[str] = []
+    below: dict[str, Any] = {}
+    for layer in layers:
+        where = f" in {layer.name}" if layer.name else ""
+        if layer.values is None:
+            continue
+        if not isinstance(layer.values, Mapping):
+            problems.append(
+                f"settings{where} must be an object, got {type(layer.values).__name__}: ignored"
+            )
+            continue
+        candidate = _merge(below, _expand_dotted(layer.values))
+        failed: dict[tuple[str, ...], str] = {}
+        for _ in range(100):  # each round puts back at least one value from below
+            try:
+                kept = Settings.model_validate(candidate)
+                break
+            except ValidationError as err:
+                round_failed: dict[tuple[str, ...], str] = {}
+                for error in err.errors():
+                    path = _setting_path(tuple(error["loc"]))
+                    if path in round_failed:
+                        continue
+                    given = _get(candidate, path) if path else layer.values
+                    name = "kb." + ".".join(path) if path else "settings"
+                    round_failed[path] = f"{name} = {_shown(given)}{where} ({error['msg']})"
+                for path in round_failed:
+                    _restore(candidate, below, path)
+                failed.update(round_failed)
+        else:  # values that are only wrong together: refuse the whole layer
+            failed[()] = f"settings{where} are inconsistent; ignored"
+            candidate = copy.deepcopy(below)
+            kept = Settings.model_validate(candidate)
+        for path, problem in failed.items():
+            used = _value_in(kept, path) if path else None
+            if path and not isinstance(used, dict):
+                problem += f": using {_shown(used)}"
+            elif path:
+                problem += ": ignored"
+            problems.append(problem)
+        below = candidate
+    return LoadedSettings(Settings.model_validate(below), problems)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Settings from `KB_*` variables: `KB_STORAGE`, `KB_OLLAMA_HOST`, `KB_CHROMA_URL`, …"""
+    """Settings from `KB_*` variables (`ui(env=…)` of each setting): `KB_STORAGE`, …"""
     environ = os.environ if environ is None else environ
-    names = {
-        "KB_STORAGE": "storage",
-        "KB_CHROMA_URL": "chroma.url",
-        "KB_OLLAMA_HOST": "ollama.host",
-        "KB_OLLAMA_MODEL": "ollama.model",
-        "KB_EMBEDDER": "embedder.provider",
-        "KB_EMBEDDER_MODEL_PATH": "embedder.modelPath",
-        "KB_SEARCH_THRESHOLD": "search.threshold",
-        "KB_AGENT_MAX_STEPS": "agent.maxSteps",
-    }
     raw: dict[str, Any] = {}
     # Ollama's own variable is honoured, below kb's own one.
     if environ.get("OLLAMA_HOST"):
         raw["ollama.host"] = environ["OLLAMA_HOST"]
-    for var, key in names.items():
-        if environ.get(var):
-            raw[key] = environ[var]
+    for setting in setting_fields():
+        var = setting.meta.get("env")
+        if isinstance(var, str) and environ.get(var):
+            raw[setting.key] = environ[var]
     return _expand_dotted(raw)
-
-
-def load_settings(*sources: Mapping[str, Any] | None) -> LoadedSettings:
-    """Merge `sources` (later wins) into `Settings`; invalid values fall back to defaults."""
-    merged: dict[str, Any] = {}
-    for source in sources:
-        if source is None:
-            continue
-        if not isinstance(source, Mapping):
-            return LoadedSettings(
-                Settings(),
-                [f"settings must be an object, got {type(source).__name__}"],
-            )
-        merged = _merge(merged, _expand_dotted(source))
-
-    problems: list[str] = []
-    for _ in range(50):
-        try:
-            return LoadedSettings(Settings.model_validate(merged), problems)
-        except ValidationError as err:
-            for error in err.errors():
-                loc = tuple(error["loc"])
-                given = error.get("input")
-                problems.append(f"{_setting_name(loc)} = {given!r}: {error['msg']}")
-                if loc:
-                    _drop(merged, loc)
-                else:
-                    merged = {}
-    return LoadedSettings(Settings(), [*problems, "too many invalid settings"])

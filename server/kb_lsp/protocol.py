@@ -1,7 +1,9 @@
 """The wire contract of DESIGN.md: method names and payload shapes, in one place.
 
 Both the engine (which builds results) and the LSP layer (which sends them) use these
-models; `vscode-extension/src/protocol.ts` mirrors them and a test keeps the two in step.
+models. The extension's `vscode-extension/src/protocol.ts` and the contract test's shapes
+are generated from this module (`python -m kb_lsp.codegen`; a test fails when they are
+stale): a model's docstring and `Field(description=…)` become its TSDoc.
 Params models validate what a client sends; their errors become `InvalidParams`
 messages, so every constraint below is worded for a person.
 
@@ -41,6 +43,12 @@ MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 MAX_PATH_CHARS = 4096
 MAX_PATHS = 64
+
+# JSON-RPC error codes the server answers with (DESIGN.md, "Errors").
+ERROR_CODES = {
+    "invalidParams": -32602,
+    "requestCancelled": -32800,
+}
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
@@ -309,6 +317,24 @@ class StatusParams(_Params):
 
 class ReindexParams(_Params):
     full: StrictBool = False
+
+
+# Each method's params and result, and each notification's params (the typed `request()`
+# of the extension is checked against these).
+REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
+    SEARCH: (SearchParams, SearchResponse),
+    OPEN_RESULT: (OpenResultParams, OpenResultResponse),
+    ASK: (AskParams, AskResponse),
+    SUMMARIZE: (SummarizeParams, SummarizeResponse),
+    STATUS: (StatusParams, IndexStatus),
+    REINDEX: (ReindexParams, IndexStatus),
+    RELATED: (RelatedParams, RelatedResponse),
+    SCHEMA: (SchemaParams, SchemaResponse),
+}
+NOTIFICATION_TYPES: dict[str, type[BaseModel]] = {
+    INDEX_CHANGED: IndexStatus,
+    ASK_EVENT: AskEvent,
+}
 
 
 def dump(model: BaseModel) -> dict[str, Any]:

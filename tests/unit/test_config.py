@@ -1,8 +1,19 @@
-"""Settings: defaults, merging, and invalid values that fall back with one message."""
+"""Settings: defaults, layering, and invalid values that fall back to the next valid source."""
 
 from __future__ import annotations
 
-from kb_lsp.config import Settings, env_settings, load_settings
+from kb_lsp.config import Layer, Settings, env_settings, load_settings
+
+
+def _layers(
+    environment: object = None, initialization: object = None, workspace: object = None
+) -> list[Layer]:
+    """The server's sources, lowest first, as it passes them."""
+    return [
+        Layer("the environment", environment),
+        Layer("initializationOptions", initialization),
+        Layer("workspace settings", workspace),
+    ]
 
 
 def test_defaults() -> None:
@@ -31,9 +42,9 @@ def test_invalid_values_fall_back_with_one_message() -> None:
         {
             "chunkSize": "big",
             "search": {"threshold": 7},
-            "include": ["**/*.md", 3],
+            "include": ["**/*.md", 3, 4],
             "embedder": {"provider": "word2vec"},
-            "ollama": {"host": "", "model": "qwen2.5:7b"},
+            "ollama": {"host": "   /", "model": "qwen2.5:7b"},
             "agent": {"maxSteps": 0},
         }
     )
@@ -46,25 +57,127 @@ def test_invalid_values_fall_back_with_one_message() -> None:
     assert settings.agent.max_steps == 7
     message = loaded.message or ""
     for name in (
-        "kb.chunkSize",
-        "kb.search.threshold",
-        "kb.include",
-        "kb.embedder.provider",
+        "kb.chunkSize = 'big'",
+        "kb.search.threshold = 7",
+        "kb.include = ['**/*.md', 3, 4]",
+        "kb.embedder.provider = 'word2vec'",
         "kb.ollama.host",
-        "kb.agent.maxSteps",
+        "kb.agent.maxSteps = 0",
     ):
         assert name in message
+    # One problem per setting, even when a list has several bad items.
+    assert len(loaded.problems) == 6
+    assert message.count("kb.include") == 1
+    assert "using 800" in message
 
 
-def test_settings_that_are_not_an_object() -> None:
-    loaded = load_settings(["not", "a", "dict"])  # type: ignore[arg-type]
-    assert loaded.settings == Settings()
-    assert "must be an object" in (loaded.message or "")
+# --- fail safe: each source falls back to the one below it ------------------------------------
+
+
+def test_bad_storage_in_the_workspace_keeps_initialization_storage() -> None:
+    loaded = load_settings(
+        *_layers(initialization={"storage": "/ext/store"}, workspace={"kb": {"storage": 5}})
+    )
+    assert loaded.settings.storage == "/ext/store"
+    assert loaded.problems == [
+        "kb.storage = 5 in workspace settings (Input should be a valid string): using '/ext/store'"
+    ]
+
+
+def test_kb_prefixed_dotted_keys_are_read_too() -> None:
+    loaded = load_settings({"kb.storage": "/a"}, {"kb": {"search": {"limit": 3}}})
+    assert loaded.settings.storage == "/a"
+    assert loaded.settings.search.limit == 3
+
+
+def test_bad_storage_in_the_workspace_keeps_the_environment_storage() -> None:
+    environment = env_settings({"KB_STORAGE": "/env/store"})
+    loaded = load_settings(*_layers(environment, workspace={"storage": {"path": "/x"}}))
+    assert loaded.settings.storage == "/env/store"
+    assert "kb.storage = {'path': '/x'} in workspace settings" in (loaded.message or "")
+
+
+def test_bad_initialization_options_value_keeps_the_environment_value() -> None:
+    environment = env_settings({"KB_STORAGE": "/env/store", "KB_SEARCH_THRESHOLD": "0.5"})
+    loaded = load_settings(
+        *_layers(environment, initialization={"storage": ["a"], "search": {"threshold": "high"}})
+    )
+    assert loaded.settings.storage == "/env/store"
+    assert loaded.settings.search.threshold == 0.5
+    assert len(loaded.problems) == 2
+    assert all("in initializationOptions" in p for p in loaded.problems)
+
+
+def test_bad_environment_value_falls_back_to_the_default() -> None:
+    environment = env_settings({"KB_SEARCH_THRESHOLD": "high", "KB_AGENT_MAX_STEPS": "0"})
+    loaded = load_settings(*_layers(environment))
+    assert loaded.settings.search.threshold == 0.3
+    assert loaded.settings.agent.max_steps == 7
+    assert len(loaded.problems) == 2
+    assert all("in the environment" in p for p in loaded.problems)
+
+
+def test_a_good_value_above_a_bad_one_wins_without_a_message() -> None:
+    environment = env_settings({"KB_SEARCH_THRESHOLD": "high"})
+    loaded = load_settings(*_layers(environment, workspace={"search": {"threshold": 0.1}}))
+    assert loaded.settings.search.threshold == 0.1
+    # The environment's bad value is still reported: it would apply if the workspace's went.
+    assert [p.split(" in ")[0] for p in loaded.problems] == ["kb.search.threshold = 'high'"]
+
+
+def test_a_source_that_is_not_an_object_is_ignored_as_a_whole() -> None:
+    environment = env_settings({"KB_STORAGE": "/env/store"})
+    loaded = load_settings(
+        *_layers(environment, initialization=["x"], workspace={"search": {"limit": 4}})
+    )
+    assert loaded.settings.storage == "/env/store"
+    assert loaded.settings.search.limit == 4
+    assert loaded.problems == [
+        "settings in initializationOptions must be an object, got list: ignored"
+    ]
+
+
+def test_a_section_that_is_not_an_object_keeps_the_section_below() -> None:
+    loaded = load_settings(
+        *_layers(initialization={"ollama": {"model": "llama3.2"}}, workspace={"ollama": 5})
+    )
+    assert loaded.settings.ollama.model == "llama3.2"
+    assert loaded.problems == [
+        "kb.ollama = 5 in workspace settings (Input should be a valid dictionary or "
+        "instance of OllamaSettings): ignored"
+    ]
+
+
+def test_the_same_bad_settings_give_the_same_message() -> None:
+    """The server shows a message once; a repeated change must not make a new one."""
+    layers = _layers(initialization={"storage": "/s"}, workspace={"storage": 5, "chunkSize": 1})
+    assert load_settings(*layers).message == load_settings(*layers).message
+
+
+def test_unset_values_leave_the_source_below_standing() -> None:
+    """VS Code sends "" for an empty text box and null for an unset value."""
+    environment = env_settings({"KB_STORAGE": "/env/store", "KB_CHROMA_URL": "http://c:8000"})
+    loaded = load_settings(
+        *_layers(
+            environment,
+            initialization={"storage": None},
+            workspace={"storage": "", "chroma.url": "  ", "embedder": {"modelPath": ""}},
+        )
+    )
+    assert loaded.problems == []
+    assert loaded.settings.storage == "/env/store"
+    assert loaded.settings.chroma.url == "http://c:8000"
+    assert loaded.settings.embedder.model_path is None
+
+
+def test_blank_text_is_unset_when_built_directly() -> None:
+    assert Settings.model_validate({"storage": " ", "server": {"python": ""}}).storage is None
 
 
 def test_unknown_keys_are_ignored() -> None:
     loaded = load_settings({"server": {"python": "/usr/bin/python3"}, "futureThing": 1})
     assert loaded.problems == []
+    assert loaded.settings.server.python == "/usr/bin/python3"
 
 
 def test_environment() -> None:
@@ -74,3 +187,4 @@ def test_environment() -> None:
     assert settings.ollama.host == "http://h:1"
     assert settings.ollama.model == "m"
     assert env_settings({"OLLAMA_HOST": "a:1", "KB_OLLAMA_HOST": "b:2"})["ollama"]["host"] == "b:2"
+    assert env_settings({"KB_EMBEDDER": "ollama"}) == {"embedder": {"provider": "ollama"}}

@@ -1,146 +1,112 @@
-"""The TypeScript protocol module of the extension mirrors `kb_lsp.protocol` exactly.
+"""The files generated from `protocol.py` and `config.py` are up to date, and say the same.
 
-`vscode-extension/src/protocol.ts` keeps a simple format (one `export interface Name {`
-per model, one `name: type;` / `name?: type;` per line) so this parser can stay small.
-Checked: method, notification and command names; each interface's field names equal the
-model's wire names (aliases); a field is optional (`?`) exactly when the model gives it a
-default; and the extension's contributed `kb.*` setting defaults equal `config.Settings`.
+`protocol.ts`, the contract test's `shapes.ts`, the extension's settings contribution and
+the README's settings table are regenerated here and compared with what is checked in.
+When this fails: run `.venv/bin/python -m kb_lsp.codegen` and commit the result.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
-from kb_lsp import config, protocol
+from kb_lsp import codegen, config
+from kb_lsp.codegen import __main__ as codegen_main
+from kb_lsp.codegen.manifest import editor_settings
 
-ROOT = Path(__file__).resolve().parents[2]
-PROTOCOL_TS = ROOT / "vscode-extension" / "src" / "protocol.ts"
+ROOT = codegen.repo_root()
 MANIFEST = ROOT / "vscode-extension" / "package.json"
 
-MODELS: dict[str, type[BaseModel]] = {
-    name: getattr(protocol, name)
-    for name in (
-        "SearchParams",
-        "SearchHit",
-        "SearchResponse",
-        "OpenResultParams",
-        "OpenResultResponse",
-        "AskParams",
-        "Source",
-        "Step",
-        "Usage",
-        "AskResponse",
-        "AskEvent",
-        "SummarizeParams",
-        "SummarizeResponse",
-        "IndexStatus",
-        "LlmStatus",
-        "SkippedFile",
-        "ReindexParams",
-        "Range",
-        "Position",
+
+@pytest.mark.parametrize("relative", sorted(codegen.GENERATORS))
+def test_generated_file_is_up_to_date(relative: str) -> None:
+    path = ROOT / relative
+    expected = codegen.generate(ROOT)[path]
+    actual = path.read_text(encoding="utf-8")
+    assert actual == expected, (
+        f"{relative} is stale: it is generated from server/kb_lsp/protocol.py and config.py. "
+        f"Run `{codegen.COMMAND}` and commit the result."
     )
-}
-
-INTERFACE = re.compile(r"^export interface (\w+) \{\n(.*?)^\}", re.M | re.S)
-FIELD = re.compile(r"^\s+(['\w/]+)(\??):\s*(.+?);\s*$")
-CONST = re.compile(r"^export const (\w+) = \{\n(.*?)^\} as const;", re.M | re.S)
-ENTRY = re.compile(r"^\s+(\w+):\s*'([^']*)',\s*$")
 
 
-def _ts() -> str:
-    return PROTOCOL_TS.read_text(encoding="utf-8")
+def test_check_mode_names_the_stale_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for relative in codegen.GENERATORS:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / relative, tmp_path / relative)
+    assert codegen_main.main(["--check", "--root", str(tmp_path)]) == 0
+    protocol_ts = tmp_path / "vscode-extension" / "src" / "protocol.ts"
+    protocol_ts.write_text(protocol_ts.read_text().replace("kb/search", "kb/find"))
+    assert codegen_main.main(["--check", "--root", str(tmp_path)]) == 1
+    assert "stale: vscode-extension/src/protocol.ts" in capsys.readouterr().err
+    assert codegen_main.main(["--root", str(tmp_path)]) == 0
+    assert codegen_main.main(["--check", "--root", str(tmp_path)]) == 0
+    assert "'kb/search'" in protocol_ts.read_text()
 
 
-def _interfaces() -> dict[str, dict[str, bool]]:
-    """interface name -> {field name: optional}"""
-    out: dict[str, dict[str, bool]] = {}
-    for match in INTERFACE.finditer(_ts()):
-        fields: dict[str, bool] = {}
-        for line in match.group(2).splitlines():
-            field = FIELD.match(line)
-            if field:
-                fields[field.group(1).strip("'")] = field.group(2) == "?"
-        out[match.group(1)] = fields
-    return out
-
-
-def _consts() -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for match in CONST.finditer(_ts()):
-        entries = [ENTRY.match(line) for line in match.group(2).splitlines()]
-        out[match.group(1)] = {e.group(1): e.group(2) for e in entries if e}
-    return out
-
-
-def _wire_fields(model: type[BaseModel]) -> dict[str, bool]:
-    """wire name -> optional (has a default)"""
-    return {
-        (info.alias or name): not info.is_required() for name, info in model.model_fields.items()
-    }
-
-
-def test_method_names_match() -> None:
-    assert sorted(_consts()["Methods"].values()) == sorted(protocol.REQUESTS)
-
-
-def test_notification_names_match() -> None:
-    assert sorted(_consts()["Notifications"].values()) == sorted(protocol.NOTIFICATIONS)
-
-
-def test_command_names_match() -> None:
-    assert sorted(_consts()["ServerCommands"].values()) == sorted(protocol.COMMANDS)
-
-
-def test_every_model_has_an_interface() -> None:
-    missing = sorted(set(MODELS) - set(_interfaces()))
-    assert not missing, f"protocol.ts lacks interfaces for {missing}"
-
-
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_interface_fields_match_model(name: str) -> None:
-    ts_fields = _interfaces()[name]
-    py_fields = _wire_fields(MODELS[name])
-    assert sorted(ts_fields) == sorted(py_fields), f"{name}: field names differ"
-    for field, optional in py_fields.items():
-        assert ts_fields[field] == optional, (
-            f"{name}.{field}: the model {'has' if optional else 'has no'} default, so the "
-            f"interface field should {'' if optional else 'not '}be optional"
-        )
-
-
-def _contributed_defaults() -> dict[str, Any]:
+def _contributed() -> dict[str, dict[str, Any]]:
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
-    props = manifest["contributes"]["configuration"]["properties"]
-    return {key.removeprefix("kb."): spec.get("default") for key, spec in props.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for category in manifest["contributes"]["configuration"]:
+        out.update(category["properties"])
+    return out
 
 
-def _setting_default(dotted: str) -> Any:
-    node: Any = config.Settings()
-    for part in dotted.split("."):
-        model = type(node)
-        field = next(
-            name for name, info in model.model_fields.items() if (info.alias or name) == part
-        )
-        node = getattr(node, field)
-    return node
+def test_every_setting_is_contributed_and_described() -> None:
+    contributed = _contributed()
+    assert sorted(contributed) == sorted("kb." + s.key for s in config.setting_fields())
+    for key, spec in contributed.items():
+        assert spec["markdownDescription"].strip(), key
+        assert isinstance(spec["order"], int), key
 
 
-def test_contributed_setting_defaults_match_the_server() -> None:
-    defaults = _contributed_defaults()
-    # Client-only settings: how the server is started, not how it behaves.
-    client_only = {"server.python"}
-    for key, value in defaults.items():
-        if key in client_only:
-            continue
-        expected = _setting_default(key)
-        if key == "storage" and expected is None:
-            assert value in (None, ""), "kb.storage: the default is the extension's storage"
-            continue
-        assert value == expected, f"kb.{key}: contributed {value!r}, server default {expected!r}"
+def test_the_settings_editor_opens_with_interpreter_host_and_model() -> None:
+    first = [s.key for s in editor_settings()[:3]]
+    assert first == ["server.python", "ollama.host", "ollama.model"]
+
+
+def test_vscode_defaults_are_the_server_defaults() -> None:
+    """The whole `kb` section as VS Code sends it untouched loads as the server's defaults."""
+    as_sent = {key.removeprefix("kb."): spec["default"] for key, spec in _contributed().items()}
+    loaded = config.load_settings(config.Layer("workspace settings", as_sent))
+    assert loaded.problems == []
+    assert loaded.settings == config.Settings()
+
+
+def test_settings_that_may_be_unset_are_text_boxes() -> None:
+    contributed = _contributed()
+    for key in ("kb.storage", "kb.chroma.url", "kb.embedder.modelPath", "kb.server.python"):
+        assert contributed[key]["type"] == "string", key
+        assert contributed[key]["default"] == "", key
+
+
+def test_untrusted_workspaces_restrict_what_runs_or_receives_data() -> None:
+    manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    untrusted = manifest["capabilities"]["untrustedWorkspaces"]
+    assert untrusted["supported"] == "limited"
+    assert set(untrusted["restrictedConfigurations"]) >= {
+        "kb.server.python",
+        "kb.ollama.host",
+        "kb.chroma.url",
+        "kb.storage",
+        "kb.embedder.modelPath",
+    }
+    for key in untrusted["restrictedConfigurations"]:
+        assert key in untrusted["description"]
+
+
+def test_a_setting_without_a_description_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kb_lsp.codegen import manifest
+
+    setting = next(s for s in config.setting_fields() if s.key == "chunkSize")
+    bare = config.SettingField(setting.key, setting.path, type(setting.info)(annotation=int))
+    with pytest.raises(ValueError, match=r"kb\.chunkSize has no Field"):
+        manifest.setting_property(bare)
+    monkeypatch.setattr(manifest, "setting_fields", lambda: [bare])
+    with pytest.raises(ValueError, match=r"kb\.chunkSize has no place in the editor"):
+        manifest.editor_settings()

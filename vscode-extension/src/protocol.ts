@@ -1,16 +1,15 @@
 /**
- * The wire contract of DESIGN.md on the TypeScript side: method, notification and command
- * names, and the payload shapes as they travel (camelCase wire names).
+ * The wire contract of DESIGN.md on the TypeScript side: method, notification and
+ * command names, and the payload shapes as they travel (camelCase wire names).
  *
- * This mirrors `server/kb_lsp/protocol.py` field for field;
- * `tests/unit/test_protocol_sync.py` parses this file and fails when the two drift, so keep
- * the format simple: one `export interface Name {` per model, one `name: type;` or
- * `name?: type;` per line, a closing `}` on its own line.
+ * GENERATED from server/kb_lsp/protocol.py by `python -m kb_lsp.codegen`: do not edit. Change
+ * protocol.py and run the generator; tests/unit/test_protocol_sync.py fails when this
+ * file is stale.
  *
  * Nothing here imports `vscode`: the contract test and the webview use it too.
  */
 
-// --- method, notification and command names ---------------------------------------------
+// --- method, notification and command names ----------------------------------------------
 
 export const Methods = {
   search: 'kb/search',
@@ -42,7 +41,7 @@ export type NotificationName = (typeof Notifications)[keyof typeof Notifications
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_LIMIT = 100;
 
-/** JSON-RPC error codes the server uses (DESIGN.md, "Errors"). */
+/** JSON-RPC error codes the server uses. */
 export const ErrorCodes = {
   invalidParams: -32602,
   requestCancelled: -32800,
@@ -70,7 +69,7 @@ export type AskEventKind =
   | 'error'
   | 'status';
 
-// --- shared shapes ------------------------------------------------------------------------
+// --- payloads ----------------------------------------------------------------------------
 
 export interface Position {
   line: number;
@@ -88,11 +87,7 @@ export interface LlmStatus {
   reachable?: boolean | null;
 }
 
-export interface SkippedFile {
-  path: string;
-  reason: string;
-}
-
+/** The one progress of a running sync: totals fixed when the sync starts. */
 export interface IndexProgress {
   phase: IndexPhase;
   filesDone: number;
@@ -118,7 +113,10 @@ export interface IndexStatus {
   vectorsReady?: number;
 }
 
-// --- kb/search ------------------------------------------------------------------------------
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
 
 export interface SearchParams {
   query: string;
@@ -128,6 +126,7 @@ export interface SearchParams {
   filter?: string | null;
 }
 
+/** A file's key metadata, for display beside a hit. */
 export interface HitMeta {
   tags?: string[];
   status?: string | null;
@@ -154,8 +153,6 @@ export interface SearchResponse {
   index: IndexStatus;
 }
 
-// --- kb/openResult --------------------------------------------------------------------------
-
 export interface OpenResultParams {
   n: number;
 }
@@ -165,8 +162,6 @@ export interface OpenResultResponse {
   path: string;
   range: Range;
 }
-
-// --- kb/ask and kb/summarize ------------------------------------------------------------------
 
 export interface AskParams {
   question: string;
@@ -202,9 +197,9 @@ export interface AskResponse {
   stop: StopReason;
   steps: Step[];
   usage: Usage;
-  conversationId?: string | null;
   mode?: AskMode;
   grounded?: boolean;
+  conversationId?: string | null;
 }
 
 export interface AskEvent {
@@ -226,8 +221,6 @@ export interface SummarizeResponse {
   cached: boolean;
   extractive?: boolean;
 }
-
-// --- kb/related and kb/schema ----------------------------------------------------------------
 
 export interface RelatedParams {
   uri?: string | null;
@@ -261,13 +254,13 @@ export interface SchemaResponse {
   fields: SchemaField[];
 }
 
-// --- kb/status and kb/reindex -------------------------------------------------------------------
-
 export type StatusParams = Record<string, never>;
 
 export interface ReindexParams {
   full?: boolean;
 }
+
+// --- requests and notifications ----------------------------------------------------------
 
 /** Each request's params and result, so a typed `request()` helper can check both. */
 export interface RequestTypes {
@@ -282,20 +275,4 @@ export interface RequestTypes {
 export interface NotificationTypes {
   'kb/indexChanged': IndexStatus;
   'kb/askEvent': AskEvent;
-}
-
-/** Anything that can send a request and observe cancellation: the language client, or a
- * bare `vscode-jsonrpc` connection in the contract test. */
-export interface RequestSender<Token> {
-  sendRequest<R>(method: string, params: unknown, token?: Token): Promise<R>;
-}
-
-/** A typed request: `request(conn, Methods.search, {query})` returns a `SearchResponse`. */
-export function request<M extends MethodName, Token>(
-  sender: RequestSender<Token>,
-  method: M,
-  params: RequestTypes[M][0],
-  token?: Token,
-): Promise<RequestTypes[M][1]> {
-  return sender.sendRequest<RequestTypes[M][1]>(method, params, token);
 }

@@ -22,7 +22,6 @@ import {
   ErrorCodes,
   Methods,
   Notifications,
-  request,
   ServerCommands,
   type AskEvent,
   type IndexStatus,
@@ -30,7 +29,8 @@ import {
 } from '../../src/protocol';
 import { initializationOptions } from '../../src/settings';
 import { sampleWorkspace, serverPython } from '../shared/server';
-import { assertIndexStatus, assertRange, assertShape } from './shapes';
+import { request } from '../../src/request';
+import { assertIndexStatus, assertRange, assertShape } from './assertShape';
 
 const DEADLINE_MS = 120_000;
 

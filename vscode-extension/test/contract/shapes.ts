@@ -1,11 +1,13 @@
 /**
- * Runtime key lists tied to the TypeScript interfaces at compile time: `keys<T>()({...})`
- * only type-checks when the object names exactly T's fields, so the contract test checks
- * the server's payloads against what protocol.ts declares.
+ * Each payload's wire field names, tied to protocol.ts at compile time: `keys<T>()({…})`
+ * only type-checks when the object names exactly T's fields. `Nested` says which fields
+ * hold another payload, so `assertShape` (./assertShape.ts) checks all the way down.
+ *
+ * GENERATED from server/kb_lsp/protocol.py by `python -m kb_lsp.codegen`: do not edit.
  */
 import type * as P from '../../src/protocol';
 
-type Exact<T, K> = { [P in keyof T]-?: true } & { [P in Exclude<keyof K, keyof T>]: never };
+type Exact<T, K> = { [F in keyof T]-?: true } & { [F in Exclude<keyof K, keyof T>]: never };
 
 function keys<T>() {
   return <K extends Exact<T, K>>(k: K): string[] => Object.keys(k);
@@ -15,7 +17,13 @@ export const Shapes = {
   Position: keys<P.Position>()({ line: true, character: true }),
   Range: keys<P.Range>()({ start: true, end: true }),
   LlmStatus: keys<P.LlmStatus>()({ host: true, model: true, reachable: true }),
-  SkippedFile: keys<P.SkippedFile>()({ path: true, reason: true }),
+  IndexProgress: keys<P.IndexProgress>()({
+    phase: true,
+    filesDone: true,
+    filesTotal: true,
+    chunksDone: true,
+    chunksTotal: true,
+  }),
   IndexStatus: keys<P.IndexStatus>()({
     state: true,
     files: true,
@@ -32,6 +40,15 @@ export const Shapes = {
     keywordComplete: true,
     vectorsReady: true,
   }),
+  SkippedFile: keys<P.SkippedFile>()({ path: true, reason: true }),
+  SearchParams: keys<P.SearchParams>()({
+    query: true,
+    limit: true,
+    paths: true,
+    mode: true,
+    filter: true,
+  }),
+  HitMeta: keys<P.HitMeta>()({ tags: true, status: true, modified: true }),
   SearchHit: keys<P.SearchHit>()({
     n: true,
     uri: true,
@@ -46,60 +63,60 @@ export const Shapes = {
     meta: true,
   }),
   SearchResponse: keys<P.SearchResponse>()({ query: true, results: true, index: true }),
+  OpenResultParams: keys<P.OpenResultParams>()({ n: true }),
   OpenResultResponse: keys<P.OpenResultResponse>()({ uri: true, path: true, range: true }),
+  AskParams: keys<P.AskParams>()({ question: true, file: true, n: true, conversationId: true }),
   Source: keys<P.Source>()({ n: true, uri: true, path: true, range: true }),
   Step: keys<P.Step>()({ kind: true, text: true, tool: true, args: true }),
-  Usage: keys<P.Usage>()({ calls: true, promptTokens: true, completionTokens: true, seconds: true }),
+  Usage: keys<P.Usage>()({
+    calls: true,
+    promptTokens: true,
+    completionTokens: true,
+    seconds: true,
+  }),
   AskResponse: keys<P.AskResponse>()({
     answer: true,
     sources: true,
     stop: true,
     steps: true,
     usage: true,
-    conversationId: true,
     mode: true,
     grounded: true,
+    conversationId: true,
   }),
   AskEvent: keys<P.AskEvent>()({ askId: true, kind: true, text: true, tool: true, args: true }),
-  SummarizeResponse: keys<P.SummarizeResponse>()({ path: true, summary: true, cached: true, extractive: true }),
+  SummarizeParams: keys<P.SummarizeParams>()({ file: true, n: true }),
+  SummarizeResponse: keys<P.SummarizeResponse>()({
+    path: true,
+    summary: true,
+    cached: true,
+    extractive: true,
+  }),
+  RelatedParams: keys<P.RelatedParams>()({
+    uri: true,
+    path: true,
+    limit: true,
+    excludeLinked: true,
+  }),
+  RelatedResponse: keys<P.RelatedResponse>()({ path: true, results: true, index: true }),
+  SchemaValue: keys<P.SchemaValue>()({ value: true, count: true }),
+  SchemaField: keys<P.SchemaField>()({ name: true, types: true, files: true, top: true }),
+  SchemaResponse: keys<P.SchemaResponse>()({ files: true, fields: true }),
+  ReindexParams: keys<P.ReindexParams>()({ full: true }),
 };
 
-/** Every key the server sent is declared, and (optional ones aside) every declared key is sent. */
-export function assertShape(name: keyof typeof Shapes, value: unknown, optional: readonly string[] = []): void {
-  if (typeof value !== 'object' || value === null) {
-    throw new Error(`${name}: expected an object, got ${JSON.stringify(value)}`);
-  }
-  const declared = Shapes[name];
-  const sent = Object.keys(value);
-  const unknown = sent.filter((k) => !declared.includes(k));
-  const missing = declared.filter((k) => !sent.includes(k) && !optional.includes(k));
-  if (unknown.length > 0 || missing.length > 0) {
-    throw new Error(
-      `${name} differs from protocol.ts: unknown ${JSON.stringify(unknown)}, missing ${JSON.stringify(missing)}; got ${JSON.stringify(value)}`,
-    );
-  }
-}
+export type ShapeName = keyof typeof Shapes;
 
-export function assertRange(value: unknown): void {
-  assertShape('Range', value);
-  const range = value as P.Range;
-  assertShape('Position', range.start);
-  assertShape('Position', range.end);
-  for (const pos of [range.start, range.end]) {
-    if (!Number.isInteger(pos.line) || !Number.isInteger(pos.character) || pos.line < 0 || pos.character < 0) {
-      throw new Error(`bad position ${JSON.stringify(pos)}`);
-    }
-  }
-}
-
-export function assertIndexStatus(value: unknown): void {
-  assertShape('IndexStatus', value);
-  const status = value as P.IndexStatus;
-  assertShape('LlmStatus', status.llm);
-  for (const skipped of status.skipped ?? []) {
-    assertShape('SkippedFile', skipped);
-  }
-  if (!['indexing', 'ready', 'error'].includes(status.state)) {
-    throw new Error(`bad state ${status.state}`);
-  }
-}
+/** Fields that hold another payload (or a list of them), by payload. */
+export const Nested: Partial<Record<ShapeName, Record<string, ShapeName>>> = {
+  Range: { start: 'Position', end: 'Position' },
+  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', progress: 'IndexProgress' },
+  SearchHit: { range: 'Range', meta: 'HitMeta' },
+  SearchResponse: { results: 'SearchHit', index: 'IndexStatus' },
+  OpenResultResponse: { range: 'Range' },
+  Source: { range: 'Range' },
+  AskResponse: { sources: 'Source', steps: 'Step', usage: 'Usage' },
+  RelatedResponse: { results: 'SearchHit', index: 'IndexStatus' },
+  SchemaField: { top: 'SchemaValue' },
+  SchemaResponse: { fields: 'SchemaField' },
+};
