@@ -40,6 +40,8 @@ export type NotificationName = (typeof Notifications)[keyof typeof Notifications
 
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_LIMIT = 100;
+export const MAX_PATH_CHARS = 4096;
+export const MAX_PATHS = 64;
 
 /** JSON-RPC error codes the server uses. */
 export const ErrorCodes = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
 
@@ -27,6 +27,8 @@ UNTRUSTED = (
 
 def _json_type(annotation: Any, key: str) -> dict[str, Any]:
     origin = get_origin(annotation)
+    if origin is Annotated:
+        return _json_type(get_args(annotation)[0], key)
     if origin in (Union, types.UnionType):
         args = [arg for arg in get_args(annotation) if arg is not type(None)]
         if args == [str]:  # may be unset: an empty text box

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Iterator
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -90,6 +90,8 @@ class _Types:
 
     def of(self, annotation: Any) -> str:
         origin = get_origin(annotation)
+        if origin is Annotated:  # constraints and validators: the type is the first part
+            return self.of(get_args(annotation)[0])
         if annotation is type(None) or annotation is None:
             return "null"
         if annotation is Any:
