@@ -591,3 +591,14 @@ def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         if isinstance(var, str) and environ.get(var):
             raw[setting.key] = environ[var]
     return _expand_dotted(raw)
+
+
+def changed_settings(old: Settings, new: Settings) -> list[str]:
+    """`kb.ollama.timeout: 120.0 → 7.0`, one line per setting that differs (for the log)."""
+    before, after = old.model_dump(by_alias=True), new.model_dump(by_alias=True)
+    out = []
+    for setting in setting_fields():
+        was, now = _get(before, setting.path), _get(after, setting.path)
+        if was != now:
+            out.append(f"kb.{setting.key}: {_shown(was)} → {_shown(now)}")
+    return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kb_lsp.config import Layer, Settings, env_settings, load_settings
+from kb_lsp.config import Layer, Settings, changed_settings, env_settings, load_settings
 
 
 def _layers(
@@ -188,3 +188,13 @@ def test_environment() -> None:
     assert settings.ollama.model == "m"
     assert env_settings({"OLLAMA_HOST": "a:1", "KB_OLLAMA_HOST": "b:2"})["ollama"]["host"] == "b:2"
     assert env_settings({"KB_EMBEDDER": "ollama"}) == {"embedder": {"provider": "ollama"}}
+
+
+def test_changed_settings_names_each_difference() -> None:
+    old = Settings()
+    new = load_settings({"ollama": {"timeout": 7}, "search.threshold": 0.5}).settings
+    assert changed_settings(old, new) == [
+        "kb.search.threshold: 0.3 → 0.5",
+        "kb.ollama.timeout: 120.0 → 7.0",
+    ]
+    assert changed_settings(new, new) == []
