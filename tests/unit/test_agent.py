@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
 
-from fakes.embedder import HashingEmbedder
-from fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
 from kb_lsp.agent import Agent, AskOutcome, InvalidInput
 from kb_lsp.agent.prompts import SYSTEM
 from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
 
-from fakes.embedder import HashingEmbedder
-from fakes.ollama_server import ScriptedOllama, Turn, answer
 from kb_lsp.agent import references
 from kb_lsp.agent.summarize import Summarizer, extractive_summary
 from kb_lsp.agent.tools import ALL_TOOLS, READ_PAGE_LINES, Toolbox, defuse

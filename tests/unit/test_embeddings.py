@@ -134,10 +134,46 @@ def test_concurrent_queries_during_indexing_give_the_same_vectors(
             assert cos(query_future.result(), expected_query) > 0.9999
 
 
-def test_first_use_from_many_threads_loads_once() -> None:
+class _ArrivalLock:
+    """A lock that counts the threads that came to take it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.arrived = 0
+        self.changed = threading.Condition()
+
+    def __enter__(self) -> _ArrivalLock:
+        with self.changed:
+            self.arrived += 1
+            self.changed.notify_all()
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def test_first_use_from_many_threads_loads_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    threads = 4
     embedder = MiniLMEmbedder()
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        identities = list(pool.map(lambda _: embedder.identity, range(4)))
+    lock = _ArrivalLock()
+    monkeypatch.setattr(embedder, "_lock", lock)
+    real_load = embedder._load
+    loads: list[str] = []
+
+    def counted_load() -> Any:
+        loads.append(threading.current_thread().name)
+        # The first load holds on until every thread found the model missing and came for
+        # the lock: each of them would load again if the check under the lock were missing.
+        with lock.changed:
+            lock.changed.wait_for(lambda: lock.arrived >= threads, timeout=60)
+        return real_load()
+
+    monkeypatch.setattr(embedder, "_load", counted_load)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        identities = list(pool.map(lambda _: embedder.identity, range(threads)))
+    assert lock.arrived == threads
+    assert len(loads) == 1
     assert set(identities) == {"minilm:all-MiniLM-L6-v2-int8:8199be6f699a:384"}
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import ollama as ollama_package
 import pytest
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, calls, error, stall
 
-from fakes.ollama_server import ScriptedOllama, Turn, answer, call, calls, error, stall
 from kb_lsp.config import OllamaSettings
 from kb_lsp.llm import (
     ChatResult,
@@ -33,6 +33,7 @@ from kb_lsp.llm import (
 
 REPO = Path(__file__).resolve().parents[2]
 USER = [{"role": "user", "content": "hello"}]
+DEADLINE = 60.0  # seconds to wait for an event; generous for a loaded machine
 
 
 @pytest.fixture
@@ -187,11 +188,24 @@ def test_timeout(server: ScriptedOllama) -> None:
 def test_cancel_stops_a_stalled_stream_at_once(server: ScriptedOllama) -> None:
     server.add(stall(after_chunks=2))
     cancel = threading.Event()
-    threading.Thread(target=lambda: server.stalled.wait(10) and cancel.set()).start()
     seen: list[Delta] = []
+    delivered = threading.Event()
+
+    def on_delta(delta: Delta) -> None:
+        seen.append(delta)
+        if len(seen) == 2:
+            delivered.set()
+
+    # Cancel only once both chunks reached the caller and the model went silent, so the
+    # cancel lands mid-stream however slowly the stream is read.
+    def cancel_when_stalled() -> None:
+        if delivered.wait(DEADLINE) and server.stalled.wait(DEADLINE):
+            cancel.set()
+
+    threading.Thread(target=cancel_when_stalled, daemon=True).start()
     with pytest.raises(LlmCancelled):
-        client_for(server.url).chat(USER, cancel=cancel, on_delta=seen.append)
-    assert seen  # it was mid-stream
+        client_for(server.url, timeout=DEADLINE).chat(USER, cancel=cancel, on_delta=on_delta)
+    assert len(seen) == 2  # it was mid-stream: both chunks before the stall were delivered
     assert not server.released  # it did not wait for the model to finish
 
 
