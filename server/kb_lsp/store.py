@@ -180,7 +180,6 @@ class Store:
             self._write_db = self._connect()
             self._write_db.executescript(_SCHEMA)
         self._collection = self._open_collection(chroma_url)
-        self.rebuilt_for_new_embedder = False
         if not self.read_only:
             self._check_embedder()
 

@@ -241,11 +241,6 @@ class Watcher:
         """Queue paths changed according to someone else (the editor): same debouncing."""
         self._add(Path(os.path.abspath(p)) for p in paths)
 
-    def request_rescan(self, reason: str = "requested") -> None:
-        with self._lock:
-            self._rescan_reason = self._rescan_reason or reason
-            self._touch()
-
     # --- planning watches --------------------------------------------------------------
 
     def _plan(self, entry: _Root) -> list[tuple[Path, bool]] | None:

@@ -29,8 +29,6 @@ FOCUS_ONE = """\
 The user is asking about one file: `{path}` (title: {title}). Answer from this file. Use \
 search_in_document, read_file or summarize_document with path "{path}"."""
 
-REFERENCES = "In the question, {items}."
-
 REFERENCE_ITEM = '"{text}" means the file `{path}`'
 
 STEP_LIMIT = (

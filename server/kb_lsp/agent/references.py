@@ -223,12 +223,6 @@ def _phrase_ref(question: str, match: re.Match[str], files: Sequence[FileInfo]) 
     return None
 
 
-SINGLE_FILE_INTENT = re.compile(
-    r"\b(?:summari[sz]e|summary|tl;?dr|read|open|explain|describe|what does|what is in|"
-    r"according to|in|from)\b",
-    re.I,
-)
-
 _SUMMARIZE = re.compile(
     r"^\s*(?:please\s+|can you\s+|could you\s+)?"
     r"(?:summari[sz]e|give me a summary of|write a summary of|a summary of|summary of"
