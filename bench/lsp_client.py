@@ -69,7 +69,7 @@ class LspClient:
             p for p in (str(REPO / "server"), env.get("PYTHONPATH", "")) if p
         )
         env["XDG_CACHE_HOME"] = str(self.storage / "xdg-cache")
-        env.pop("KB_TEST_EMBEDDER", None)  # always the real embedder
+        env.pop("KB_EMBEDDER_FACTORY", None)  # always the real embedder
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kb_lsp"],

@@ -16,12 +16,24 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pydantic import ValidationError
+
 from kb_lsp.config import Settings, env_settings, load_settings
-from kb_lsp.protocol import MAX_LIMIT, SearchHit, SearchResponse, dump
+from kb_lsp.protocol import (
+    MAX_LIMIT,
+    AskParams,
+    IndexProgress,
+    SearchHit,
+    SearchParams,
+    dump,
+)
+from kb_lsp.records import ReadOnlyStore
+from kb_lsp.runtime import Hooks, Runtime, Unavailable
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
@@ -38,6 +50,8 @@ def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 
 # --- shared plumbing ---------------------------------------------------------------------
 
+CLIENT = "cli"  # the runtime's name for the command line's numbered list (kept on disk)
+
 
 def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
     cli: dict[str, Any] = dict(overrides or {})
@@ -49,6 +63,14 @@ def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None)
     return loaded.settings
 
 
+def _invalid(err: ValidationError) -> str:
+    """`query: String should have at most 2000 characters`"""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'input'}: {error['msg']}"
+        for error in err.errors()
+    )
+
+
 def _workspace(path: str | None) -> Path:
     folder = Path(path or ".").expanduser()
     if not folder.exists():
@@ -58,12 +80,6 @@ def _workspace(path: str | None) -> Path:
     return folder.resolve()
 
 
-def _open(args: argparse.Namespace, folder: Path, overrides: dict[str, Any] | None = None) -> Any:
-    from kb_lsp.knowledge import KnowledgeBase
-
-    return KnowledgeBase([folder], _settings(args, overrides))
-
-
 class _ProgressBar:
     """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
 
@@ -71,40 +87,57 @@ class _ProgressBar:
         self.enabled = sys.stderr.isatty()
         self._last = 0.0
 
-    def __call__(self, progress: Any) -> None:
-        if not self.enabled or progress.total == 0:
+    def report(self, progress: IndexProgress) -> None:
+        done, total = progress.files_done, progress.files_total
+        if not self.enabled or total == 0:
             return
         now = time.monotonic()
-        if now - self._last < 0.1 and progress.done < progress.total:
+        if now - self._last < 0.1 and done < total:
             return
         self._last = now
         width = 30
-        filled = int(width * progress.done / progress.total)
+        filled = int(width * done / total)
         bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(f"\r[{bar}] {progress.done}/{progress.total} files")
+        sys.stderr.write(f"\r[{bar}] {done}/{total} files")
         sys.stderr.flush()
 
-    def finish(self) -> None:
+    def end(self, message: str) -> None:
         if self.enabled:
             sys.stderr.write("\r" + " " * 60 + "\r")
             sys.stderr.flush()
 
 
-def _sync(kb: Any, *, full: bool = False, quiet: bool = False) -> None:
-    from kb_lsp.records import ReadOnlyStore
+def _hooks() -> Hooks:
+    # Messages the runtime shows an editor (read-only, a folder gone) are handled by
+    # each command here, in the terminal's words.
+    return Hooks(start_progress=lambda title, cancel: _ProgressBar())
 
-    bar = _ProgressBar()
+
+@contextmanager
+def _runtime(
+    args: argparse.Namespace, folder: Path, overrides: dict[str, Any] | None = None
+) -> Iterator[Runtime]:
+    """The runtime on `folder`, opened (not synced), without a watcher; closed after."""
+    runtime = Runtime(
+        _hooks(), watch=False, probe_llm=False, log_file=False, persist_lists=frozenset({CLIENT})
+    )
     try:
-        report = kb.sync(progress=bar, full=full)
-    except ReadOnlyStore:
+        runtime.open([folder], _settings(args, overrides), index=False).result()
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
+    try:
+        report = runtime.reindex(full=full).result()
+    except (ReadOnlyStore, Unavailable):
         print(
             "kb: another kb-lsp process is indexing this workspace; "
             "using the index as it is (read-only)",
             file=sys.stderr,
         )
         return
-    finally:
-        bar.finish()
     if not quiet or report.chunks_embedded or report.files_removed:
         print(
             f"Indexed {report.files_added + report.files_changed} changed files, "
@@ -115,28 +148,6 @@ def _sync(kb: Any, *, full: bool = False, quiet: bool = False) -> None:
         )
     for error in report.errors:
         print(f"kb: {error}", file=sys.stderr)
-
-
-def last_results_file(kb: Any) -> Path:
-    """Where the CLI keeps its last numbered list: in the first root's store folder."""
-    from kb_lsp.store import store_dir_for
-
-    return Path(store_dir_for(kb.storage, kb.roots[0])) / "last-search.json"
-
-
-def save_last_results(kb: Any, hits: Sequence[SearchHit]) -> None:
-    try:
-        last_results_file(kb).write_text(json.dumps([dump(hit) for hit in hits]), encoding="utf-8")
-    except OSError as err:
-        logging.getLogger(__name__).debug("could not save the last results: %s", err)
-
-
-def load_last_results(kb: Any) -> list[SearchHit]:
-    try:
-        raw = json.loads(last_results_file(kb).read_text(encoding="utf-8"))
-        return [SearchHit.model_validate(item) for item in raw]
-    except (OSError, ValueError):
-        return []
 
 
 def format_hits(hits: Sequence[SearchHit]) -> str:
@@ -156,17 +167,14 @@ def format_hits(hits: Sequence[SearchHit]) -> str:
 
 def cmd_index(args: argparse.Namespace) -> int:
     folder = _workspace(args.path)
-    kb = _open(args, folder)
-    try:
-        if kb.read_only:
+    with _runtime(args, folder) as runtime:
+        if runtime.status().read_only:
             raise CliError(
                 "the index of this workspace is locked by another kb-lsp process "
                 "(an editor window?); close it or use another --storage"
             )
-        _sync(kb, full=args.full)
-        status = kb.status()
-    finally:
-        kb.close()
+        _sync(runtime, full=args.full)
+        status = runtime.status()
     if args.json:
         print(json.dumps(dump(status), indent=2))
     else:
@@ -179,28 +187,26 @@ def cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query).strip()
     if not query:
         raise CliError('give a query, e.g. kb search "mexico payment files"')
-    kb = _open(args, folder)
     try:
-        _sync(kb, quiet=True)
-        hits = kb.search(query, limit=args.limit, mode=args.mode, paths=args.path or None)
-        save_last_results(kb, hits)
-        response = SearchResponse(query=query, results=hits, index=kb.status())
-    finally:
-        kb.close()
+        params = SearchParams(
+            query=query, limit=args.limit, mode=args.mode, paths=args.path or None
+        )
+    except ValidationError as err:
+        raise CliError(_invalid(err)) from None
+    with _runtime(args, folder) as runtime:
+        _sync(runtime, quiet=True)
+        response = runtime.search(params, client=CLIENT)
     if args.json:
         print(json.dumps(dump(response), indent=2))
     else:
-        print(format_hits(hits))
+        print(format_hits(response.results))
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
-    kb = _open(args, folder)
-    try:
-        status = kb.status()
-    finally:
-        kb.close()
+    with _runtime(args, folder) as runtime:
+        status = runtime.status()
     if args.json:
         print(json.dumps(dump(status), indent=2))
         return 0
@@ -228,9 +234,6 @@ def _print_step(step: Any) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from kb_lsp.agent import Agent
-    from kb_lsp.protocol import AskParams
-
     folder = _workspace(args.workspace)
     question = " ".join(args.question).strip()
     if not question:
@@ -238,20 +241,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {}
     if args.model:
         overrides["ollama.model"] = args.model
-    kb = _open(args, folder, overrides)
     try:
-        _sync(kb, quiet=True)
-        agent = Agent(kb, kb.settings)
-        outcome = agent.ask(
-            AskParams(question=question, file=args.file),
-            numbered=load_last_results(kb),
-            on_event=None if args.json else _print_step,
-        )
-        if outcome.numbered is not None:
-            save_last_results(kb, outcome.numbered)
-    finally:
-        kb.close()
-    response = outcome.response
+        params = AskParams(question=question, file=args.file)
+    except ValidationError as err:
+        raise CliError(_invalid(err)) from None
+    with _runtime(args, folder, overrides) as runtime:
+        _sync(runtime, quiet=True)
+        response = runtime.ask(params, client=CLIENT, on_event=None if args.json else _print_step)
     if args.json:
         print(json.dumps(dump(response), indent=2, ensure_ascii=False))
     else:
@@ -344,11 +340,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    # The terminal shows warnings (everything with -v), whatever level kb.log.level sets.
+    handler_ = logging.StreamHandler(sys.stderr)
+    handler_.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    handler_.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler_)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)

@@ -242,6 +242,27 @@ class AgentSettings(_Section):
     )
 
 
+class LogSettings(_Section):
+    level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info",
+        description=(
+            "How much kb-lsp logs, to `kb-lsp.log` in the storage folder and to the "
+            "editor's output. Applies at once."
+        ),
+        json_schema_extra=ui(
+            440,
+            "advanced",
+            env="KB_LOG_LEVEL",
+            enum_descriptions=(
+                "Everything, for tracking a problem down.",
+                "What it does: opening, syncs with their counts and rate, settings applied.",
+                "Only what went wrong or may need you.",
+                "Only errors.",
+            ),
+        ),
+    )
+
+
 class ChromaSettings(_Section):
     url: OptionalText = Field(
         default=None,
@@ -348,6 +369,7 @@ class Settings(_Section):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
 
     @field_validator("include", "exclude")
     @classmethod

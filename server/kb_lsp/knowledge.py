@@ -95,7 +95,6 @@ class KnowledgeBase:
         self.searcher = Searcher(self.embedder)
         self._roots: list[RootIndex] = []
         self._syncing = False
-        self._last_error: str | None = None
         self._lock = threading.Lock()  # guards the list of roots, not the stores
         for root in roots:
             self.add_root(root)
@@ -171,10 +170,6 @@ class KnowledgeBase:
                 index.indexer.sync(mine, progress=progress, cancel=cancel, full=full, report=report)
                 if report.cancelled:
                     break
-            self._last_error = None
-        except Exception as err:
-            self._last_error = str(err)
-            raise
         finally:
             self._syncing = False
         return report
@@ -217,9 +212,7 @@ class KnowledgeBase:
             ]
         state: IndexState = "indexing" if self._syncing or pending else "ready"
         message = None
-        if self._last_error:
-            state, message = "error", self._last_error
-        elif self.read_only:
+        if self.read_only:
             message = "read-only: another kb-lsp process is indexing this workspace"
         return IndexStatus(
             state=state,

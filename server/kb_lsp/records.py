@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kb_lsp.protocol import IndexPhase
+
 
 @dataclass(frozen=True)
 class SyncProgress:
-    """Reported to the progress callback as files are processed."""
+    """Reported to the progress callback as files are processed (and, inside big files,
+    as their chunks are embedded). Totals are fixed when the sync has counted its work."""
 
     done: int  # files processed so far in this sync
     total: int  # files to process in this sync (changed + new + removed)
     path: str | None  # the file just processed, workspace-relative
+    # "scanning" (counting), "keyword" (text and FTS rows), "vectors" (embeddings); a
+    # sync that does both per file reports "vectors".
+    phase: IndexPhase = "vectors"
+    chunks_done: int = 0  # chunks written so far in this sync
+    chunks_total: int = 0  # chunks known so far (grows as files are read)
 
 
 @dataclass

@@ -271,7 +271,6 @@ class Store:
                 self.embedder_identity,
                 self.root,
             )
-            self.rebuilt_for_new_embedder = True
             name = self._collection.name
             self._client.delete_collection(name)
             self._collection = self._client.get_or_create_collection(

@@ -1,8 +1,9 @@
 """End-to-end harness: the real server (`python -m kb_lsp`) as a subprocess over stdio,
 driven by pytest-lsp's client with VS Code's capabilities.
 
-`KB_TEST_EMBEDDER=hashing` (test-only) swaps the embedder for the deterministic hashing
-one, so most tests do not load the real model; `real_embedder=True` keeps the default.
+`KB_EMBEDDER_FACTORY` (the runtime's seam for another embedder, see
+`kb_lsp/runtime/embedders.py`) gives the server the deterministic hashing embedder, so
+most tests do not load the real model; `real_embedder=True` keeps the default.
 Tests wait on notifications or poll with a deadline; nothing sleeps a fixed time.
 """
 
@@ -27,6 +28,7 @@ from kb_lsp.lsp.jsonrpc import plain_converter
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE = 90.0  # seconds: generous for slow CI machines; never asserted as a speed
+HASHING_EMBEDDER = "tests.fakes.embedder:HashingEmbedder"
 
 T = TypeVar("T")
 
@@ -147,9 +149,9 @@ def server_env(storage: Path, *, real_embedder: bool = False) -> dict[str, str]:
     env["XDG_CACHE_HOME"] = str(storage / "xdg-cache")
     env.pop("KB_STORAGE", None)
     if real_embedder:
-        env.pop("KB_TEST_EMBEDDER", None)
+        env.pop("KB_EMBEDDER_FACTORY", None)
     else:
-        env["KB_TEST_EMBEDDER"] = "hashing"
+        env["KB_EMBEDDER_FACTORY"] = HASHING_EMBEDDER
     return env
 
 

@@ -1,4 +1,4 @@
-"""The LSP life cycle and the kb/* methods: thin handlers (parse → engine → payload).
+"""The LSP life cycle and the kb/* methods: thin handlers (parse → runtime → payload).
 
 Every kb/* request is also a `workspace/executeCommand` command (`kb.search`, …) taking
 the same params object as its single argument, for clients without custom requests.
@@ -7,6 +7,7 @@ the same params object as its single argument, for clients without custom reques
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import uuid
@@ -17,13 +18,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from kb_lsp.agent import InvalidInput
 from kb_lsp.knowledge import ReadOnlyStore
 from kb_lsp.llm import LlmCancelled, LlmError
-from kb_lsp.lsp.asking import WorkProgress
 from kb_lsp.lsp.errors import ServerError, invalid_params, parse_params
-from kb_lsp.lsp.indexing import Job
-from kb_lsp.lsp.server import KbLanguageServer, uri_to_path
+from kb_lsp.lsp.progress import WorkProgress
+from kb_lsp.lsp.server import CLIENT, KbLanguageServer, uri_to_path
 from kb_lsp.protocol import (
     ASK,
     ASK_EVENT,
@@ -35,16 +34,16 @@ from kb_lsp.protocol import (
     SUMMARIZE,
     AskEvent,
     AskParams,
+    AskResponse,
     OpenResultParams,
-    OpenResultResponse,
     ReindexParams,
     SearchParams,
-    SearchResponse,
     StatusParams,
     Step,
     SummarizeParams,
     dump,
 )
+from kb_lsp.runtime import InvalidInput, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -56,51 +55,43 @@ Handler = Callable[[KbLanguageServer, Any], Awaitable[Any]]
 
 async def search(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse_params(SearchParams, raw, SEARCH)
-    hits = await ls.query(
-        lambda kb: kb.search(params.query, limit=params.limit, paths=params.paths, mode=params.mode)
-    )
-    ls.results.remember(params.query, hits)
-    status = await ls.run_query(ls.index_status)
-    return dump(SearchResponse(query=params.query, results=hits, index=status))
+    return dump(await ls.read(ls.runtime.search, params, client=CLIENT))
 
 
 async def open_result(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse_params(OpenResultParams, raw, OPEN_RESULT)
-    hit = ls.results.get(params.n)
-    return dump(OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range))
+    return dump(ls.runtime.open_result(params.n, client=CLIENT))
 
 
 async def status(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     parse_params(StatusParams, raw, STATUS)
-    return dump(await ls.run_query(ls.index_status))
+    return dump(await ls.read(ls.runtime.status))
 
 
 async def reindex(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """Sync every root (`full`: re-embed everything); answers when done. Cancelling the
+    """Sync every root (`full`: rebuild everything); answers when done. Cancelling the
     request (or the progress bar) stops the sync."""
     params = parse_params(ReindexParams, raw, REINDEX)
-    if await ls.query(lambda kb: kb.read_only):
-        raise ServerError(
-            "This window's index is read-only: another kb-lsp server (another window) is "
-            "indexing this workspace. Reindex from that window, or close it and retry."
-        )
-    title = "Rebuilding the knowledge base" if params.full else "Reindexing the knowledge base"
-    job = Job(title=title, full=params.full, progress="always")
+    await asyncio.wrap_future(ls.runtime.opened)
+    cancel = threading.Event()
     try:
-        await asyncio.wrap_future(ls.worker.submit(job))
+        await asyncio.wrap_future(ls.runtime.reindex(full=params.full, cancel=cancel))
     except asyncio.CancelledError:
-        job.cancel.set()
+        cancel.set()
         raise
     except ReadOnlyStore as err:
         raise ServerError(f"The index is read-only: {err}") from err
+    except Unavailable:
+        raise
     except Exception as err:
         raise ServerError(f"Reindexing failed: {err}") from err
-    return dump(await ls.run_query(ls.index_status))
+    return dump(await ls.read(ls.runtime.status))
 
 
 async def ask(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """`kb/ask`: the agent, on the `asks` pool, streaming every step as a `kb/askEvent`
-    (one `askId` per request) and as work-done progress ("Asking…", step texts, end).
+    """`kb/ask`: the agent, on the runtime's asks pool, streaming every step as a
+    `kb/askEvent` (one `askId` per request) and as work-done progress ("Asking…", step
+    texts, end).
 
     "file N" in the question and `n` refer to this client's last numbered list; a list
     the agent shows (its search, or the candidates of a clarification) becomes the new one.
@@ -123,20 +114,14 @@ async def ask(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
         ls.protocol.notify(ASK_EVENT, dump(event))
         progress.report(_progress_text(step))
 
-    numbered = ls.results.hits or None
-    outcome = None
+    response: AskResponse | None = None
     try:
-        outcome = await ls.run_agent(
-            lambda agent: agent.ask(params, numbered=numbered, on_event=on_event, cancel=cancel),
-            cancel,
+        response = await ls.agent(
+            cancel, ls.runtime.ask, params, client=CLIENT, on_event=on_event, cancel=cancel
         )
     finally:
-        progress.end(_STOPPED.get(outcome.response.stop, "Done") if outcome else "Cancelled")
-        if outcome is None or outcome.response.stop == "error":
-            ls.llm_probe.refresh(ls.agent)  # the model may have gone away: say so soon
-    if outcome.numbered is not None:
-        ls.results.remember(params.question, outcome.numbered)
-    return dump(outcome.response)
+        progress.end(_STOPPED.get(response.stop, "Done") if response else "Cancelled")
+    return dump(response)
 
 
 _STOPPED = {
@@ -162,18 +147,11 @@ async def summarize(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse_params(SummarizeParams, raw, SUMMARIZE)
     cancel = threading.Event()
     progress = await WorkProgress.start(ls, raw, "Summarizing…", cancel)
-    numbered = ls.results.hits or None
     try:
-        result = await ls.run_agent(
-            lambda agent: agent.summarize(params.file, params.n, numbered=numbered, cancel=cancel),
-            cancel,
-        )
-    except InvalidInput as err:
-        raise invalid_params(str(err)) from err
+        result = await ls.agent(cancel, ls.runtime.summarize, params, client=CLIENT, cancel=cancel)
     except LlmCancelled as err:
         raise JsonRpcRequestCancelled(f"{SUMMARIZE}: cancelled") from err
     except LlmError as err:
-        ls.llm_probe.refresh(ls.agent)
         raise ServerError(str(err)) from err
     finally:
         progress.end("Done")
@@ -218,7 +196,7 @@ def initialize(ls: KbLanguageServer, params: types.InitializeParams) -> None:
 
 async def initialized(ls: KbLanguageServer, params: types.InitializedParams) -> None:
     loaded = await ls.load_settings()
-    ls.start_indexing(loaded.settings)
+    ls.runtime.open(ls.roots, loaded.settings)
 
 
 async def did_change_configuration(
@@ -229,7 +207,7 @@ async def did_change_configuration(
         # Clients that push settings (instead of answering workspace/configuration).
         ls.init_options = {**(ls.init_options or {}), **settings["kb"]}
     loaded = await ls.load_settings()
-    ls.reconfigure(loaded.settings)
+    ls.runtime.apply_settings(loaded.settings)
 
 
 def did_change_workspace_folders(
@@ -237,13 +215,13 @@ def did_change_workspace_folders(
 ) -> None:
     added = _folder_paths(list(params.event.added))
     removed = _folder_paths(list(params.event.removed))
-    ls.change_roots(added, removed)
+    ls.runtime.change_roots(added, removed)
 
 
 def did_save(ls: KbLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     if path is not None:
-        ls.notify_changed([path])
+        ls.runtime.notify_changed([path])
 
 
 def did_change_watched_files(
@@ -251,28 +229,38 @@ def did_change_watched_files(
 ) -> None:
     paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
     if paths:
-        ls.notify_changed(paths)
+        ls.runtime.notify_changed(paths)
 
 
 async def shutdown(ls: KbLanguageServer, params: Any) -> None:
     ls.shutdown_requested = True
-    await asyncio.get_running_loop().run_in_executor(None, ls.close)
+    await asyncio.get_running_loop().run_in_executor(None, ls.runtime.close)
 
 
 # --- registration ----------------------------------------------------------------------------
 
 
-def _method(handler: Handler) -> Callable[[KbLanguageServer, Any], Awaitable[Any]]:
-    async def method(ls: KbLanguageServer, params: Any) -> Any:
-        return await handler(ls, params)
+def _translated(handler: Handler) -> Handler:
+    """The runtime's errors as JSON-RPC errors: what the client can fix is
+    `InvalidParams`, what cannot be done now a server error."""
 
-    method.__name__ = handler.__name__
-    return method
+    @functools.wraps(handler)
+    async def translated(ls: KbLanguageServer, params: Any) -> Any:
+        try:
+            return await handler(ls, params)
+        except InvalidInput as err:
+            raise invalid_params(str(err)) from err
+        except Unavailable as err:
+            raise ServerError(str(err)) from err
+
+    return translated
 
 
 def _command(handler: Handler) -> Callable[..., Awaitable[Any]]:
+    translated = _translated(handler)
+
     async def command(ls: KbLanguageServer, *args: Any) -> Any:
-        return await handler(ls, list(args))
+        return await translated(ls, list(args))
 
     command.__name__ = f"{handler.__name__}_command"
     return command
@@ -287,7 +275,7 @@ def register(server: KbLanguageServer) -> None:
     server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(did_save)
     server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
     for name, handler in METHODS.items():
-        server.feature(name)(_method(handler))
+        server.feature(name)(_translated(handler))
     for command, method in COMMANDS.items():
         if method in METHODS:
             server.command(command)(_command(METHODS[method]))

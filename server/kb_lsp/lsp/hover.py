@@ -103,7 +103,7 @@ async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover 
     path = uri_to_path(uri)
     if path is None or path.suffix.lower() not in MARKDOWN_SUFFIXES:
         return None
-    if not ls.opened.done():
+    if not ls.runtime.opened.done():
         return None
     document = ls.workspace.get_text_document(uri)
     try:
@@ -114,7 +114,9 @@ async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover 
         return None
     position = document.position_codec.position_from_client_units(lines, params.position)
     line = lines[position.line].rstrip("\r\n")
-    found = await ls.query(lambda kb: compute_hover(kb, path, line, position.character))
+    found = await ls.read(
+        ls.runtime.read, lambda kb: compute_hover(kb, path, line, position.character)
+    )
     if found is None:
         return None
     text, link = found

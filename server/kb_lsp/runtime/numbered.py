@@ -1,0 +1,117 @@
+"""Each client's last numbered list, so that "open result n" and "file n" mean what that
+client was shown.
+
+A client is whoever keeps a list of its own: the editor connected to a language server,
+the `kb` command line (whose every run is a new process, so its list is kept on disk,
+in the store folder of the first workspace root), an MCP session. The lists live in
+memory; `persist` names the clients whose list is also written to disk and read back
+by a later process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from kb_lsp.protocol import SearchHit, dump
+from kb_lsp.runtime.errors import InvalidRequest
+
+log = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class _List:
+    def __init__(self, query: str, hits: Sequence[SearchHit]) -> None:
+        self.query = query
+        self.hits = list(hits)
+
+
+class NumberedLists:
+    def __init__(self, folder: Callable[[], Path | None], persist: frozenset[str]) -> None:
+        """`folder()`: where persisted lists go now (None: nowhere yet)."""
+        self._folder = folder
+        self._persist = persist
+        self._lock = threading.Lock()
+        self._lists: dict[str, _List] = {}
+
+    def remember(self, client: str, query: str, hits: Sequence[SearchHit]) -> None:
+        entry = _List(query, hits)
+        with self._lock:
+            self._lists[client] = entry
+        if client in self._persist:
+            self._save(client, entry)
+
+    def hits(self, client: str) -> list[SearchHit]:
+        """The client's last list (empty when it has none)."""
+        entry = self._entry(client)
+        return list(entry.hits) if entry is not None else []
+
+    def get(self, client: str, n: int) -> SearchHit:
+        """Result `n` (1-based) of the client's last list; `InvalidRequest` saying what
+        exists otherwise."""
+        entry = self._entry(client)
+        if entry is None:
+            raise InvalidRequest(f"No result {n}: there has been no search yet")
+        if not entry.hits:
+            raise InvalidRequest(
+                f"No result {n}: the last search ({entry.query!r}) returned no results"
+            )
+        for hit in entry.hits:
+            if hit.n == n:
+                return hit
+        count = len(entry.hits)
+        plural = "result" if count == 1 else "results"
+        raise InvalidRequest(f"No result {n}: the last search returned {count} {plural}")
+
+    def forget(self, client: str) -> None:
+        with self._lock:
+            self._lists.pop(client, None)
+
+    # --- persistence ---------------------------------------------------------------------
+
+    def _entry(self, client: str) -> _List | None:
+        with self._lock:
+            entry = self._lists.get(client)
+        if entry is None and client in self._persist:
+            entry = self._load(client)
+            if entry is not None:
+                with self._lock:
+                    entry = self._lists.setdefault(client, entry)
+        return entry
+
+    def _file(self, client: str) -> Path | None:
+        folder = self._folder()
+        return None if folder is None else folder / f"numbered-{_UNSAFE.sub('_', client)}.json"
+
+    def _save(self, client: str, entry: _List) -> None:
+        path = self._file(client)
+        if path is None:
+            return
+        payload = {"query": entry.query, "hits": [dump(hit) for hit in entry.hits]}
+        try:
+            temp = path.with_suffix(".tmp")
+            temp.write_text(json.dumps(payload), encoding="utf-8")
+            temp.replace(path)
+        except OSError as err:
+            log.debug("could not save the numbered list of %s: %s", client, err)
+
+    def _load(self, client: str) -> _List | None:
+        path = self._file(client)
+        if path is None:
+            return None
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            hits = [SearchHit.model_validate(item) for item in raw["hits"]]
+            return _List(str(raw["query"]), hits)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, ValidationError) as err:
+            log.debug("ignoring the saved numbered list of %s: %s", client, err)
+            return None

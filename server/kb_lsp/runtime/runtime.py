@@ -1,0 +1,565 @@
+"""`Runtime`: one workspace's knowledge base, alive in one process, for any front end.
+
+The language server, the `kb` command line and the MCP server are thin adapters over
+this class: each turns its transport into calls of these methods and their results (or
+`InvalidRequest` / `Unavailable` / the agent's errors) back into its own terms.
+
+Life cycle: `open(roots, settings)` opens the knowledge base on the indexing worker and
+syncs it; `apply_settings` applies new settings (reopening only when they need it);
+`change_roots` and `notify_changed` follow the workspace; `close()` ends it all.
+
+Threads, and who may block:
+
+* callers (an event loop, a terminal) never need to block: every read has a `submit_*`
+  form that runs it on one of the runtime's pools and returns a `Future`;
+* `reads`, a bounded pool, runs searches, status and hovers;
+* `asks`, another bounded pool, runs the agent: a model call takes seconds to minutes,
+  so asks never hold up the reads;
+* the indexing worker (`worker.py`) is the one writer: syncs, roots, new settings;
+* the watcher's threads only collect events and hand batches to the worker;
+* `kb-llm-probe` checks whether the model answers, so the status never waits for it;
+* `kb-status-feed` sends status changes to subscribers (`feed.py`).
+
+Reads hold the gate (`gate.py`) while they use the knowledge base; reopening it waits
+for them. Callbacks to the front end (`Hooks`) may come from any of these threads.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, ParamSpec, TypeVar
+
+from kb_lsp import __version__
+from kb_lsp.agent import Agent
+from kb_lsp.agent.conversations import Conversations
+from kb_lsp.config import Settings
+from kb_lsp.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport, default_storage
+from kb_lsp.llm import LlmCancelled, LlmError
+from kb_lsp.protocol import (
+    AskParams,
+    AskResponse,
+    IndexStatus,
+    OpenResultResponse,
+    SearchParams,
+    SearchResponse,
+    Step,
+    SummarizeParams,
+    SummarizeResponse,
+)
+from kb_lsp.runtime import logs
+from kb_lsp.runtime.embedders import embedder_from_environment
+from kb_lsp.runtime.errors import Unavailable
+from kb_lsp.runtime.feed import StatusFeed, Subscriber
+from kb_lsp.runtime.gate import Gate
+from kb_lsp.runtime.numbered import NumberedLists
+from kb_lsp.runtime.probe import LlmProbe, RunningWork
+from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, ProgressHandle
+from kb_lsp.store import store_dir_for
+from kb_lsp.watcher import Batch, Watcher
+from kb_lsp.workspace import WorkspaceRoot
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+Severity = Literal["error", "warning", "info"]
+
+READ_WORKERS = max(2, min(4, os.cpu_count() or 2))
+# Asks mostly wait on the model server, which runs one generation at a time anyway; two
+# let a summary run beside a question, more would only queue there.
+ASK_WORKERS = 2
+STATUS_INTERVAL = 0.25  # seconds: at most four status changes a second to subscribers
+DEFAULT_CLIENT = "default"
+
+READ_ONLY_REINDEX = (
+    "This window's index is read-only: another kb-lsp server (another window) is "
+    "indexing this workspace. Reindex from that window, or close it and retry."
+)
+
+
+def _no_message(message: str, severity: Severity) -> None:
+    return None
+
+
+def _no_progress(title: str, cancel: threading.Event) -> ProgressHandle | None:
+    return None
+
+
+@dataclass
+class Hooks:
+    """How the runtime reaches the person in front of the front end (any thread)."""
+
+    # A message worth showing (each distinct message once per runtime).
+    tell: Callable[[str, Severity], None] = _no_message
+    # A progress display for a sync; its cancel sets the event. None: no display.
+    start_progress: ProgressFactory = _no_progress
+
+
+class Runtime:
+    def __init__(
+        self,
+        hooks: Hooks | None = None,
+        *,
+        watch: bool = True,
+        probe_llm: bool = True,
+        log_file: bool = True,
+        persist_lists: frozenset[str] = frozenset(),
+        read_workers: int = READ_WORKERS,
+        ask_workers: int = ASK_WORKERS,
+    ) -> None:
+        """`watch`: follow the disk with a watcher (a long-lived process); `probe_llm`:
+        check in the background whether the model answers; `log_file`: log to a file in
+        the storage folder; `persist_lists`: the clients whose numbered list is kept on
+        disk for a later process (the CLI)."""
+        self.hooks = hooks or Hooks()
+        self._watch_disk = watch
+        self._log_file = log_file
+        self.gate = Gate()
+        self.reads = concurrent.futures.ThreadPoolExecutor(
+            max_workers=read_workers, thread_name_prefix="kb-read"
+        )
+        self.asks = concurrent.futures.ThreadPoolExecutor(
+            max_workers=ask_workers, thread_name_prefix="kb-ask"
+        )
+        self.running = RunningWork()
+        self.probe = LlmProbe(self.changed, enabled=probe_llm)
+        # Kept here, not by the agent, so that they survive new settings.
+        self.conversations = Conversations()
+        self.lists = NumberedLists(self._list_folder, persist_lists)
+        self.settings = Settings()
+        self.roots: list[Path] = []
+        self._kb: KnowledgeBase | None = None
+        self._agent: Agent | None = None
+        self._watcher: Watcher | None = None
+        self._error: str | None = None
+        self._error_lock = threading.Lock()
+        # Done once the first attempt to open has ended (opened or failed).
+        self.opened: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.worker = IndexingWorker(
+            lambda: self._kb,
+            start_progress=self._start_progress,
+            changed=self.changed,
+            set_error=self._set_error,
+            after_job=self._check_roots,
+        )
+        self.feed = StatusFeed(self.status, interval=STATUS_INTERVAL)
+        self._told: set[str] = set()
+        self._told_lock = threading.Lock()
+        self._missing: set[Path] = set()
+        self._closed = False
+        self._close_lock = threading.Lock()
+
+    # --- life cycle ------------------------------------------------------------------------
+
+    def open(
+        self, roots: list[Path], settings: Settings, *, index: bool = True
+    ) -> concurrent.futures.Future[None]:
+        """Open the knowledge base of `roots` (on the worker) and, with `index`, sync it.
+        Returns the opening's future: its exception says why opening failed (readers see
+        the same in the status and in `Unavailable`)."""
+        self.roots = list(dict.fromkeys(roots))
+        self.settings = settings
+        logs.set_level(settings.log.level)
+        self.worker.start()
+        self.feed.start()
+
+        def open_it() -> None:
+            try:
+                self._open_knowledge(settings)
+            finally:
+                if not self.opened.done():
+                    self.opened.set_result(None)
+
+        done = self.worker.submit(Job(fn=open_it, title="Opening the index"))
+        if index:
+            self.worker.submit(Job(title="Indexing the knowledge base", progress="always"))
+        return done
+
+    def apply_settings(self, settings: Settings) -> None:
+        """New settings: reopen with them (on the worker) and sync everything again."""
+        if settings == self.settings:
+            return
+        log.info("settings changed: reopening the knowledge base")
+        logs.set_level(settings.log.level)
+
+        def reopen() -> None:
+            # Asks in flight hold the gate for as long as the model talks: stop them
+            # (they end with stop "cancelled") rather than hold every search back.
+            self.running.cancel_all()
+            with self.gate.exclusive():
+                self._close_knowledge()
+                self._open_knowledge(settings)
+
+        self.worker.submit(Job(fn=reopen, title="Applying new settings"))
+        self.worker.submit(Job(title="Indexing with new settings", progress="always"))
+
+    def change_roots(self, added: list[Path], removed: list[Path]) -> None:
+        """Workspace folders added and removed; new ones are indexed."""
+
+        def apply() -> None:
+            for root in removed:
+                if root in self.roots:
+                    self.roots.remove(root)
+                self._missing.discard(root)
+                if self._watcher is not None:
+                    self._watcher.remove_root(root)
+                if self._kb is not None:
+                    self._kb.remove_root(root)
+            for root in added:
+                if root in self.roots:
+                    continue
+                self.roots.append(root)
+                if self._kb is not None:
+                    self._kb.add_root(root)
+                if self._watcher is not None:
+                    self._watch(self._watcher, root, self.settings)
+
+        self.worker.submit(Job(fn=apply, title="Updating workspace folders"))
+        if added:
+            self.worker.submit(
+                Job(paths=frozenset(added), title="Indexing new folders", progress="always")
+            )
+
+    def notify_changed(self, paths: list[Path]) -> None:
+        """Paths an editor says changed (saved, or seen by its own file watcher)."""
+        if self._watcher is not None:
+            self._watcher.notify(paths)
+        else:
+            self.worker.submit_paths(paths)
+
+    def reindex(
+        self, *, full: bool = False, cancel: threading.Event | None = None
+    ) -> concurrent.futures.Future[SyncReport]:
+        """Sync every root (`full`: rebuild everything) on the worker; the future ends with
+        the sync. Setting `cancel` stops the sync. `Unavailable` when read-only."""
+        kb = self._kb
+        if kb is not None and kb.read_only:
+            raise Unavailable(READ_ONLY_REINDEX)
+        title = "Rebuilding the knowledge base" if full else "Reindexing the knowledge base"
+        job = Job(title=title, full=full, progress="always")
+        if cancel is not None:
+            job.cancel = cancel
+        future: concurrent.futures.Future[SyncReport] = self.worker.submit(job)
+        return future
+
+    def close(self) -> None:
+        """Stop the watcher and the workers, close the knowledge base. Idempotent."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        log.info("kb-lsp: stopping")
+        if self._watcher is not None:
+            self._watcher.stop()
+        self.worker.stop()
+        self.running.cancel_all()
+        self.probe.close()
+        self.feed.stop()
+        with self.gate.exclusive():
+            self._close_knowledge()
+        if not self.opened.done():
+            self.opened.set_result(None)
+        self.reads.shutdown(wait=False, cancel_futures=True)
+        self.asks.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # --- reads (any thread; each has a pool to run on) --------------------------------------
+
+    def submit_read(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> concurrent.futures.Future[T]:
+        """Run `fn` (a read: search, status, …) on the reads pool."""
+        return self.reads.submit(fn, *args, **kwargs)
+
+    def submit_ask(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> concurrent.futures.Future[T]:
+        """Run `fn` (`ask`, `summarize`) on the asks pool."""
+        return self.asks.submit(fn, *args, **kwargs)
+
+    def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
+        """`fn(knowledge base)`, holding the gate. Waits while the knowledge base is being
+        opened (a second or so), never for indexing; `Unavailable` when it is not open."""
+        with self._reading() as kb:
+            return fn(kb)
+
+    def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
+        """The numbered list for `params`; it becomes `client`'s last list."""
+        hits = self.read(
+            lambda kb: kb.search(
+                params.query, limit=params.limit, paths=params.paths, mode=params.mode
+            )
+        )
+        self.lists.remember(client, params.query, hits)
+        return SearchResponse(query=params.query, results=hits, index=self.status())
+
+    def open_result(self, n: int, *, client: str = DEFAULT_CLIENT) -> OpenResultResponse:
+        """Result `n` of `client`'s last list; `InvalidRequest` naming what exists."""
+        hit = self.lists.get(client, n)
+        return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
+
+    def files(self, pattern: str | None = None) -> list[FileInfo]:
+        """The indexed files (optionally those matching a glob on the workspace path)."""
+        return self.read(lambda kb: kb.files(pattern))
+
+    def ask(
+        self,
+        params: AskParams,
+        *,
+        client: str = DEFAULT_CLIENT,
+        on_event: Callable[[Step], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> AskResponse:
+        """The agent's answer. "file N" and `n` refer to `client`'s last list; a list the
+        agent shows becomes the new one. `cancel` (or reopening the knowledge base) ends
+        the run with `stop: "cancelled"`."""
+        cancel = cancel or threading.Event()
+        outcome = None
+        try:
+            outcome = self._with_agent(
+                lambda agent: agent.ask(
+                    params,
+                    numbered=self.lists.hits(client) or None,
+                    on_event=on_event,
+                    cancel=cancel,
+                ),
+                cancel,
+            )
+        finally:
+            if outcome is None or outcome.response.stop == "error":
+                self.probe.refresh(self._agent)  # the model may have gone away: say so soon
+        if outcome.numbered is not None:
+            self.lists.remember(client, params.question, outcome.numbered)
+        return outcome.response
+
+    def summarize(
+        self,
+        params: SummarizeParams,
+        *,
+        client: str = DEFAULT_CLIENT,
+        cancel: threading.Event | None = None,
+    ) -> SummarizeResponse:
+        """The cached or a new summary of one file (`file`, or `n` of `client`'s last
+        list). Raises the agent's `InvalidInput`, `LlmCancelled` and `LlmError`s."""
+        cancel = cancel or threading.Event()
+        try:
+            return self._with_agent(
+                lambda agent: agent.summarize(
+                    params.file, params.n, numbered=self.lists.hits(client) or None, cancel=cancel
+                ),
+                cancel,
+            )
+        except LlmCancelled:
+            raise
+        except LlmError:
+            self.probe.refresh(self._agent)
+            raise
+
+    def status(self) -> IndexStatus:
+        """The one status of this runtime (any thread, never waits for indexing)."""
+        with self.gate.read():
+            return self._status()
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """`subscriber(status)` whenever the status changes (at most four times a second,
+        from the feed's thread); returns the unsubscribe."""
+        return self.feed.subscribe(subscriber)
+
+    def changed(self) -> None:
+        """Something that shows in the status changed (any thread)."""
+        if not self._closed:
+            self.feed.changed()
+
+    # --- messages ---------------------------------------------------------------------------
+
+    def tell(self, message: str, severity: Severity = "warning") -> None:
+        """Log `message` and show it through the front end, once per distinct message."""
+        with self._told_lock:
+            if message in self._told:
+                return
+            self._told.add(message)
+        log.log(logging.ERROR if severity == "error" else logging.WARNING, message)
+        self.hooks.tell(message, severity)
+
+    # --- inside ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[KnowledgeBase]:
+        self.opened.result()
+        with self.gate.read():
+            kb = self._kb
+            if kb is None:
+                raise Unavailable(self._error or "The knowledge base is not open.")
+            yield kb
+
+    def _with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event) -> T:
+        self.running.add(cancel)
+        try:
+            self.opened.result()
+            with self.gate.read():
+                agent = self._agent
+                if agent is None:
+                    raise Unavailable(self._error or "The knowledge base is not open.")
+                return fn(agent)
+        finally:
+            self.running.discard(cancel)
+
+    def _set_error(self, message: str | None) -> None:
+        with self._error_lock:
+            self._error = message
+
+    def _list_folder(self) -> Path | None:
+        roots = self.roots
+        if not roots:
+            return None
+        return store_dir_for(default_storage(self.settings), roots[0])
+
+    def _open_knowledge(self, settings: Settings) -> None:
+        """On the worker thread: open the stores of every root and start watching."""
+        storage = default_storage(settings)
+        log_file = logs.log_to_file(storage) if self._log_file else None
+        log.info("kb-lsp %s: storage %s, log %s", __version__, storage, log_file)
+        self._check_roots()
+        try:
+            kb = KnowledgeBase(
+                [root for root in self.roots if root.is_dir()],
+                settings,
+                embedder=embedder_from_environment(),
+                storage=storage,
+            )
+        except Exception as err:
+            message = f"kb-lsp could not open its index in {storage}: {err}"
+            self._set_error(message)
+            log.exception("opening the knowledge base failed")
+            self.tell(message, "error")
+            raise
+        self.settings = settings
+        self._kb = kb
+        self._agent = Agent(kb, settings, conversations=self.conversations)
+        self._set_error(None)
+        self.probe.refresh(self._agent)
+        if kb.read_only:
+            self.tell(
+                "kb-lsp: another window is indexing this workspace; this one is read-only "
+                "(search works, the other window keeps the index up to date)."
+            )
+            return
+        if not self._watch_disk:
+            return
+        watcher = Watcher(
+            self._on_batch,
+            debounce=settings.debounce_ms / 1000,
+            reconcile_seconds=settings.reconcile_seconds,
+        )
+        for root in self.roots:
+            self._watch(watcher, root, settings)
+        watcher.start()
+        self._watcher = watcher
+
+    def _watch(self, watcher: Watcher, root: Path, settings: Settings) -> None:
+        try:
+            rules = WorkspaceRoot(root, settings)
+        except Exception as err:
+            log.warning("cannot read the file rules of %s: %s", root, err)
+            watcher.add_root(root)
+            return
+        watcher.add_root(rules.root, rules.is_ignored_dir)
+
+    def _close_knowledge(self) -> None:
+        """Stop watching and close the stores (releases the writer lock)."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        self._agent = None
+        kb, self._kb = self._kb, None
+        if kb is not None:
+            try:
+                kb.close()
+            except Exception:
+                log.exception("closing the knowledge base failed")
+
+    def _on_batch(self, batch: Batch) -> None:
+        if batch.rescan:
+            self.worker.submit_rescan(batch.reason)
+        else:
+            self.worker.submit_paths(batch.paths)
+
+    def _check_roots(self) -> None:
+        for root in list(self.roots):
+            if root.is_dir():
+                self._missing.discard(root)
+            elif root not in self._missing:
+                self._missing.add(root)
+                self.tell(
+                    f"kb-lsp: the workspace folder {root} no longer exists; "
+                    "its files are no longer in the knowledge base."
+                )
+
+    def _start_progress(self, title: str, cancel: threading.Event) -> ProgressHandle | None:
+        if self._closed:
+            return None
+        try:
+            return self.hooks.start_progress(title, cancel)
+        except Exception:
+            log.exception("the front end could not show progress")
+            return None
+
+    def _status(self) -> IndexStatus:
+        settings = self.settings
+        llm = self.probe.status(self._agent, settings.ollama.host, settings.ollama.model)
+        kb = self._kb
+        pending = self.worker.pending
+        error = self._error
+        if kb is None:
+            return IndexStatus(
+                state="error" if error else "indexing",
+                files=0,
+                chunks=0,
+                pending=pending,
+                embedder=settings.embedder.provider,
+                store=str(default_storage(settings)),
+                llm=llm,
+                roots=[str(root) for root in self.roots],
+                message=error or "Opening the index…",
+            )
+        status = kb.status(pending=pending, llm=llm)
+        update: dict[str, Any] = {}
+        messages = [status.message] if status.message else []
+        if kb.read_only:
+            update["read_only"] = True
+        elif self.worker.busy:
+            update["state"] = "indexing"
+            update["progress"] = self.worker.progress
+        elif error:
+            update["state"] = "error"
+            messages.append(error)
+        if self.worker.incomplete:
+            messages.append(
+                "indexing was cancelled: some files may be missing until the next reindex"
+            )
+        messages += [f"workspace folder missing: {root}" for root in sorted(self._missing)]
+        if messages:
+            update["message"] = "; ".join(messages)
+        return status.model_copy(update=update)
+
+
+__all__ = [
+    "DEFAULT_CLIENT",
+    "READ_ONLY_REINDEX",
+    "Hooks",
+    "ProgressHandle",
+    "ReadOnlyStore",
+    "Runtime",
+    "Severity",
+]

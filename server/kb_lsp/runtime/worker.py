@@ -1,0 +1,298 @@
+"""The one indexing worker: a thread that owns every write to the knowledge base.
+
+Work arrives from the watcher and the editor (paths that changed, coalesced while a sync
+runs), from `reindex`, and from the runtime itself (the first sync, new workspace
+folders, new settings, taking over from another process). The worker runs it one piece
+at a time on its own thread, so nobody who reads ever waits for it: searches read what
+is committed.
+
+Explicit jobs run first, in order; then a rescan when one was asked for (a burst, the
+periodic reconcile); then the paths gathered meanwhile, as one `sync(paths)`.
+
+Progress has one source: the indexer's `SyncProgress` (files done of a total fixed when
+the sync starts, chunks as they are embedded, the phase). It becomes `IndexProgress`
+for the status, feeds the front end's progress bar, and a log line every few seconds
+with the rate and the time left.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from kb_lsp.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
+from kb_lsp.protocol import IndexProgress
+
+log = logging.getLogger(__name__)
+
+# A sync without a progress bar of its own gets one once it has this many files to do.
+LARGE_SYNC = 50
+CHANGED_EVERY = 1.0  # seconds: the status is re-sent at most this often during a sync
+LOG_EVERY = 5.0  # seconds between "indexing: n/N files …" log lines during a sync
+
+ShowProgress = Literal["always", "large", "never"]
+
+
+class ProgressHandle(Protocol):
+    """A front end's progress display for one sync (a work-done bar, a terminal bar)."""
+
+    def report(self, progress: IndexProgress) -> None: ...
+    def end(self, message: str) -> None: ...
+
+
+# (title, cancel event the front end sets when its user cancels) -> a handle, or None
+ProgressFactory = Callable[[str, threading.Event], ProgressHandle | None]
+
+
+@dataclass
+class Job:
+    """A sync (`fn` None) or any other write to run on the worker thread (`fn`)."""
+
+    title: str = "Indexing the knowledge base"
+    paths: frozenset[Path] | None = None  # None: every root
+    full: bool = False
+    progress: ShowProgress = "never"
+    fn: Callable[[], Any] | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    future: Future[Any] = field(default_factory=Future)
+
+
+class IndexingWorker:
+    def __init__(
+        self,
+        knowledge: Callable[[], KnowledgeBase | None],
+        *,
+        start_progress: ProgressFactory,
+        changed: Callable[[], None],
+        set_error: Callable[[str | None], None],
+        after_job: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._knowledge = knowledge
+        self._start_progress = start_progress
+        self._changed = changed
+        self._set_error = set_error
+        self._after_job = after_job
+
+        self._cond = threading.Condition()
+        self._jobs: deque[Job] = deque()
+        self._paths: set[Path] = set()
+        self._rescan: str | None = None
+        self._current: Job | None = None
+        self._progress: SyncProgress | None = None
+        self._started = False
+        self._stopped = False
+        # A sync of everything was cancelled: the index may lack files until the next one.
+        self.incomplete = False
+        self._thread = threading.Thread(target=self._run, name="kb-indexer", daemon=True)
+
+    # --- control ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        with self._cond:
+            if self._started:
+                return
+            self._started = True
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Cancel the running sync, drop queued work and wait for the thread."""
+        with self._cond:
+            self._stopped = True
+            if self._current is not None:
+                self._current.cancel.set()
+            for job in self._jobs:
+                job.future.cancel()
+            self._jobs.clear()
+            self._cond.notify_all()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    # --- input ------------------------------------------------------------------------
+
+    def submit(self, job: Job) -> Future[Any]:
+        with self._cond:
+            if self._stopped:
+                job.future.cancel()
+                return job.future
+            self._jobs.append(job)
+            self._cond.notify_all()
+        self._changed()
+        return job.future
+
+    def submit_paths(self, paths: Iterable[Path]) -> None:
+        with self._cond:
+            if self._stopped:
+                return
+            self._paths.update(paths)
+            self._cond.notify_all()
+        self._changed()
+
+    def submit_rescan(self, reason: str) -> None:
+        with self._cond:
+            if self._stopped:
+                return
+            self._rescan = self._rescan or reason
+            self._cond.notify_all()
+
+    # --- state ------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._current is not None or bool(self._jobs or self._paths or self._rescan)
+
+    @property
+    def pending(self) -> int:
+        """Files known to be waiting: the rest of the running sync plus queued paths."""
+        with self._cond:
+            step = self._progress if self._current is not None else None
+            running = max(0, step.total - step.done) if step is not None else 0
+            return running + len(self._paths)
+
+    @property
+    def progress(self) -> IndexProgress | None:
+        """Where the running sync is, or None when none runs (or it has not counted yet)."""
+        with self._cond:
+            step = self._progress if self._current is not None else None
+        return None if step is None else to_index_progress(step)
+
+    # --- the thread ---------------------------------------------------------------------
+
+    def _next(self) -> Job | None:
+        with self._cond:
+            while not self._stopped and not (self._jobs or self._paths or self._rescan):
+                self._cond.wait()
+            if self._stopped:
+                return None
+            if self._jobs:
+                job = self._jobs.popleft()
+                if job.fn is None and job.paths is None:
+                    self._paths.clear()  # a sync of everything covers them
+            elif self._rescan is not None:
+                job = Job(title=f"Indexing ({self._rescan})", progress="large")
+                self._rescan = None
+                self._paths.clear()
+            else:
+                job = Job(paths=frozenset(self._paths), title="Indexing changes", progress="large")
+                self._paths = set()
+            self._current = job
+            self._progress = None
+            return job
+
+    def _run(self) -> None:
+        while (job := self._next()) is not None:
+            try:
+                if job.future.set_running_or_notify_cancel():
+                    try:
+                        result = job.fn() if job.fn is not None else self._sync(job)
+                    except BaseException as err:  # handed to whoever waits on the job
+                        job.future.set_exception(err)
+                    else:
+                        job.future.set_result(result)
+            finally:
+                with self._cond:
+                    self._current = None
+                    self._progress = None
+                try:
+                    self._after_job()
+                except Exception:
+                    log.exception("indexer: after-job check failed")
+                self._changed()
+
+    def _sync(self, job: Job) -> SyncReport:
+        kb = self._knowledge()
+        if kb is None:
+            raise RuntimeError("the knowledge base is not open")
+        if kb.read_only:
+            raise ReadOnlyStore("another kb-lsp process holds this workspace's index")
+
+        handle: ProgressHandle | None = None
+        if job.progress == "always":
+            handle = self._start_progress(job.title, job.cancel)
+        started = time.monotonic()
+        last_changed = last_logged = started
+
+        def on_progress(step: SyncProgress) -> None:
+            nonlocal handle, last_changed, last_logged
+            with self._cond:
+                self._progress = step
+            if handle is None and job.progress == "large" and step.total >= LARGE_SYNC:
+                handle = self._start_progress(job.title, job.cancel)
+            if handle is not None:
+                handle.report(to_index_progress(step))
+            now = time.monotonic()
+            if now - last_changed >= CHANGED_EVERY:  # counts move during a long sync
+                last_changed = now
+                self._changed()
+            if now - last_logged >= LOG_EVERY:
+                last_logged = now
+                log.info("indexer: %s", rate_line(step, now - started))
+
+        try:
+            report = kb.sync(
+                sorted(job.paths) if job.paths is not None else None,
+                progress=on_progress,
+                cancel=job.cancel,
+                full=job.full,
+            )
+        except Exception as err:
+            self._set_error(f"indexing failed: {err}")
+            log.exception("indexer: sync failed")
+            if handle is not None:
+                handle.end(f"Failed: {err}")
+            raise
+        self._set_error(None)
+        if job.paths is None:
+            self.incomplete = report.cancelled
+        summary = _summary(report)
+        log.info("indexer: %s in %.2fs (%s)", summary, time.monotonic() - started, job.title)
+        for error in report.errors[:20]:
+            log.warning("indexer: %s", error)
+        if handle is not None:
+            handle.end("Cancelled" if report.cancelled else summary)
+        return report
+
+
+def to_index_progress(step: SyncProgress) -> IndexProgress:
+    return IndexProgress(
+        phase=step.phase,
+        files_done=step.done,
+        files_total=step.total,
+        chunks_done=step.chunks_done,
+        chunks_total=step.chunks_total,
+    )
+
+
+def rate_line(step: SyncProgress, seconds: float) -> str:
+    """`120/155 files, 2400/3036 chunks, 31.5 files/s, about 1 s left`."""
+    parts = [f"{step.done}/{step.total} files"]
+    if step.chunks_total:
+        parts.append(f"{step.chunks_done}/{step.chunks_total} chunks")
+    rate = step.done / seconds if seconds > 0 else 0.0
+    parts.append(f"{rate:.1f} files/s")
+    if rate > 0 and step.total > step.done:
+        parts.append(f"about {(step.total - step.done) / rate:.0f} s left")
+    return ", ".join(parts) + f" ({step.phase})"
+
+
+def _summary(report: SyncReport) -> str:
+    if report.cancelled:
+        return "cancelled"
+    parts = []
+    for count, what in (
+        (report.files_added, "added"),
+        (report.files_changed, "changed"),
+        (report.files_removed, "removed"),
+    ):
+        if count:
+            parts.append(f"{count} {what}")
+    if not parts:
+        return f"up to date ({report.files_unchanged} files)"
+    return ", ".join(parts) + f"; {report.chunks_embedded} chunks embedded"

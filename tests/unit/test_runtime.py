@@ -1,0 +1,145 @@
+"""The runtime in-process: life cycle, reads, numbered lists, status feed, the embedder
+seam, and the import graph (front ends → runtime → engine, never back up)."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.fakes.embedder import HashingEmbedder
+
+from kb_lsp.config import load_settings
+from kb_lsp.protocol import IndexStatus, SearchParams
+from kb_lsp.runtime import InvalidRequest, Runtime, Unavailable
+from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
+
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
+HASHING = "tests.fakes.embedder:HashingEmbedder"
+
+
+@pytest.fixture
+def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    settings = load_settings({"storage": str(storage)}).settings
+    runtime.open([workspace], settings, index=False).result()
+    runtime.reindex().result()
+    yield runtime
+    runtime.close()
+
+
+def test_search_numbers_and_open_result_follow_the_client(runtime: Runtime) -> None:
+    response = runtime.search(SearchParams(query="Mexico payments SPEI"), client="a")
+    assert response.results and response.results[0].path == "payments/mexico-payments.md"
+    assert response.index.state == "ready"
+    assert runtime.open_result(1, client="a").path == "payments/mexico-payments.md"
+    # Another client has its own (empty) list.
+    with pytest.raises(InvalidRequest, match="no search yet"):
+        runtime.open_result(1, client="b")
+    count = len(response.results)
+    with pytest.raises(InvalidRequest, match=f"the last search returned {count} results"):
+        runtime.open_result(count + 1, client="a")
+
+
+def test_status_is_one_object_with_one_error_slot(runtime: Runtime) -> None:
+    status = runtime.status()
+    assert status.state == "ready" and status.files > 0 and not status.message
+    assert status.embedder == HashingEmbedder().identity
+    runtime._set_error("indexing failed: disk full")
+    failed = runtime.status()
+    assert failed.state == "error" and "disk full" in (failed.message or "")
+    runtime._set_error(None)
+    assert runtime.status().state == "ready"
+
+
+def test_reads_after_close_are_unavailable(runtime: Runtime) -> None:
+    runtime.close()
+    with pytest.raises(Unavailable):
+        runtime.search(SearchParams(query="anything"))
+
+
+def test_numbered_list_is_kept_on_disk_for_a_later_process(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    settings = load_settings({"storage": str(storage)}).settings
+
+    def fresh() -> Runtime:
+        runtime = Runtime(
+            watch=False, probe_llm=False, log_file=False, persist_lists=frozenset({"cli"})
+        )
+        runtime.open([workspace], settings, index=False).result()
+        return runtime
+
+    first = fresh()
+    try:
+        first.reindex().result()
+        hits = first.search(SearchParams(query="glossary"), client="cli").results
+        first.search(SearchParams(query="glossary"), client="editor")
+    finally:
+        first.close()
+    second = fresh()
+    try:
+        assert second.open_result(1, client="cli").path == hits[0].path
+        with pytest.raises(InvalidRequest, match="no search yet"):
+            second.open_result(1, client="editor")  # kept in memory only
+    finally:
+        second.close()
+
+
+def test_status_changes_reach_subscribers_once_per_change(runtime: Runtime) -> None:
+    seen: list[IndexStatus] = []
+    arrived = threading.Event()
+
+    def subscriber(status: IndexStatus) -> None:
+        seen.append(status)
+        arrived.set()
+
+    runtime.subscribe(subscriber)
+    runtime.changed()
+    assert arrived.wait(60), "no status change was sent"
+    arrived.clear()
+    runtime._set_error("indexing failed: disk full")
+    runtime.changed()
+    assert arrived.wait(60), "the new status was not sent"
+    assert seen[-1].state == "error"
+    assert all(a != b for a, b in itertools.pairwise(seen)), "a status sent twice"
+
+
+def test_embedder_factory_seam() -> None:
+    assert embedder_from_environment({}) is None
+    made = embedder_from_environment({"KB_EMBEDDER_FACTORY": HASHING})
+    assert made is not None and made.identity == HashingEmbedder().identity
+    with pytest.raises(EmbedderFactoryError, match="module:callable"):
+        embedder_from_environment({"KB_EMBEDDER_FACTORY": "no_colon_here"})
+    with pytest.raises(EmbedderFactoryError, match="no_such_module"):
+        embedder_from_environment({"KB_EMBEDDER_FACTORY": "no_such_module:make"})
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_import_graph_points_down_only() -> None:
+    """Front ends (lsp/, cli.py) → runtime → engine: no arrow back up, and nothing but
+    lsp/ imports pygls or lsprotocol."""
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE).as_posix()
+        imports = _imports(path)
+        if not relative.startswith("lsp/"):
+            assert not {n for n in imports if n.split(".")[0] in {"pygls", "lsprotocol"}}, relative
+        front_ends = {n for n in imports if n.startswith(("kb_lsp.lsp", "kb_lsp.cli"))}
+        if not relative.startswith("lsp/") and relative not in {"cli.py", "__main__.py"}:
+            assert not front_ends, relative
+        if not relative.startswith(("lsp/", "runtime/")) and relative != "cli.py":
+            assert not {n for n in imports if n.startswith("kb_lsp.runtime")}, relative
