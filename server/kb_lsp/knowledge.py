@@ -99,6 +99,12 @@ class KnowledgeBase:
         for root in roots:
             self.add_root(root)
 
+    def use_settings(self, settings: Settings) -> None:
+        """Settings that apply without reopening (the search threshold) take effect now.
+        The rest (roots' file rules, chunking, the embedder, the store) were fixed when
+        the knowledge base was opened."""
+        self.settings = settings
+
     # --- roots -----------------------------------------------------------------------------
 
     @property

@@ -256,8 +256,9 @@ async def test_new_settings_stop_a_running_ask_with_stop_cancelled(
     running = asyncio.ensure_future(ask(kb, CUTOFF))
     await wait_for(lambda: _true(ollama.stalled.is_set()), "the model stream to stall")
 
-    # Reopening the knowledge base for new settings does not wait for the model.
-    kb.lsp.set_configuration({"ollama": {"host": ollama.url, "timeout": 20}}, section="kb")
+    # Reopening the knowledge base for new settings (chunking: every file is chunked
+    # again) does not wait for the model.
+    kb.lsp.set_configuration({"chunkSize": 600}, section="kb")
     kb.lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     response = await running
     assert response["stop"] == "cancelled"

@@ -15,6 +15,7 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.protocol import IndexStatus, SearchParams
 from kb_lsp.runtime import InvalidRequest, Runtime, Unavailable
+from kb_lsp.runtime.changes import SettingsChange, settings_change
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
@@ -143,3 +144,39 @@ def test_import_graph_points_down_only() -> None:
             assert not front_ends, relative
         if not relative.startswith(("lsp/", "runtime/")) and relative != "cli.py":
             assert not {n for n in imports if n.startswith("kb_lsp.runtime")}, relative
+
+
+def test_settings_change_says_what_applying_takes() -> None:
+    base = load_settings({}).settings
+
+    def change(**raw: object) -> SettingsChange:
+        return settings_change(base, load_settings(raw).settings)
+
+    live = change(
+        search={"threshold": 0.5}, ollama={"timeout": 5, "model": "m"}, log={"level": "debug"}
+    )
+    assert sorted(live.live) == [
+        "kb.log.level",
+        "kb.ollama.model",
+        "kb.ollama.timeout",
+        "kb.search.threshold",
+    ]
+    assert not live.reopen and not live.watcher
+    assert change(debounceMs=50).watcher == ["kb.debounceMs"]
+    chunking = change(chunkSize=500)
+    assert chunking.reopen == ["kb.chunkSize"] and chunking.rechunk
+    for raw in (
+        {"storage": "/elsewhere"},
+        {"exclude": ["drafts/**"]},
+        {"embedder": {"provider": "ollama"}},
+    ):
+        reopen = change(**raw)
+        assert reopen.reopen and not reopen.rechunk and not reopen.live, raw
+    # The Ollama embedder uses the Ollama host: with it, a new host reopens.
+    on_ollama = load_settings({"embedder": {"provider": "ollama"}}).settings
+    moved = settings_change(
+        on_ollama,
+        load_settings({"embedder": {"provider": "ollama"}, "ollama": {"host": "h:1"}}).settings,
+    )
+    assert moved.reopen == ["kb.ollama.host"]
+    assert change().empty

@@ -54,6 +54,7 @@ from kb_lsp.protocol import (
     SummarizeResponse,
 )
 from kb_lsp.runtime import logs
+from kb_lsp.runtime.changes import settings_change
 from kb_lsp.runtime.embedders import embedder_from_environment
 from kb_lsp.runtime.errors import Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
@@ -134,7 +135,8 @@ class Runtime:
         # Kept here, not by the agent, so that they survive new settings.
         self.conversations = Conversations()
         self.lists = NumberedLists(self._list_folder, persist_lists)
-        self.settings = Settings()
+        # The settings in use, and the latest asked for (they differ while a reopen waits).
+        self.settings = self._wanted = Settings()
         self.roots: list[Path] = []
         self._kb: KnowledgeBase | None = None
         self._agent: Agent | None = None
@@ -166,7 +168,7 @@ class Runtime:
         Returns the opening's future: its exception says why opening failed (readers see
         the same in the status and in `Unavailable`)."""
         self.roots = list(dict.fromkeys(roots))
-        self.settings = settings
+        self.settings = self._wanted = settings
         logs.set_level(settings.log.level)
         self.worker.start()
         self.feed.start()
@@ -184,22 +186,58 @@ class Runtime:
         return done
 
     def apply_settings(self, settings: Settings) -> None:
-        """New settings: reopen with them (on the worker) and sync everything again."""
-        if settings == self.settings:
+        """New settings. What can change at once does (search, the model, the agent, the
+        log level: `changes.py`); the watcher's settings restart the watcher; settings
+        that decide what is indexed or where reopen the knowledge base (on the worker,
+        stopping the asks in flight: they end with stop "cancelled") and sync it again.
+        The numbered lists and the conversations survive either way."""
+        change = settings_change(self._wanted, settings)
+        if change.empty:
             return
-        log.info("settings changed: reopening the knowledge base")
+        self._wanted = settings
         logs.set_level(settings.log.level)
+        if change.reopen:
+            names = ", ".join(change.reopen)
+            log.info("settings changed (%s): reopening the knowledge base", names)
+            self.worker.submit(Job(fn=self._reopen, title="Applying new settings"))
+            self.worker.submit(
+                Job(title="Indexing with new settings", progress="always", full=change.rechunk)
+            )
+            return
+        if change.live:
+            self._use_settings(settings)
+            log.info("settings applied at once: %s", ", ".join(change.live))
+        if change.watcher:
+            self.worker.submit(Job(fn=self._restart_watcher, title="Applying watcher settings"))
+            log.info("settings applied to the watcher: %s", ", ".join(change.watcher))
 
-        def reopen() -> None:
-            # Asks in flight hold the gate for as long as the model talks: stop them
-            # (they end with stop "cancelled") rather than hold every search back.
-            self.running.cancel_all()
-            with self.gate.exclusive():
-                self._close_knowledge()
-                self._open_knowledge(settings)
+    def _reopen(self) -> None:
+        """On the worker: close and open again with the latest settings."""
+        # Asks in flight hold the gate for as long as the model talks: stop them rather
+        # than hold every search back.
+        self.running.cancel_all()
+        with self.gate.exclusive():
+            self._close_knowledge()
+            self._open_knowledge(self._wanted)
 
-        self.worker.submit(Job(fn=reopen, title="Applying new settings"))
-        self.worker.submit(Job(title="Indexing with new settings", progress="always"))
+    def _use_settings(self, settings: Settings) -> None:
+        """Settings that need no reopening take effect now (any thread): the knowledge
+        base searches with them, and the agent is made anew with them (a run in flight
+        finishes with the one it started with)."""
+        self.settings = settings
+        kb = self._kb
+        if kb is not None:
+            kb.use_settings(settings)
+            self._agent = Agent(kb, settings, conversations=self.conversations)
+            self.probe.refresh(self._agent)
+        self.changed()
+
+    def _restart_watcher(self) -> None:
+        if self._watcher is None:
+            return
+        self._watcher.stop()
+        self._watcher = None
+        self._start_watcher(self.settings)
 
     def change_roots(self, added: list[Path], removed: list[Path]) -> None:
         """Workspace folders added and removed; new ones are indexed."""
@@ -455,6 +493,9 @@ class Runtime:
                 "(search works, the other window keeps the index up to date)."
             )
             return
+        self._start_watcher(settings)
+
+    def _start_watcher(self, settings: Settings) -> None:
         if not self._watch_disk:
             return
         watcher = Watcher(
