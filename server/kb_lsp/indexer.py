@@ -80,8 +80,6 @@ class Indexer:
     ) -> SyncReport:
         started = time.perf_counter()
         report = report or SyncReport()
-        if full:
-            self.store.reset()
         self.store.repair_vectors()
         manifest = self.store.manifest()
 
@@ -94,10 +92,14 @@ class Indexer:
         else:
             entries, skipped, removed = self._targets(paths, manifest)
 
+        # `full`: every file is read and chunked again (its vectors still come from the
+        # cache), each replacing its old rows in one step, so searches meanwhile find
+        # every file; the vector collection is then rebuilt beside the live one.
         changed = [
             entry
             for entry in entries
-            if (record := manifest.get(entry.path)) is None
+            if full
+            or (record := manifest.get(entry.path)) is None
             or record.state != "ok"
             or record.size != entry.size
             or record.mtime_ns != entry.mtime_ns
@@ -120,7 +122,7 @@ class Indexer:
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            pending = self._prepare(entry, manifest, report, skipped)
+            pending = self._prepare(entry, manifest, report, skipped, again=full)
             done += 1
             if pending is not None:
                 batch.append(pending)
@@ -131,6 +133,8 @@ class Indexer:
             if progress:
                 progress(SyncProgress(done, total, entry.path))
         self._flush(batch, report)
+        if full and not report.cancelled:
+            self.store.rebuild_vectors()
 
         if paths is None and not report.cancelled:
             self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
@@ -185,8 +189,11 @@ class Indexer:
         manifest: dict[str, FileRecord],
         report: SyncReport,
         skipped: list[Skipped],
+        *,
+        again: bool = False,
     ) -> _Pending | None:
-        """Read and chunk one changed file; None when its content did not change."""
+        """Read and chunk one changed file; None when its content did not change (unless
+        `again`: a full sync chunks every file anew)."""
         try:
             raw, text = self.workspace.read(entry.path)
         except UnreadableFile as err:
@@ -200,7 +207,7 @@ class Indexer:
             return None
         sha = hashlib.sha256(raw).hexdigest()
         old = manifest.get(entry.path)
-        if old is not None and old.sha256 == sha and old.state == "ok":
+        if not again and old is not None and old.sha256 == sha and old.state == "ok":
             self.store.touch(entry.path, len(raw), entry.mtime_ns)
             report.files_unchanged += 1
             return None

@@ -10,7 +10,12 @@ Layout, under `<storage>/<sha of root>/`:
   `summaries` (keyed by content hash + model) and `meta` (schema, embedder identity).
 * `chroma/` — a persistent Chroma collection in cosine space holding the chunk vectors
   under stable ids (`<sha1(path)[:16]>:<chunk index>`), metadata `path` and `text_hash`.
-  With `kb.chroma.url` the collection lives on a Chroma server instead.
+  With `kb.chroma.url` the collection lives on a Chroma server instead. Which collection
+  is the live one is recorded in `meta` (`collection`): a full rebuild (or a new
+  embedder) builds a new collection beside the live one and switches `meta` to it when
+  it is complete, so readers — threads of this process, or another process that opened
+  the store read-only — always find a whole collection; they look the name up again
+  when it changed, or when the collection they hold was dropped under them.
 * `writer.lock` — an OS file lock: the process holding it is the only writer; a second
   process opens the store read-only and says so.
 
@@ -29,6 +34,7 @@ import logging
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -43,6 +49,9 @@ from kb_lsp.records import ReadOnlyStore, StoredChunk
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+# `meta` key naming the live Chroma collection (absent: the first one, `kb_<dir>`).
+LIVE_COLLECTION = "collection"
+_COSINE = {"hnsw:space": "cosine"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -233,7 +242,6 @@ class Store:
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
-        name = "kb_" + self.directory.name
         if chroma_url:
             from urllib.parse import urlparse
 
@@ -250,14 +258,60 @@ class Store:
             )
         self._client = client
         self._max_batch = int(client.get_max_batch_size())
+        name = self._live_name()
         if self.read_only:
-            try:
-                return client.get_collection(name, embedding_function=None)
-            except Exception:  # not created yet by the writer
-                return None
-        return client.get_or_create_collection(
-            name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+            return self._get_collection(name)  # None until the writer made one
+        return client.get_or_create_collection(name, metadata=_COSINE, embedding_function=None)
+
+    def _first_name(self) -> str:
+        return "kb_" + self.directory.name
+
+    def _live_name(self) -> str:
+        return self.get_meta(LIVE_COLLECTION) or self._first_name()
+
+    def _get_collection(self, name: str) -> Any | None:
+        try:
+            return self._client.get_collection(name, embedding_function=None)
+        except Exception:  # not there (yet, or any more)
+            return None
+
+    def _live(self, *, again: bool = False) -> Any | None:
+        """The live collection for a reader: a rebuild (here or in the process that
+        writes) may have switched it since this store last looked. `again`: look it up
+        even when the name did not change (the one held failed)."""
+        current = self._collection
+        name = self._live_name()
+        if current is not None and current.name == name and not again:
+            return current
+        fresh = self._get_collection(name)
+        if fresh is not None:
+            self._collection = fresh
+            return fresh
+        return current
+
+    def _switch_to_new_collection(self) -> Any:
+        """An empty collection under a new name, made the live one; the old one is
+        dropped. For a new embedder (its vectors are useless); `rebuild_vectors` fills
+        the new one before it switches."""
+        return self._switch(self._new_collection())
+
+    def _new_collection(self) -> Any:
+        name = f"{self._first_name()}_{uuid.uuid4().hex[:8]}"
+        return self._client.get_or_create_collection(
+            name, metadata=_COSINE, embedding_function=None
         )
+
+    def _switch(self, collection: Any) -> Any:
+        old = self._collection
+        with self._writer() as db:
+            self._set_meta(db, LIVE_COLLECTION, collection.name)
+        self._collection = collection
+        if old is not None and old.name != collection.name:
+            try:
+                self._client.delete_collection(old.name)
+            except Exception as err:  # gone already: nothing to drop
+                log.debug("dropping the collection %s: %s", old.name, err)
+        return collection
 
     def _check_embedder(self) -> None:
         """A different embedder (or dimension) than the one that made the vectors: rebuild."""
@@ -271,11 +325,7 @@ class Store:
                 self.embedder_identity,
                 self.root,
             )
-            name = self._collection.name
-            self._client.delete_collection(name)
-            self._collection = self._client.get_or_create_collection(
-                name, metadata={"hnsw:space": "cosine"}, embedding_function=None
-            )
+            self._switch_to_new_collection()
             with self._writer() as db:
                 db.execute("DELETE FROM vectors")
                 db.execute("UPDATE files SET state = 'pending'")
@@ -535,17 +585,41 @@ class Store:
         got = self._collection.get(ids=sample, include=[])
         return len(got["ids"]) != len(sample)
 
-    def reset(self) -> None:
-        """Forget everything indexed (a full reindex); vectors are kept for reuse."""
-        with self._writer() as db:
-            db.execute("DELETE FROM chunks_fts")
-            db.execute("DELETE FROM chunks")
-            db.execute("DELETE FROM files")
-        name = self._collection.name
-        self._client.delete_collection(name)
-        self._collection = self._client.get_or_create_collection(
-            name, metadata={"hnsw:space": "cosine"}, embedding_function=None
-        )
+    def rebuild_vectors(self) -> int:
+        """A new Chroma collection from what SQLite holds (every chunk's id and its cached
+        vector), built beside the live one and switched to when complete; the old one is
+        dropped then. Readers keep answering from the old one until the switch (see the
+        module doc). A chunk whose vector is not cached leaves its file pending, so the
+        next sync embeds it. Returns the number of vectors in the new collection."""
+        if self.read_only:
+            raise ReadOnlyStore(f"the index at {self.directory} is opened read-only")
+        collection = self._new_collection()
+        rows = list(self._reader().execute("SELECT id, path, text_hash FROM chunks"))
+        written = 0
+        uncached: set[str] = set()
+        for start in range(0, len(rows), self._max_batch):
+            part = rows[start : start + self._max_batch]
+            vectors = self.cached_vectors(row[2] for row in part)
+            ids, embeddings, metas = [], [], []
+            for cid, path, digest in part:
+                vector = vectors.get(digest)
+                if vector is None:
+                    uncached.add(path)
+                    continue
+                ids.append(cid)
+                embeddings.append(vector.tolist())
+                metas.append({"path": path, "text_hash": digest})
+            if ids:
+                collection.upsert(ids=ids, embeddings=embeddings, metadatas=metas)
+                written += len(ids)
+        if uncached:
+            with self._writer() as db:
+                db.executemany(
+                    "UPDATE files SET state = 'pending' WHERE path = ?", [(p,) for p in uncached]
+                )
+        self._switch(collection)
+        log.info("Rebuilt the vector collection of %s: %d vectors", self.root, written)
+        return written
 
     # --- reading -------------------------------------------------------------------------
 
@@ -570,28 +644,51 @@ class Store:
     def vector_search(
         self, vector: Sequence[float] | np.ndarray, k: int, paths: list[str] | None = None
     ) -> list[VectorHit]:
-        if self._collection is None or k <= 0:
-            return []
-        count = self._collection.count()
-        if count == 0:
+        if k <= 0:
             return []
         where: dict[str, Any] | None = None
         if paths is not None:
             if not paths:
                 return []
             where = {"path": {"$in": paths}} if len(paths) > 1 else {"path": paths[0]}
-        result = self._collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
+        query = np.asarray(vector, dtype=np.float32).tolist()
+        try:
+            result = self._query(self._live(), query, k, where)
+        except Exception:
+            # A rebuild switched collections and dropped the one this reader held: the
+            # live one is named in meta by then.
+            result = self._query(self._live(again=True), query, k, where)
+        if result is None:
+            return []
+        rows = list(
+            zip(result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True)
+        )
+        # Chroma may answer an id without its metadata while that id is being upserted
+        # (a sync rewriting the file): its path is in SQLite.
+        unlabelled = [cid for cid, _, meta in rows if not meta]
+        known = {cid: chunk.path for cid, chunk in self.chunks_by_id(unlabelled).items()}
+        hits = []
+        for cid, distance, meta in rows:
+            path = meta["path"] if meta else known.get(cid)
+            if path is not None:
+                hits.append(VectorHit(cid, str(path), 1.0 - float(distance)))
+        return hits
+
+    @staticmethod
+    def _query(
+        collection: Any | None, query: list[float], k: int, where: dict[str, Any] | None
+    ) -> Any | None:
+        if collection is None:
+            return None
+        count = collection.count()
+        if count == 0:
+            return None
+        return collection.query(
+            query_embeddings=[query],
             n_results=min(k, count),
             where=where,
             include=["distances", "metadatas"],
         )
-        hits = []
-        for cid, distance, meta in zip(
-            result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True
-        ):
-            hits.append(VectorHit(cid, str(meta["path"]), 1.0 - float(distance)))
-        return hits
 
     def keyword_search(
         self, match: str, k: int, paths: list[str] | None = None

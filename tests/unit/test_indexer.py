@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -230,9 +232,97 @@ def test_full_reindex_reuses_cached_vectors(workspace: Path, storage: Path) -> N
     kb.sync()
     before = embedder.texts_embedded
     report = kb.sync(full=True)
-    assert report.files_added == len(list(workspace.rglob("*.md")))
+    assert report.files_changed == len(list(workspace.rglob("*.md")))
     assert embedder.texts_embedded == before
     kb.close()
+
+
+class _Readers:
+    """Threads that search in a loop, counting their answers, until stopped."""
+
+    QUERY = "SPEI cut-off"
+
+    def __init__(self, kbs: list[KnowledgeBase]) -> None:
+        self.answers: list[list[str | None]] = [[] for _ in kbs]
+        self.errors: list[BaseException] = []
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._loop, args=(kb, i), daemon=True)
+            for i, kb in enumerate(kbs)
+        ]
+
+    def _loop(self, kb: KnowledgeBase, i: int) -> None:
+        while not self._stop.is_set():
+            try:
+                hits = kb.search(self.QUERY)
+                answer = hits[0].path if hits else None
+            except BaseException as err:  # every failure is a test failure
+                answer = None
+                self.errors.append(err)
+            with self._cond:
+                self.answers[i].append(answer)
+                self._cond.notify_all()
+
+    def __enter__(self) -> _Readers:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(60)
+
+    def one_more_each(self) -> None:
+        """Wait until every reader has answered once more from now."""
+        with self._cond:
+            marks = [len(a) for a in self.answers]
+            assert self._cond.wait_for(
+                lambda: all(len(a) > m for a, m in zip(self.answers, marks, strict=True)), 60
+            ), "a reader stopped answering"
+
+
+def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = open_kb(workspace, storage)
+    writer.sync()
+    reader = open_kb(workspace, storage)  # another window: read-only on the same store
+    assert reader.read_only
+    (workspace / "zebra.md").write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n")
+    store = writer._roots[0].store
+    switch = store._switch
+
+    with _Readers([writer, reader]) as readers:
+
+        def switch_between_searches(collection: object) -> object:
+            # Both readers search while the old collection is live, and again once the
+            # new one replaced it and the old one is gone.
+            readers.one_more_each()
+            switched = switch(collection)
+            readers.one_more_each()
+            return switched
+
+        monkeypatch.setattr(store, "_switch", switch_between_searches)
+
+        def every_file_between_searches(step: object) -> None:
+            readers.one_more_each()
+
+        report = writer.sync(full=True, progress=every_file_between_searches)
+        readers.one_more_each()
+    assert not report.cancelled
+    assert readers.errors == [], "".join(traceback.format_exception(readers.errors[0]))
+    for answers in readers.answers:
+        assert answers and set(answers) == {"payments/mexico-payments.md"}
+    # The last ones see what was written before the rebuild, in both windows.
+    for kb in (writer, reader):
+        assert kb.search("quokka ledger")[0].path == "zebra.md"
+    live = store._live_name()
+    assert live != "kb_" + store.directory.name  # a new collection, switched to
+    assert [c.name for c in store._client.list_collections()] == [live]
+    reader.close()
+    writer.close()
 
 
 def test_cancel_stops_between_files(workspace: Path, storage: Path) -> None:
