@@ -180,3 +180,4 @@ def test_settings_change_says_what_applying_takes() -> None:
     )
     assert moved.reopen == ["kb.ollama.host"]
     assert change().empty
+    assert change(server={"python": "/usr/bin/python3"}).empty  # the editor's, not ours

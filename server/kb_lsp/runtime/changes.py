@@ -47,6 +47,9 @@ def _differences(old: BaseModel, new: BaseModel, path: str, name: str) -> list[t
             continue
         key_path = f"{path}{key}"
         key_name = f"{name}{info.alias or key}"
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get("clientOnly"):
+            continue  # read by the editor extension (the interpreter), not the server
         if isinstance(before, BaseModel) and type(before) is type(after):
             out += _differences(before, after, key_path + ".", key_name + ".")
         else:
