@@ -37,6 +37,7 @@ from kb_lsp.runtime import Hooks, Runtime, Unavailable
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
+EXIT_NOT_READY = 3  # nothing to show yet: another process is still building the index
 
 
 class CliError(Exception):
@@ -119,7 +120,12 @@ def _runtime(
 ) -> Iterator[Runtime]:
     """The runtime on `folder`, opened (not synced), without a watcher; closed after."""
     runtime = Runtime(
-        _hooks(), watch=False, probe_llm=False, log_file=False, persist_lists=frozenset({CLIENT})
+        _hooks(),
+        watch=False,
+        probe_llm=False,
+        take_over=False,
+        log_file=False,
+        persist_lists=frozenset({CLIENT}),
     )
     try:
         runtime.open([folder], _settings(args, overrides), index=False).result()
@@ -196,11 +202,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     with _runtime(args, folder) as runtime:
         _sync(runtime, quiet=True)
         response = runtime.search(params, client=CLIENT)
+    # Read-only while another process builds the index: what it has so far, and say so.
+    building = response.index.read_only and response.index.state == "indexing"
+    if building:
+        print(
+            f"kb: this workspace's index is {response.index.message}; "
+            "results are partial until it is done",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(dump(response), indent=2))
     else:
         print(format_hits(response.results))
-    return 0
+    return EXIT_NOT_READY if building and not response.results else 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -211,6 +225,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(dump(status), indent=2))
         return 0
     print(f"workspace: {folder}")
+    print(f"state:     {status.state}{f' — {status.message}' if status.message else ''}")
     print(f"store:     {status.store}{' (read-only)' if status.read_only else ''}")
     print(f"embedder:  {status.embedder}")
     print(f"indexed:   {status.files} files, {status.chunks} chunks")

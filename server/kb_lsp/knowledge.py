@@ -115,6 +115,10 @@ class KnowledgeBase:
     def read_only(self) -> bool:
         return any(index.store.read_only for index in self._roots)
 
+    def store_folders(self) -> dict[Path, bool]:
+        """Each root's store folder, and whether it was opened read-only."""
+        return {index.store.directory: index.store.read_only for index in self._snapshot()}
+
     def add_root(self, root: Path) -> None:
         root = root.resolve()
         if not root.is_dir():

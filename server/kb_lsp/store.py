@@ -49,6 +49,7 @@ from kb_lsp.records import ReadOnlyStore, StoredChunk
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+WRITER_LOCK = "writer.lock"  # in the store folder: held by the one process that writes
 # `meta` key naming the live Chroma collection (absent: the first one, `kb_<dir>`).
 LIVE_COLLECTION = "collection"
 _COSINE = {"hnsw:space": "cosine"}
@@ -165,7 +166,7 @@ class Store:
         self.dimension = dimension
         directory.mkdir(parents=True, exist_ok=True)
 
-        self._lock = FileLock(str(directory / "writer.lock"))
+        self._lock = FileLock(str(directory / WRITER_LOCK))
         try:
             self._lock.acquire(timeout=0)
             self.read_only = False

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -69,6 +71,36 @@ async def test_second_server_on_the_same_store_is_read_only(
         assert "read-only" in message
     # The first one is unaffected.
     assert (await kb.status())["readOnly"] is False
+
+
+async def test_a_read_only_window_takes_over_when_the_writer_exits(
+    workspace: Path, storage: Path
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        first = await stack.enter_async_context(running_server([workspace], storage))
+        second = await stack.enter_async_context(running_server([workspace], storage))
+        assert (await second.status())["readOnly"] is True
+        assert (await first.status())["readOnly"] is False
+
+        # The writer goes away (its window closes).
+        await asyncio.wait_for(first.lsp.shutdown_session(), DEADLINE)
+        assert first.process.returncode == 0
+
+        async def took_over() -> dict[str, Any] | None:
+            status = await second.status()
+            return status if not status["readOnly"] and status["state"] == "ready" else None
+
+        await wait_for(took_over, "the second window to take over")
+        # It says so: a message, a log line, and a kb/indexChanged that is not read-only.
+        assert any("now keeps the index up to date" in m for m in second.shown())
+        logged = [m.message for m in second.lsp.log_messages]
+        assert any("this one writes it now" in m for m in logged)
+        assert any(not change["readOnly"] for change in second.index_changes)
+
+        # And it keeps the index up to date itself: its own watcher sees a new file.
+        note = workspace / "okapi-after.md"
+        note.write_text("# Okapi\n\nThe okapi budget was approved after the handover.\n")
+        await second.wait_for_hit("okapi budget handover", "okapi-after.md")
 
 
 async def test_cancel_a_long_request(workspace: Path, storage: Path) -> None:

@@ -15,10 +15,13 @@ from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
 
 KB = Path(sys.executable).with_name("kb")
+REPO = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str, storage: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KB_STORAGE": str(storage)}
+def run(
+    *args: str, storage: Path, cwd: Path | None = None, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KB_STORAGE": str(storage), **extra_env}
     return subprocess.run(
         [str(KB), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
     )
@@ -138,3 +141,32 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
         assert search.stdout.startswith("1, ")
     finally:
         holder.close()
+
+
+def test_search_while_another_process_builds_the_index_says_so(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.unit.test_runtime import HASHING, _HeldSync
+
+    from kb_lsp.runtime import Hooks, Runtime
+
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    held = _HeldSync()
+    # Another process (an editor window) on its cold index, held at its first file.
+    builder = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
+    try:
+        builder.open([workspace], load_settings({"storage": str(storage)}).settings)
+        assert held.holding.wait(60)
+        fake = {"KB_EMBEDDER_FACTORY": HASHING, "PYTHONPATH": str(REPO)}
+        search = run("search", "SPEI", "-w", str(workspace), storage=storage, **fake)
+        assert search.returncode == 3, search.stderr
+        assert "being built by another process (0 files so far)" in search.stderr
+        assert search.stdout.strip() == "No matching files."
+        status = run("status", "-w", str(workspace), "--json", storage=storage, **fake)
+        assert status.returncode == 0, status.stderr
+        payload = json.loads(status.stdout)
+        assert (payload["state"], payload["readOnly"], payload["files"]) == ("indexing", True, 0)
+        assert payload["message"] == "being built by another process (0 files so far)"
+    finally:
+        held.go.set()
+        builder.close()

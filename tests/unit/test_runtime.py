@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 import itertools
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
 from kb_lsp.protocol import IndexStatus, SearchParams
-from kb_lsp.runtime import InvalidRequest, Runtime, Unavailable
+from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
 from kb_lsp.runtime.changes import SettingsChange, settings_change
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
 
@@ -181,3 +182,61 @@ def test_settings_change_says_what_applying_takes() -> None:
     assert moved.reopen == ["kb.ollama.host"]
     assert change().empty
     assert change(server={"python": "/usr/bin/python3"}).empty  # the editor's, not ours
+
+
+class _HeldSync:
+    """A progress display that holds the sync at its first report until `go` is set."""
+
+    def __init__(self) -> None:
+        self.holding = threading.Event()
+        self.go = threading.Event()
+
+    def start(self, title: str, cancel: threading.Event) -> _HeldSync:
+        return self
+
+    def report(self, progress: object) -> None:
+        self.holding.set()
+        assert self.go.wait(60), "the test never let the sync go on"
+
+    def end(self, message: str) -> None:
+        return None
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_read_only_runtime_says_who_builds_and_takes_over(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    settings = load_settings({"storage": str(storage)}).settings
+    held = _HeldSync()
+    writer = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False, log_file=False)
+    reader = Runtime(watch=False, probe_llm=False, log_file=False)
+    try:
+        writer.open([workspace], settings).result()  # its first sync is held at file 1
+        assert held.holding.wait(60)
+        reader.open([workspace], settings).result()
+        status = reader.status()
+        assert status.read_only and status.state == "indexing"
+        assert status.message == "being built by another process (0 files so far)"
+
+        held.go.set()
+        wait_until(lambda: reader.status().state == "ready", "the other process to finish")
+        assert reader.status().files == writer.status().files > 0
+
+        writer.close()  # the writer goes away: the reader becomes the writer
+        wait_until(lambda: not reader.status().read_only, "the reader to take over")
+        note = workspace / "zebra.md"
+        note.write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n", encoding="utf-8")
+        reader.reindex().result()
+        hits = reader.search(SearchParams(query="quokka ledger")).results
+        assert hits and hits[0].path == "zebra.md"
+    finally:
+        held.go.set()
+        writer.close()
+        reader.close()

@@ -40,11 +40,19 @@ from kb_lsp import __version__
 from kb_lsp.agent import Agent
 from kb_lsp.agent.conversations import Conversations
 from kb_lsp.config import Settings
-from kb_lsp.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport, default_storage
+from kb_lsp.knowledge import (
+    FileInfo,
+    KnowledgeBase,
+    ReadOnlyStore,
+    SyncProgress,
+    SyncReport,
+    default_storage,
+)
 from kb_lsp.llm import LlmCancelled, LlmError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
+    IndexProgress,
     IndexStatus,
     OpenResultResponse,
     SearchParams,
@@ -61,6 +69,7 @@ from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
 from kb_lsp.runtime.numbered import NumberedLists
 from kb_lsp.runtime.probe import LlmProbe, RunningWork
+from kb_lsp.runtime.takeover import TakeoverWatch, WriterState, publish, read_state
 from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, ProgressHandle
 from kb_lsp.store import store_dir_for
 from kb_lsp.watcher import Batch, Watcher
@@ -111,17 +120,22 @@ class Runtime:
         *,
         watch: bool = True,
         probe_llm: bool = True,
+        take_over: bool = True,
         log_file: bool = True,
         persist_lists: frozenset[str] = frozenset(),
         read_workers: int = READ_WORKERS,
         ask_workers: int = ASK_WORKERS,
     ) -> None:
         """`watch`: follow the disk with a watcher (a long-lived process); `probe_llm`:
-        check in the background whether the model answers; `log_file`: log to a file in
+        check in the background whether the model answers; `take_over`: when another
+        process writes the index, become the writer once it goes away (`takeover.py`);
+        `log_file`: log to a file in
         the storage folder; `persist_lists`: the clients whose numbered list is kept on
         disk for a later process (the CLI)."""
         self.hooks = hooks or Hooks()
         self._watch_disk = watch
+        self._take_over = take_over
+        self._takeover: TakeoverWatch | None = None
         self._log_file = log_file
         self.gate = Gate()
         self.reads = concurrent.futures.ThreadPoolExecutor(
@@ -151,6 +165,7 @@ class Runtime:
             changed=self.changed,
             set_error=self._set_error,
             after_job=self._check_roots,
+            publish=self._publish,
         )
         self.feed = StatusFeed(self.status, interval=STATUS_INTERVAL)
         self._told: set[str] = set()
@@ -492,8 +507,58 @@ class Runtime:
                 "kb-lsp: another window is indexing this workspace; this one is read-only "
                 "(search works, the other window keeps the index up to date)."
             )
+            self._watch_writer(kb)
             return
         self._start_watcher(settings)
+
+    # --- two processes on one index (takeover.py) ------------------------------------------
+
+    def _watch_writer(self, kb: KnowledgeBase) -> None:
+        if not self._take_over:
+            return
+        folders = [folder for folder, read_only in kb.store_folders().items() if read_only]
+        self._takeover = TakeoverWatch(folders, free=self._writer_gone, tick=self.changed)
+        self._takeover.start()
+
+    def _writer_gone(self) -> None:
+        """(The takeover thread.) Reopen as the writer, then sync; say so."""
+        self.worker.submit(Job(fn=self._take_over_index, title="Taking over the index"))
+
+    def _take_over_index(self) -> None:
+        kb = self._kb
+        if kb is None or not kb.read_only:
+            return
+        with self.gate.exclusive():
+            self._close_knowledge()
+            self._open_knowledge(self._wanted)
+        kb = self._kb
+        if kb is not None and not kb.read_only:
+            log.info("kb-lsp: the other process let go of the index; this one writes it now")
+            self.tell(
+                "kb-lsp: the other window closed; this one now keeps the index up to date.",
+                "info",
+            )
+            self.worker.submit(Job(title="Indexing after taking over", progress="always"))
+        self.changed()
+
+    def _publish(self, step: SyncProgress | None) -> None:
+        """(The worker.) Tell other processes on these stores how the sync is going."""
+        kb = self._kb
+        if kb is None:
+            return
+        folders = [folder for folder, read_only in kb.store_folders().items() if not read_only]
+        if step is None:
+            publish(folders, WriterState("ready"))
+        else:
+            publish(folders, WriterState("indexing", step.done, step.total))
+
+    def _built_elsewhere(self, kb: KnowledgeBase) -> WriterState | None:
+        """The writer's state when another process is indexing these stores now."""
+        for folder, read_only in kb.store_folders().items():
+            state = read_state(folder) if read_only else None
+            if state is not None and state.state == "indexing":
+                return state
+        return None
 
     def _start_watcher(self, settings: Settings) -> None:
         if not self._watch_disk:
@@ -519,6 +584,9 @@ class Runtime:
 
     def _close_knowledge(self) -> None:
         """Stop watching and close the stores (releases the writer lock)."""
+        if self._takeover is not None:
+            self._takeover.stop()
+            self._takeover = None
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -579,6 +647,16 @@ class Runtime:
         messages = [status.message] if status.message else []
         if kb.read_only:
             update["read_only"] = True
+            elsewhere = self._built_elsewhere(kb)
+            if elsewhere is not None:
+                # Not "ready" with nothing in it: the other process is still at it.
+                update["state"] = "indexing"
+                update["progress"] = IndexProgress(
+                    phase="vectors",
+                    files_done=elsewhere.files_done,
+                    files_total=elsewhere.files_total,
+                )
+                messages = [f"being built by another process ({status.files} files so far)"]
         elif self.worker.busy:
             update["state"] = "indexing"
             update["progress"] = self.worker.progress

@@ -73,12 +73,16 @@ class IndexingWorker:
         changed: Callable[[], None],
         set_error: Callable[[str | None], None],
         after_job: Callable[[], None] = lambda: None,
+        publish: Callable[[SyncProgress | None], None] = lambda step: None,
     ) -> None:
+        """`publish(step)`: a sync is running and got this far (None: it ended), for
+        other processes on the same store."""
         self._knowledge = knowledge
         self._start_progress = start_progress
         self._changed = changed
         self._set_error = set_error
         self._after_job = after_job
+        self._publish = publish
 
         self._cond = threading.Condition()
         self._jobs: deque[Job] = deque()
@@ -218,6 +222,7 @@ class IndexingWorker:
             handle = self._start_progress(job.title, job.cancel)
         started = time.monotonic()
         last_changed = last_logged = started
+        self._publish(SyncProgress(0, 0, None, phase="scanning"))
 
         def on_progress(step: SyncProgress) -> None:
             nonlocal handle, last_changed, last_logged
@@ -231,6 +236,7 @@ class IndexingWorker:
             if now - last_changed >= CHANGED_EVERY:  # counts move during a long sync
                 last_changed = now
                 self._changed()
+                self._publish(step)
             if now - last_logged >= LOG_EVERY:
                 last_logged = now
                 log.info("indexer: %s", rate_line(step, now - started))
@@ -248,6 +254,8 @@ class IndexingWorker:
             if handle is not None:
                 handle.end(f"Failed: {err}")
             raise
+        finally:
+            self._publish(None)
         self._set_error(None)
         if job.paths is None:
             self.incomplete = report.cancelled

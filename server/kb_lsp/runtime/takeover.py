@@ -1,0 +1,117 @@
+"""Two processes on one workspace's index: what the writer tells the others, and how a
+read-only one takes over when the writer goes away.
+
+* The writer publishes its state in each store folder (`writer-state.json`: indexing
+  or ready, files done of the total, its pid), when a sync starts, as it moves and when
+  it ends. A read-only process reads it for its status: during another process's cold
+  index it says "being built by another process (N files so far)" instead of "ready"
+  with nothing in it.
+* A read-only process watches the writer lock of its stores (`TakeoverWatch`): it tries
+  to take each one in turn, a second at a time; once one is free it lets go at once and
+  asks the runtime to reopen, which makes it the writer (or read-only again, when a
+  third process was quicker). Each turn also pokes the status, so the other process's
+  progress shows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from kb_lsp.store import WRITER_LOCK
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "writer-state.json"
+TRY_LOCK_SECONDS = 1.0  # how long each try waits for a lock (filelock polls meanwhile)
+
+
+@dataclass(frozen=True)
+class WriterState:
+    state: str  # "indexing" | "ready"
+    files_done: int = 0
+    files_total: int = 0
+    pid: int = 0
+
+
+def publish(folders: Iterable[Path], state: WriterState) -> None:
+    payload = json.dumps(
+        {
+            "state": state.state,
+            "filesDone": state.files_done,
+            "filesTotal": state.files_total,
+            "pid": state.pid or os.getpid(),
+            "updated": time.time(),
+        }
+    )
+    for folder in folders:
+        path = folder / STATE_FILE
+        temp = path.with_name(f".{STATE_FILE}.{os.getpid()}")
+        try:
+            temp.write_text(payload, encoding="utf-8")
+            temp.replace(path)
+        except OSError as err:
+            log.debug("cannot publish the writer state in %s: %s", folder, err)
+
+
+def read_state(folder: Path) -> WriterState | None:
+    try:
+        raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        return WriterState(
+            state=str(raw["state"]),
+            files_done=int(raw.get("filesDone", 0)),
+            files_total=int(raw.get("filesTotal", 0)),
+            pid=int(raw.get("pid", 0)),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class TakeoverWatch:
+    """Calls `free()` once when a writer lock of `folders` can be taken; `tick()` after
+    every unsuccessful turn. Stops with `stop()` (or after `free`)."""
+
+    def __init__(
+        self, folders: list[Path], *, free: Callable[[], None], tick: Callable[[], None]
+    ) -> None:
+        self._locks = [FileLock(str(folder / WRITER_LOCK)) for folder in folders]
+        self._free = free
+        self._tick = tick
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kb-takeover", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(TRY_LOCK_SECONDS * 2 + 1)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for lock in self._locks:
+                if self._stop.is_set():
+                    return
+                try:
+                    lock.acquire(timeout=TRY_LOCK_SECONDS)
+                except Timeout:
+                    continue
+                except OSError as err:  # the folder went away: nothing to take over
+                    log.debug("takeover: %s", err)
+                    self._stop.wait(TRY_LOCK_SECONDS)
+                    continue
+                lock.release()
+                if not self._stop.is_set():
+                    log.info("takeover: the writer of %s went away", Path(lock.lock_file).parent)
+                    self._free()
+                return
+            self._tick()
