@@ -38,6 +38,33 @@ BATCH_CHUNKS = 256
 BATCH_FILES = 64
 
 ProgressCallback = Callable[[SyncProgress], None]
+# Texts embedded per call when a batch needs many: the chunk count moves inside big files.
+EMBED_SLICE = 256
+
+
+class _Counts:
+    """The one progress of a sync: files done of a total fixed once the changes are
+    known, chunks done of those read so far."""
+
+    def __init__(self, callback: ProgressCallback | None, total: int) -> None:
+        self._callback = callback
+        self.total = total
+        self.done = 0
+        self.chunks_done = 0
+        self.chunks_total = 0
+        self.path: str | None = None
+
+    def report(self) -> None:
+        if self._callback is not None:
+            self._callback(
+                SyncProgress(
+                    self.done,
+                    self.total,
+                    self.path,
+                    chunks_done=self.chunks_done,
+                    chunks_total=self.chunks_total,
+                )
+            )
 
 
 def embedding_text(heading: str, text: str) -> str:
@@ -105,16 +132,15 @@ class Indexer:
             or record.mtime_ns != entry.mtime_ns
         ]
         report.files_unchanged += len(entries) - len(changed)
-        total = len(changed) + len(removed)
-        done = 0
+        counts = _Counts(progress, len(changed) + len(removed))
 
         removed_skipped = [s.path for s in skipped if s.path in manifest]
         if removed or removed_skipped:
             report.chunks_removed += self.store.delete_files([*removed, *removed_skipped])
             report.files_removed += len(removed) + len(removed_skipped)
-            done += len(removed)
-            if progress:
-                progress(SyncProgress(done, total, removed[-1] if removed else None))
+            counts.done += len(removed)
+            counts.path = removed[-1] if removed else None
+            counts.report()
 
         batch: list[_Pending] = []
         batch_chunks = 0
@@ -123,16 +149,17 @@ class Indexer:
                 report.cancelled = True
                 break
             pending = self._prepare(entry, manifest, report, skipped, again=full)
-            done += 1
+            counts.done += 1
+            counts.path = entry.path
             if pending is not None:
                 batch.append(pending)
                 batch_chunks += len(pending.texts)
+                counts.chunks_total += len(pending.texts)
                 if batch_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
-                    self._flush(batch, report)
+                    self._flush(batch, report, counts)
                     batch, batch_chunks = [], 0
-            if progress:
-                progress(SyncProgress(done, total, entry.path))
-        self._flush(batch, report)
+            counts.report()
+        self._flush(batch, report, counts)
         if full and not report.cancelled:
             self.store.rebuild_vectors()
 
@@ -239,7 +266,7 @@ class Indexer:
             hashes=[text_hash(h, t) for h, t in zip(headings, texts, strict=True)],
         )
 
-    def _flush(self, batch: list[_Pending], report: SyncReport) -> None:
+    def _flush(self, batch: list[_Pending], report: SyncReport, counts: _Counts) -> None:
         if not batch:
             return
         all_hashes = [h for pending in batch for h in pending.hashes]
@@ -251,10 +278,16 @@ class Indexer:
             ):
                 if digest not in vectors and digest not in to_embed:
                     to_embed[digest] = embedding_text(heading, text)
-        if to_embed:
-            embedded = self.embedder.embed_documents(list(to_embed.values()))
-            for digest, vector in zip(to_embed, embedded, strict=True):
+        # Chunks with a cached vector are done at once; the others as they are embedded.
+        counts.chunks_done += len(all_hashes) - len(to_embed)
+        digests, texts = list(to_embed), list(to_embed.values())
+        for start in range(0, len(texts), EMBED_SLICE):
+            part = texts[start : start + EMBED_SLICE]
+            embedded = self.embedder.embed_documents(part)
+            for digest, vector in zip(digests[start : start + EMBED_SLICE], embedded, strict=True):
                 vectors[digest] = np.asarray(vector, dtype=np.float32)
+            counts.chunks_done += len(part)
+            counts.report()
         report.chunks_embedded += len(to_embed)
         report.chunks_reused += len(all_hashes) - len(to_embed)
         self.store.write_files(

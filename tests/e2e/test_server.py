@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,16 @@ async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace
     assert isinstance(begin, types.WorkDoneProgressBegin)
     assert begin.cancellable
     reports = [r for r in ended[0] if isinstance(r, types.WorkDoneProgressReport)]
-    assert any(r.message and r.message.endswith(" files") and "/" in r.message for r in reports)
+    files = len(list(workspace.rglob("*.md")))
+    # "12/14 files · 30/41 chunks": files of a total fixed for the sync, then chunks.
+    shown = [
+        re.fullmatch(r"(\d+)/(\d+) files · (\d+)/(\d+) chunks", r.message or "") for r in reports
+    ]
+    assert shown and all(shown), [r.message for r in reports]
+    assert {int(m.group(2)) for m in shown if m} == {files}
+    assert reports[-1].percentage == 100
 
     status = await kb.status()
-    files = len(list(workspace.rglob("*.md")))
     assert status["state"] == "ready"
     assert status["files"] == files
     assert status["chunks"] >= files

@@ -4,6 +4,7 @@ seam, and the import graph (front ends → runtime → engine, never back up).""
 from __future__ import annotations
 
 import ast
+import collections
 import itertools
 import threading
 import time
@@ -14,10 +15,12 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.protocol import IndexStatus, SearchParams
+from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
+from kb_lsp.records import SyncProgress
 from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
 from kb_lsp.runtime.changes import SettingsChange, settings_change
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
+from kb_lsp.runtime.worker import rate_line
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
 HASHING = "tests.fakes.embedder:HashingEmbedder"
@@ -240,3 +243,40 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
         held.go.set()
         writer.close()
         reader.close()
+
+
+def test_one_progress_from_one_source(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    paragraphs = (f"Paragraph {i} about the ledgers of account {i}. " * 10 for i in range(1000))
+    (workspace / "big.md").write_text("# Big\n\n" + "\n\n".join(paragraphs), encoding="utf-8")
+    files = len(list(workspace.rglob("*.md")))
+    seen: list[IndexProgress] = []
+    held = _HeldSync()
+    held.report = seen.append  # type: ignore[method-assign]
+    hooks = Hooks(start_progress=held.start)
+    runtime = Runtime(hooks, watch=False, probe_llm=False, log_file=False)
+    try:
+        runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
+        runtime.reindex().result()
+    finally:
+        runtime.close()
+    assert seen, "no progress reported"
+    # The total is fixed for the whole sync, counts only go up, and it ends complete.
+    assert {p.files_total for p in seen} == {files}
+    assert [p.files_done for p in seen] == sorted(p.files_done for p in seen)
+    assert [p.chunks_done for p in seen] == sorted(p.chunks_done for p in seen)
+    assert seen[-1].files_done == files and seen[-1].chunks_done == seen[-1].chunks_total > 0
+    assert all(p.phase == "vectors" for p in seen)
+    # Inside the big file (hundreds of chunks) the chunk count moves in several steps
+    # while the file count stands still.
+    steps = collections.Counter(p.files_done for p in seen)
+    assert max(steps.values()) >= 3
+
+
+def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
+    step = SyncProgress(120, 155, "a.md", chunks_done=2400, chunks_total=3036)
+    assert rate_line(step, 4.0) == (
+        "120/155 files, 2400/3036 chunks, 30.0 files/s, about 1 s left (vectors)"
+    )
