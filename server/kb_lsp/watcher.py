@@ -139,6 +139,7 @@ class Watcher:
         self._first_at = 0.0
         self._last_at = 0.0
         self._next_reconcile = float("inf")
+        self._flush_now = False
         self._stopped = False
 
         self._handler = _Handler(self)
@@ -240,6 +241,18 @@ class Watcher:
     def notify(self, paths: Iterable[Path]) -> None:
         """Queue paths changed according to someone else (the editor): same debouncing."""
         self._add(Path(os.path.abspath(p)) for p in paths)
+
+    def pending(self) -> frozenset[Path]:
+        """The paths gathered for the next batch so far."""
+        with self._lock:
+            return frozenset(self._pending)
+
+    def flush(self) -> None:
+        """Hand the gathered paths over now rather than after the quiet period (someone
+        who knows that a burst has ended; tests, which must not wait on time)."""
+        with self._lock:
+            self._flush_now = True
+            self._lock.notify_all()
 
     # --- planning watches --------------------------------------------------------------
 
@@ -399,6 +412,8 @@ class Watcher:
         """Seconds until the pending batch is due (0: now), or None when nothing is pending."""
         if not self._pending and self._rescan_reason is None:
             return None
+        if self._flush_now:
+            return 0.0
         quiet = self._last_at + self._debounce - now
         latest = self._first_at + self._max_delay - now
         return max(0.0, min(quiet, latest))
@@ -409,6 +424,7 @@ class Watcher:
         self._pending = set()
         self._rescan_reason = None
         self._first_at = self._last_at = 0.0
+        self._flush_now = False
         if reason is None and len(paths) > self._burst_threshold:
             reason = "burst"
         return Batch(paths=paths, rescan=reason is not None, reason=reason or "changes")

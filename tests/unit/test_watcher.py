@@ -68,6 +68,33 @@ def collector() -> Collector:
     return Collector()
 
 
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def gathered(watcher: Watcher, *paths: Path) -> None:
+    """Write a marker after `paths` were written and wait until the watcher has it: the
+    events of one folder arrive in order, so everything before it is gathered too."""
+    marker = paths[0].parent / "zz-marker.md"
+    marker.write_text("# marker\n")
+    wait_until(lambda: marker in watcher.pending(), "the marker to be gathered")
+
+
+@pytest.fixture
+def holding(root: Path, collector: Collector) -> Iterator[Watcher]:
+    """A watcher that hands nothing over by itself (no quiet period is ever long
+    enough): the test calls `flush()` once everything it wrote was gathered."""
+    w = Watcher(collector, debounce=3600, max_delay=3600, reconcile_seconds=None)
+    w.add_root(root, ignored_by_name)
+    w.start()
+    yield w
+    w.stop()
+
+
 @pytest.fixture
 def watcher(root: Path, collector: Collector) -> Iterator[Watcher]:
     w = Watcher(collector, debounce=0.3, max_delay=5.0, reconcile_seconds=None)
@@ -86,26 +113,39 @@ def test_new_file_arrives_in_a_batch(root: Path, watcher: Watcher, collector: Co
 
 
 def test_repeated_writes_collapse_into_one_path(
-    root: Path, watcher: Watcher, collector: Collector
+    root: Path, holding: Watcher, collector: Collector
 ) -> None:
     target = root / "notes" / "a.md"
     for i in range(10):
         target.write_text(f"# A\n\nversion {i}\n")
+    gathered(holding, target)
+    holding.flush()
     batch = collector.wait_for(lambda b: target in b.paths, "with a.md")
     assert batch.paths.count(target) == 1
     assert len(collector.containing(target)) == 1
 
 
 def test_atomic_save_is_one_batch_with_both_ends(
-    root: Path, watcher: Watcher, collector: Collector
+    root: Path, holding: Watcher, collector: Collector
 ) -> None:
     target = root / "notes" / "a.md"
     temp = root / "notes" / ".a.md.tmp123"
     temp.write_text("# A\n\nsaved atomically\n")
     os.replace(temp, target)
+    gathered(holding, target)
+    holding.flush()
     batch = collector.wait_for(lambda b: target in b.paths, "with a.md")
     assert temp in batch.paths
     assert len(collector.containing(target)) == 1
+
+
+def test_a_quiet_period_hands_the_batch_over_by_itself(
+    root: Path, watcher: Watcher, collector: Collector
+) -> None:
+    target = root / "notes" / "a.md"
+    target.write_text("# A\n\nchanged\n")
+    batch = collector.wait_for(lambda b: target in b.paths, "with a.md")
+    assert not batch.rescan and watcher.pending() == frozenset()
 
 
 def test_delete_and_moves_name_both_ends(
@@ -170,21 +210,26 @@ def test_new_folder_is_watched(root: Path, watcher: Watcher, collector: Collecto
 
 
 def test_burst_of_writes(root: Path, collector: Collector) -> None:
-    with Watcher(collector, debounce=0.5, max_delay=30.0, burst_threshold=1000) as w:
+    with Watcher(collector, debounce=3600, max_delay=3600, burst_threshold=1000) as w:
         w.add_root(root, ignored_by_name)
         files = [root / "notes" / f"burst-{i:03}.md" for i in range(200)]
         for path in files:
             path.write_text(f"# {path.stem}\n")
+        gathered(w, *files)
+        w.flush()
         batch = collector.wait_for(lambda b: files[-1] in b.paths, "with the last file")
         assert set(files) <= set(batch.paths), "the burst was split"
         assert not batch.rescan
 
 
 def test_burst_over_threshold_becomes_a_rescan(root: Path, collector: Collector) -> None:
-    with Watcher(collector, debounce=0.5, max_delay=30.0, burst_threshold=50) as w:
+    with Watcher(collector, debounce=3600, max_delay=3600, burst_threshold=50) as w:
         w.add_root(root, ignored_by_name)
-        for i in range(120):
-            (root / "notes" / f"many-{i:03}.md").write_text("# many\n")
+        files = [root / "notes" / f"many-{i:03}.md" for i in range(120)]
+        for path in files:
+            path.write_text("# many\n")
+        gathered(w, *files)
+        w.flush()
         batch = collector.wait_for(lambda b: b.rescan, "asking for a rescan")
         assert batch.reason == "burst"
 
