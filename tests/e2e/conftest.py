@@ -29,6 +29,7 @@ from kb_lsp.lsp.jsonrpc import plain_converter
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE = 90.0  # seconds: generous for slow CI machines; never asserted as a speed
 HASHING_EMBEDDER = "tests.fakes.embedder:HashingEmbedder"
+GATED_EMBEDDER = "tests.fakes.embedder:GatedEmbedder"
 
 T = TypeVar("T")
 
@@ -141,7 +142,9 @@ async def wait_for(
         await asyncio.sleep(0.05)
 
 
-def server_env(storage: Path, *, real_embedder: bool = False) -> dict[str, str]:
+def server_env(
+    storage: Path, *, real_embedder: bool = False, embedder: str = HASHING_EMBEDDER
+) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(REPO), str(REPO / "server"), env.get("PYTHONPATH", "")]
@@ -151,7 +154,7 @@ def server_env(storage: Path, *, real_embedder: bool = False) -> dict[str, str]:
     if real_embedder:
         env.pop("KB_EMBEDDER_FACTORY", None)
     else:
-        env["KB_EMBEDDER_FACTORY"] = HASHING_EMBEDDER
+        env["KB_EMBEDDER_FACTORY"] = embedder
     return env
 
 
@@ -164,14 +167,16 @@ async def running_server(
     real_embedder: bool = False,
     initialize: bool = True,
     wait_ready: bool = True,
+    embedder: str = HASHING_EMBEDDER,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[KbClient]:
-    """Start `python -m kb_lsp`, initialize it like VS Code would, and stop it after."""
+    """Start `python -m kb_lsp`, initialize it like VS Code would, and stop it after.
+    `embedder`: the `KB_EMBEDDER_FACTORY` of the server; `env`: more variables for it."""
     client = LanguageClient(converter_factory=plain_converter)
     register_lsp_features(client)
     kb = KbClient(client)
-    await client.start_io(
-        sys.executable, "-m", "kb_lsp", env=server_env(storage, real_embedder=real_embedder)
-    )
+    environ = server_env(storage, real_embedder=real_embedder, embedder=embedder)
+    await client.start_io(sys.executable, "-m", "kb_lsp", env={**environ, **(env or {})})
     try:
         if initialize:
             await initialize_like_vscode(kb, folders, storage, options)

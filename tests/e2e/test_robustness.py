@@ -11,10 +11,18 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from tests.fakes.embedder import HOLD_DIR_VARIABLE
 
 from kb_lsp.protocol import MAX_QUERY_CHARS
 
-from .conftest import DEADLINE, KbClient, initialize_like_vscode, running_server, wait_for
+from .conftest import (
+    DEADLINE,
+    GATED_EMBEDDER,
+    KbClient,
+    initialize_like_vscode,
+    running_server,
+    wait_for,
+)
 
 
 async def expect_error(kb: KbClient, method: str, params: object, code: int) -> str:
@@ -103,36 +111,62 @@ async def test_a_read_only_window_takes_over_when_the_writer_exits(
         await second.wait_for_hit("okapi budget handover", "okapi-after.md")
 
 
-async def test_cancel_a_long_request(workspace: Path, storage: Path) -> None:
+async def test_cancel_a_long_request(workspace: Path, storage: Path, tmp_path: Path) -> None:
+    """A queued reindex and a running one, each cancelled: both are answered at once with
+    RequestCancelled, and the running one stops its sync. The test embedder holds the
+    syncs where the test wants them (`GatedEmbedder`), so nothing depends on how long a
+    sync takes on this machine."""
     bulk = workspace / "bulk"
     bulk.mkdir()
     paragraph = "Ledger reconciliation notes for the quarterly close. " * 40
-    for i in range(400):
+    for i in range(200):
         (bulk / f"doc-{i:03}.md").write_text(f"# Bulk {i}\n\n{paragraph}\n\n## Part two\n\n{i}\n")
-    async with running_server([workspace], storage) as kb:
-        # The second reindex waits behind the first; cancelling it must answer at once.
-        first = asyncio.ensure_future(kb.send_raw("kb/reindex", {"full": True}))
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    env = {HOLD_DIR_VARIABLE: str(holds)}
+    async with running_server([workspace], storage, embedder=GATED_EMBEDDER, env=env) as kb:
+
+        async def held(name: str) -> bool:
+            return (holds / f"{name}.waiting").exists()
+
+        (holds / "a.hold").touch()
+        (holds / "b.hold").touch()
+        # The worker is busy: the watcher's sync of a new file is held in its embedding.
+        (workspace / "held-a.md").write_text("# Held\n\nHOLD-a\n")
+        await wait_for(lambda: held("a"), "the watcher's sync to be held")
+        # Two rebuilds queue behind it. (kb/status answers after both were queued: the
+        # server handles messages in order.)
+        first = asyncio.ensure_future(kb.send_raw("kb/reindex", {"full": True}, msg_id="first"))
         second = kb.send_raw("kb/reindex", {"full": True}, msg_id="cancel-me")
+        await kb.status()
+        # A queued one, cancelled, answers at once.
         kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
         with pytest.raises(JsonRpcException) as err:
             await second
         assert err.value.code == -32800
-        # The running one is cancelled too, and stops its sync.
-        kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=_raw_id(kb, first)))
+
+        # The first rebuild runs next, and is held at a file it finds new (sorted first).
+        (workspace / "0-held-b.md").write_text("# Held too\n\nHOLD-b\n")
+        (holds / "a.hold").unlink()
+        await wait_for(lambda: held("b"), "the rebuild to be held")
+        assert any(
+            reports[0].title == "Rebuilding the knowledge base"
+            for reports in kb.lsp.progress_reports.values()
+            if reports and isinstance(reports[0], types.WorkDoneProgressBegin)
+        )
+        # The running one, cancelled, answers at once too, and stops its sync.
+        kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="first"))
         with pytest.raises(JsonRpcException) as err:
             await first
         assert err.value.code == -32800
+        (holds / "b.hold").unlink()
         status = await kb.wait_until_ready()
         assert "cancelled" in (status["message"] or "")
-        # A plain reindex afterwards brings back whatever the cancelled rebuild had dropped.
+        # A plain reindex afterwards completes what the cancelled rebuild left.
         status = await kb.request("kb/reindex", {})
         assert status["files"] == len(list(workspace.rglob("*.md")))
         assert not status["message"]
         assert (await kb.search("Mexico payments"))["results"]
-
-
-def _raw_id(kb: KbClient, _: object) -> str:
-    return next(key for key in kb.lsp.protocol._request_futures if str(key).startswith("raw-"))
 
 
 async def test_shutdown_exits_and_releases_the_lock(workspace: Path, storage: Path) -> None:

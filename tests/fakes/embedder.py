@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -61,3 +64,32 @@ class HashingEmbedder:
             vector[0] = 1.0
             return vector
         return [x / norm for x in vector]
+
+
+_HOLD = re.compile(r"HOLD-([a-z0-9]+)")
+HOLD_DIR_VARIABLE = "KB_TEST_HOLD_DIR"
+HOLD_DEADLINE = 120.0  # seconds a held embedding waits at most
+
+
+class GatedEmbedder(HashingEmbedder):
+    """The hashing embedder, except that a text containing `HOLD-<name>` is not embedded
+    while `<name>.hold` exists in `$KB_TEST_HOLD_DIR`; meanwhile `<name>.waiting` says
+    that it is held. A test in another process holds a sync at a point of its choosing
+    (`kb/reindex` running and not done, whatever the machine's speed) and lets it go."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        folder = os.environ.get(HOLD_DIR_VARIABLE)
+        if folder:
+            for name in sorted({m for text in texts for m in _HOLD.findall(text)}):
+                self._hold(Path(folder), name)
+        return super().embed_documents(texts)
+
+    @staticmethod
+    def _hold(folder: Path, name: str) -> None:
+        hold = folder / f"{name}.hold"
+        if not hold.exists():
+            return
+        (folder / f"{name}.waiting").touch()
+        deadline = time.monotonic() + HOLD_DEADLINE
+        while hold.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
