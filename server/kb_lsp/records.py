@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kb_lsp.protocol import IndexPhase
+
 
 @dataclass(frozen=True)
 class SyncProgress:
-    """Reported to the progress callback as files are processed."""
+    """Reported to the progress callback as files are processed.
 
-    done: int  # files processed so far in this sync
-    total: int  # files to process in this sync (changed + new + removed)
+    Phase "keyword" (text, chunks, FTS rows: keyword search sees each file as it is
+    done): `done`/`total` count changed, new and removed files. Phase "vectors" (the
+    embeddings, in batches across files): `done`/`total` count files whose vectors are
+    complete, `chunks_done`/`chunks_total` their chunks.
+    """
+
+    done: int
+    total: int
     path: str | None  # the file just processed, workspace-relative
+    phase: IndexPhase = "keyword"
+    chunks_done: int = 0
+    chunks_total: int = 0
 
 
 @dataclass
