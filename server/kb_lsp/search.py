@@ -572,6 +572,22 @@ def _table_row(line: str) -> str:
     return " · ".join(cell for cell in cells if cell)
 
 
+def _around_first_match(line: str, wanted: set[str], width: int) -> str:
+    """A line longer than the snippet, started a little before its first query word (a
+    long line's match may be far from its start)."""
+    if len(line) <= width:
+        return line
+    for match in _WORD.finditer(line):
+        if match.start() > 20 * width:
+            break  # not worth scanning a huge line further
+        if _word_stems(match.group()) & wanted:
+            if match.start() <= width // 3:
+                break
+            start = line.rfind(" ", 0, match.start() - width // 4) + 1
+            return "…" + line[start:]
+    return line
+
+
 def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
     """The most telling stretch of a chunk: the line with the most query words, cut to
     `width` characters around them, Markdown markers removed."""
@@ -594,7 +610,7 @@ def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width
     if hits(content[best]) == 0:
         # A semantic match without shared words: start at the first real sentence.
         best = next((i for i, line in enumerate(content) if len(line) > 40), 0)
-    snippet = content[best]
+    snippet = _around_first_match(content[best], wanted, width)
     for extra in content[best + 1 :]:
         if len(snippet) >= width:
             break

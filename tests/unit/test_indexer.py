@@ -473,3 +473,24 @@ def test_sync_killed_at_any_point_is_repaired_by_the_next(
     assert kb.search("frobnicator 17")[0].path == "release-notes.md"
     assert kb.sync().chunks_embedded == 0
     kb.close()
+
+
+def test_five_megabyte_one_line_file(workspace: Path, storage: Path) -> None:
+    """Chunk sizes stay bounded and a word deep inside the line is found (issue 10)."""
+    words = ["ledger", "wire", "treasury", "close", "payment", "reconcile", "batch"]
+    body = " ".join(words[(i * 7919) % len(words)] for i in range(700_000))
+    middle = len(body) * 3 // 5
+    (workspace / "dump.md").write_text(
+        body[:middle] + " zanzibarite " + body[middle:], encoding="utf-8"
+    )
+    embedder = RecordingEmbedder()
+    kb = open_kb(workspace, storage, embedder, maxFileSize=8 * 1024 * 1024)
+    kb.sync()
+    chunks = kb.chunks_of("dump.md")
+    assert len(chunks) > 5_000_000 // 800
+    assert max(len(c.text) for c in chunks) <= 800
+    assert max(len(batch) for batch in embedder.batches) <= indexer.EMBED_BATCH
+    hits = kb.search("zanzibarite", mode="keyword")
+    assert hits[0].path == "dump.md" and "zanzibarite" in hits[0].snippet
+    assert kb.search("zanzibarite")[0].path == "dump.md"
+    kb.close()
