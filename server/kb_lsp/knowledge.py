@@ -82,6 +82,17 @@ def default_storage(settings: Settings) -> Path:
     return Path(cache) / "kb-lsp"
 
 
+def model_cache() -> Path:
+    """Where the packaged model's int8 copy is kept (`embeddings.py`): `$KB_MODEL_CACHE`,
+    else `$XDG_CACHE_HOME/kb-lsp/models`. Per user, not per store: the editor gives every
+    workspace its own storage folder, and the copy depends only on the model and the
+    onnxruntime version, so it is made once per machine."""
+    if os.environ.get("KB_MODEL_CACHE"):
+        return Path(os.environ["KB_MODEL_CACHE"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "kb-lsp" / "models"
+
+
 class KnowledgeBase:
     """All roots of one workspace. See the module docstring for the threading rules.
 
@@ -99,8 +110,10 @@ class KnowledgeBase:
         storage: Path | None = None,
     ) -> None:
         self.settings = settings
-        self.embedder = embedder if embedder is not None else make_embedder(settings)
         self.storage = storage if storage is not None else default_storage(settings)
+        self.embedder = (
+            embedder if embedder is not None else make_embedder(settings, model_cache())
+        )
         self.searcher = Searcher(self.embedder)
         self._roots: list[RootIndex] = []
         self._syncing = False

@@ -227,7 +227,13 @@ def test_new_embedder_rebuilds_vectors(workspace: Path, storage: Path) -> None:
     kb.close()
     other = HashingEmbedder(128)
     kb = open_kb(workspace, storage, other)
-    report = kb.sync()
+    # Keyword search keeps working while the vectors are rebuilt, with progress.
+    assert kb.search("SPEI cut-off", mode="keyword")[0].path == "payments/mexico-payments.md"
+    assert kb.status().vectors_ready == 0.0
+    steps: list[SyncProgress] = []
+    report = kb.sync(progress=steps.append)
+    vectors = [s for s in steps if s.phase == "vectors"]
+    assert vectors[-1].chunks_done == vectors[-1].chunks_total == kb.status().chunks
     assert report.chunks_embedded == first.chunks_embedded
     assert kb.status().embedder == "test:hashing:128"
     assert kb.search("SPEI cut-off")[0].path == "payments/mexico-payments.md"
