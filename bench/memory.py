@@ -21,11 +21,15 @@ from bench.coldrun import cold_run, make_model_cache
 from bench.report import table, write_json
 
 
-def run(corpus: str, files: int | None, old: Path | None, cache: Path | None) -> dict[str, Any]:
+def run(
+    corpus: str, files: int | None, old: Path | None, cache: Path | None, only_old: bool = False
+) -> dict[str, Any]:
+    runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="kb-bench-models-") as tmp:
         models = cache or Path(tmp)
-        make_model_cache(models)
-        runs = {"this commit": cold_run(corpus, model_cache=models, files=files)}
+        if not only_old:
+            make_model_cache(models)
+            runs["this commit"] = cold_run(corpus, model_cache=models, files=files)
         if old is not None:
             runs["old commit"] = cold_run(corpus, server=old, files=files)
     table(
@@ -46,7 +50,7 @@ def run(corpus: str, files: int | None, old: Path | None, cache: Path | None) ->
     for r in runs.values():
         r.pop("samples", None)
     out = {"corpus": corpus, "runs": runs}
-    write_json(f"memory-{corpus}", out)
+    write_json(f"memory-{corpus}" + ("-old" if only_old else ""), out)
     return out
 
 
@@ -55,6 +59,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--corpus", choices=["fastapi", "tldr"], default="fastapi")
     parser.add_argument("--files", type=int, help="tldr: the first N pages only")
     parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
+    parser.add_argument(
+        "--only-old",
+        action="store_true",
+        help="run only the --old server (e.g. in parallel with a run of this one)",
+    )
     parser.add_argument("--models", type=Path, help="keep the int8 model copy here")
     args = parser.parse_args(argv)
-    run(args.corpus, args.files, args.old, args.models)
+    run(args.corpus, args.files, args.old, args.models, args.only_old)

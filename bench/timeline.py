@@ -26,12 +26,21 @@ def _fmt(value: float | None, stopped: float) -> str:
 
 
 def run(
-    corpus: str, files: int | None, old: Path | None, deadline: float, cache: Path | None
+    corpus: str,
+    files: int | None,
+    old: Path | None,
+    deadline: float,
+    cache: Path | None,
+    only_old: bool = False,
 ) -> dict[str, Any]:
+    runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="kb-bench-models-") as tmp:
         models = cache or Path(tmp)
         derivation = make_model_cache(models)
-        runs = {"this commit": cold_run(corpus, model_cache=models, deadline=deadline, files=files)}
+        if not only_old:
+            runs["this commit"] = cold_run(
+                corpus, model_cache=models, deadline=deadline, files=files
+            )
         if old is not None:
             runs["old commit"] = cold_run(corpus, server=old, deadline=deadline, files=files)
     rows = []
@@ -64,7 +73,7 @@ def run(
         f"{derivation['identity']}"
     )
     out = {"corpus": corpus, "derivation": derivation, "runs": runs}
-    write_json("timeline", out)
+    write_json("timeline-old" if only_old else "timeline", out)
     return out
 
 
@@ -73,7 +82,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--corpus", choices=["fastapi", "tldr"], default="fastapi")
     parser.add_argument("--files", type=int, help="tldr: the first N pages only")
     parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
+    parser.add_argument(
+        "--only-old",
+        action="store_true",
+        help="run only the --old server (e.g. in parallel with a run of this one)",
+    )
     parser.add_argument("--deadline", type=float, default=3600.0, help="seconds per run")
     parser.add_argument("--models", type=Path, help="keep the int8 model copy here")
     args = parser.parse_args(argv)
-    run(args.corpus, args.files, args.old, args.deadline, args.models)
+    run(args.corpus, args.files, args.old, args.deadline, args.models, args.only_old)
