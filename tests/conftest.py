@@ -55,6 +55,14 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("KB_MODEL_CACHE", None)
 
 
+def prepare_int8_model() -> None:
+    """Make the session's int8 copy of the embedding model now if it is not made yet."""
+    from kb_lsp.embeddings import MiniLMEmbedder
+    from kb_lsp.knowledge import model_cache
+
+    MiniLMEmbedder(int8_cache=model_cache()).load()
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return copy_example_workspace(tmp_path / "workspace")

@@ -22,6 +22,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
+from tests.conftest import prepare_int8_model
 
 from kb_lsp.lsp.jsonrpc import plain_converter
 
@@ -164,6 +165,10 @@ async def running_server(
     wait_ready: bool = True,
 ) -> AsyncIterator[KbClient]:
     """Start `python -m kb_lsp`, initialize it like VS Code would, and stop it after."""
+    if real_embedder:
+        # The int8 copy of the model is made once per session (tests/conftest.py), here
+        # rather than inside the server's first start, which a test waits on with a deadline.
+        await asyncio.to_thread(prepare_int8_model)
     client = LanguageClient(converter_factory=plain_converter)
     register_lsp_features(client)
     kb = KbClient(client)
