@@ -111,9 +111,7 @@ class KnowledgeBase:
     ) -> None:
         self.settings = settings
         self.storage = storage if storage is not None else default_storage(settings)
-        self.embedder = (
-            embedder if embedder is not None else make_embedder(settings, model_cache())
-        )
+        self.embedder = embedder if embedder is not None else make_embedder(settings, model_cache())
         self.searcher = Searcher(self.embedder)
         self._roots: list[RootIndex] = []
         self._syncing = False
