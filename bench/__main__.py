@@ -27,6 +27,8 @@ BENCHMARKS = {
     "editor": "bench.editor",
     "scaling": "bench.scaling",
     "embed": "bench.embed_speed",
+    "timeline": "bench.timeline",
+    "memory": "bench.memory",
 }
 
 

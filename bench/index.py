@@ -1,20 +1,26 @@
-"""Cold index: kb-lsp's pipeline against the bare embedder and a naive Chroma indexer.
+"""Cold index: the pipeline with the shipped (float-computing) model against the int8 copy.
 
-    python -m bench index [--quick] [--files N] [--store DIR]
+    python -m bench index [--quick] [--files N] [--store DIR] [--old SERVER_DIR] [--naive]
 
 On a private copy of fastapi-docs, in one run, on the same chunks:
 
-* pipeline — `KnowledgeBase.sync()` from an empty store, what the server runs: scan,
-  read, chunk, hash, embed (MiniLM, onnxruntime), write SQLite + FTS5 + Chroma;
-* bare embedder — `MiniLMEmbedder.embed_documents` on the same chunk texts, nothing else:
-  the floor, how close the pipeline gets to pure embedding;
-* naive Chroma — what a user would write with Chroma alone: per file,
-  `collection.add(documents=chunks, ids=…)` with Chroma's default embedding function
-  (ONNXMiniLM_L6_V2) pointed at the same model files, so nothing is downloaded.
+* pipeline, int8 — `KnowledgeBase.sync()` from an empty store, what the server runs:
+  scan, read, chunk, FTS (phase 1), then embed with the int8 copy of the model and write
+  SQLite + Chroma (phase 2);
+* pipeline, float — the same with the shipped model file as it is (what ran before the
+  int8 copy: onnxruntime folds its int8 weights into float32 MatMuls);
+* old pipeline (`--old`) — another commit's `KnowledgeBase.sync()` in a child process on
+  the same copy (e.g. `git worktree add /tmp/old <commit>`, `--old /tmp/old/server`);
+* bare embedders — `embed_documents` of both models on the same chunk texts, nothing
+  else: the floor; their vectors give the quality column (cosine of int8 to float, per
+  chunk);
+* naive Chroma (`--naive`) — per file `collection.add(documents=…)` with Chroma's default
+  embedding function pointed at the same model file.
 
-The machine is shared and its load drifts, so the two baselines are run in halves around
-the pipeline (bare ½, Chroma ½, pipeline, Chroma ½, bare ½): all three are centred on the
-same moment. Ratios from one run mean more than the absolute chunks/s.
+The machine is shared and its load drifts, so the runs are interleaved: the bare
+embedders in halves around the pipelines (bare ½, pipelines, bare ½). Ratios from one run
+mean more than the absolute chunks/s. The int8 copy is made before timing (once per
+machine; its time is reported).
 """
 
 from __future__ import annotations
@@ -82,7 +88,50 @@ class NaiveChroma:
                 self.collection.add(documents=texts, ids=[f"{path}#{i}" for i in range(len(texts))])
 
 
-def run(files: int = 0, store: Path | None = None) -> dict[str, Any]:
+_OLD_SYNC = """
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from kb_lsp.config import load_settings
+from kb_lsp.embeddings import MiniLMEmbedder
+from kb_lsp.knowledge import KnowledgeBase
+settings = load_settings({"search": {"threshold": 0.0}}).settings
+embedder = MiniLMEmbedder(batch_size=settings.embedder.batch_size)
+embedder.load()
+kb = KnowledgeBase([Path(sys.argv[2])], settings, embedder=embedder, storage=Path(sys.argv[3]))
+started = time.perf_counter()
+kb.sync()
+took = time.perf_counter() - started
+print(json.dumps({"seconds": took, "chunks": kb.status().chunks}))
+"""
+
+
+def old_pipeline(server: Path, workspace: Path, storage: Path) -> tuple[float, int]:
+    """Another commit's cold sync of `workspace`, in a child process: (seconds, chunks)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _OLD_SYNC, str(server), str(workspace), str(storage)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["seconds"]), int(result["chunks"])
+
+
+def run(
+    files: int = 0,
+    store: Path | None = None,
+    old: Path | None = None,
+    naive_chroma: bool = False,
+) -> dict[str, Any]:
+    import numpy as np
+
+    from bench.coldrun import make_model_cache
+
     settings = load_settings({"search": {"threshold": 0.0}}).settings
     with tempfile.TemporaryDirectory(prefix="kb-bench-index-") as tmp:
         base = store or Path(tmp)
@@ -90,86 +139,123 @@ def run(files: int = 0, store: Path | None = None) -> dict[str, Any]:
         workspace = base / "fastapi-docs"
         if workspace.exists():
             shutil.rmtree(workspace)
-        shutil.rmtree(base / "store", ignore_errors=True)  # a cold index, always
+        for name in ("store", "store-float", "store-old"):
+            shutil.rmtree(base / name, ignore_errors=True)  # a cold index, always
         corpora.copy_fastapi(workspace)
         if files:
             trim(workspace, files)
         per_file = file_chunks(workspace, settings)
         chunks = [t for _, ts in per_file for t in ts]
-        half = len(per_file) // 2
-        first, second = per_file[:half], per_file[half:]
+        half = len(chunks) // 2
         print(f"{len(per_file)} files, {len(chunks)} chunks ({workspace})")
 
-        bare = MiniLMEmbedder(batch_size=settings.embedder.batch_size)
-        bare.load()
-        naive = NaiveChroma(Path(tmp) / "naive", chroma_model_dir(Path(tmp) / "chroma-model"))
+        models = Path(tmp) / "models"
+        derivation = make_model_cache(models)
+        print(f"int8 copy made in {derivation['seconds']:.1f} s: {derivation['identity']}")
 
-        def timed(fn: Any, *args: Any) -> float:
+        def embedder(int8: bool) -> MiniLMEmbedder:
+            made = MiniLMEmbedder(
+                batch_size=settings.embedder.batch_size, int8_cache=models if int8 else None
+            )
+            made.load()  # the server loads the model before its first sync, too
+            return made
+
+        bare = {"float": embedder(False), "int8": embedder(True)}
+        seconds: dict[str, float] = {"bare_float": 0.0, "bare_int8": 0.0}
+        vectors: dict[str, list[list[float]]] = {"float": [], "int8": []}
+
+        def embed_part(kind: str, texts: list[str]) -> None:
             started = time.perf_counter()
-            fn(*args)
-            return time.perf_counter() - started
+            vectors[kind] += bare[kind].embed_documents(texts)
+            seconds[f"bare_{kind}"] += time.perf_counter() - started
 
-        def embed(part: list[tuple[str, list[str]]]) -> None:
-            bare.embed_documents([t for _, ts in part for t in ts])
+        embed_part("float", chunks[:half])
+        embed_part("int8", chunks[:half])
 
-        t_bare = timed(embed, first)
-        t_naive = timed(naive.add, first)
+        def pipeline(int8: bool, folder: str) -> tuple[float, int, int]:
+            kb = KnowledgeBase(
+                [workspace], settings, embedder=embedder(int8), storage=base / folder
+            )
+            started = time.perf_counter()
+            report = kb.sync()
+            took = time.perf_counter() - started
+            stored = kb.status().chunks
+            kb.close()
+            return took, stored, report.chunks_embedded
 
-        embedder = MiniLMEmbedder(batch_size=settings.embedder.batch_size)
-        embedder.load()  # the server loads the model before its first sync, too
-        kb = KnowledgeBase([workspace], settings, embedder=embedder, storage=base / "store")
-        started = time.perf_counter()
-        report = kb.sync()
-        t_pipeline = time.perf_counter() - started
-        files_indexed, stored = kb.status().files, kb.status().chunks
-        kb.close()
+        seconds["pipeline_float"], stored, _ = pipeline(False, "store-float")
+        if old is not None:
+            seconds["pipeline_old"], old_chunks = old_pipeline(old, workspace, base / "store-old")
+        seconds["pipeline_int8"], stored_int8, embedded = pipeline(True, "store")
+        naive_count = 0
+        if naive_chroma:
+            naive = NaiveChroma(Path(tmp) / "naive", chroma_model_dir(Path(tmp) / "chroma-model"))
+            started = time.perf_counter()
+            naive.add(per_file)
+            seconds["naive_chroma"] = time.perf_counter() - started
+            naive_count = naive.collection.count()
 
-        t_naive += timed(naive.add, second)
-        t_bare += timed(embed, second)
-        naive_count = naive.collection.count()
+        embed_part("int8", chunks[half:])
+        embed_part("float", chunks[half:])
 
+    a, b = np.asarray(vectors["float"]), np.asarray(vectors["int8"])
+    cosines = (a * b).sum(axis=1)
     rates = {
-        "pipeline": stored / t_pipeline,
-        "bare_embedder": len(chunks) / t_bare,
-        "naive_chroma": naive_count / t_naive,
+        "pipeline_int8": stored_int8 / seconds["pipeline_int8"],
+        "pipeline_float": stored / seconds["pipeline_float"],
+        "bare_int8": len(chunks) / seconds["bare_int8"],
+        "bare_float": len(chunks) / seconds["bare_float"],
+    }
+    if old is not None:
+        rates["pipeline_old"] = old_chunks / seconds["pipeline_old"]
+    if naive_chroma:
+        rates["naive_chroma"] = naive_count / seconds["naive_chroma"]
+    quality = {
+        "mean_cosine": float(cosines.mean()),
+        "min_cosine": float(cosines.min()),
+        "p01_cosine": float(np.percentile(cosines, 1)),
     }
     out = {
         "corpus": "fastapi-docs" + (f" (first {files} files)" if files else ""),
-        "files": files_indexed,
-        "chunks": stored,
-        "chunks_embedded": report.chunks_embedded,
-        "seconds": {"pipeline": t_pipeline, "bare_embedder": t_bare, "naive_chroma": t_naive},
+        "files": len(per_file),
+        "chunks": stored_int8,
+        "chunks_embedded": embedded,
+        "derivation": derivation,
+        "seconds": seconds,
         "chunks_per_s": rates,
         "ratios": {
-            "pipeline_vs_bare": rates["pipeline"] / rates["bare_embedder"],
-            "pipeline_vs_naive_chroma": rates["pipeline"] / rates["naive_chroma"],
-            "naive_chroma_vs_bare": rates["naive_chroma"] / rates["bare_embedder"],
+            "int8_vs_float_pipeline": rates["pipeline_int8"] / rates["pipeline_float"],
+            "int8_vs_float_bare": rates["bare_int8"] / rates["bare_float"],
+            **(
+                {"int8_vs_old_pipeline": rates["pipeline_int8"] / rates["pipeline_old"]}
+                if old is not None
+                else {}
+            ),
         },
+        "int8_vs_float_vectors": quality,
     }
+    rows = [
+        ["pipeline, int8", rates["pipeline_int8"], 1.0],
+        ["pipeline, float (shipped model)", rates["pipeline_float"], rates["pipeline_float"]],
+    ]
+    if old is not None:
+        rows.append(["old commit's pipeline (float)", rates["pipeline_old"], 0.0])
+    rows += [
+        ["bare embedder, int8", rates["bare_int8"], 0.0],
+        ["bare embedder, float", rates["bare_float"], 0.0],
+    ]
+    if naive_chroma:
+        rows.append(["naive Chroma", rates["naive_chroma"], 0.0])
+    base_rate = rates["pipeline_int8"]
     table(
-        ["indexer", "chunks", "seconds", "chunks/s", "vs bare embedder"],
-        [
-            [
-                "kb-lsp pipeline",
-                stored,
-                t_pipeline,
-                rates["pipeline"],
-                out["ratios"]["pipeline_vs_bare"],
-            ],
-            ["bare embedder", len(chunks), t_bare, rates["bare_embedder"], 1.0],
-            [
-                "naive Chroma",
-                naive_count,
-                t_naive,
-                rates["naive_chroma"],
-                out["ratios"]["naive_chroma_vs_bare"],
-            ],
-        ],
-        f"Cold index, {out['corpus']}: {files_indexed} files",
+        ["indexer", "chunks/s", "int8 pipeline is ×"],
+        [[name, rate, base_rate / rate] for name, rate, _ in rows],
+        f"Cold index, {out['corpus']}: {len(per_file)} files, {stored_int8} chunks",
     )
     print(
-        f"pipeline / naive Chroma: {out['ratios']['pipeline_vs_naive_chroma']:.2f}x; "
-        f"{report.chunks_embedded} of {stored} chunks embedded (identical chunks share a vector)"
+        f"int8 vs float vectors of the same {len(chunks)} chunks: cosine mean "
+        f"{quality['mean_cosine']:.4f}, 1st percentile {quality['p01_cosine']:.4f}, "
+        f"min {quality['min_cosine']:.4f}"
     )
     write_json("index", out)
     return out
@@ -180,5 +266,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help=f"first {QUICK_FILES} files only")
     parser.add_argument("--files", type=int, default=0, help="first N files only (0: all)")
     parser.add_argument("--store", type=Path, help="build the copy and its index here (kept)")
+    parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
+    parser.add_argument("--naive", action="store_true", help="also time a naive Chroma indexer")
     args = parser.parse_args(argv)
-    run(files=args.files or (QUICK_FILES if args.quick else 0), store=args.store)
+    run(
+        files=args.files or (QUICK_FILES if args.quick else 0),
+        store=args.store,
+        old=args.old,
+        naive_chroma=args.naive,
+    )

@@ -47,8 +47,12 @@ class LspClient:
         options: dict[str, Any] | None = None,
         *,
         env: dict[str, str] | None = None,
+        server: Path | None = None,
     ) -> None:
+        """`server`: the folder holding the `kb_lsp` package to run (default: this
+        checkout's `server/`; another commit's to compare against it)."""
         self.folders = folders
+        self.server = server or REPO / "server"
         self.storage = storage
         self.options = options or {}
         self._env = env
@@ -66,7 +70,7 @@ class LspClient:
     def start(self) -> LspClient:
         env = dict(os.environ if self._env is None else self._env)
         env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(REPO / "server"), env.get("PYTHONPATH", "")) if p
+            p for p in (str(self.server), env.get("PYTHONPATH", "")) if p
         )
         env["XDG_CACHE_HOME"] = str(self.storage / "xdg-cache")
         env.pop("KB_EMBEDDER_FACTORY", None)  # always the real embedder

@@ -42,7 +42,7 @@ from bench.report import table, write_json
 from kb_lsp import search as search_module
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.embeddings import MiniLMEmbedder
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.knowledge import KnowledgeBase, model_cache
 from kb_lsp.search import DEFAULT_FUSION, STOPWORDS, Fusion, Searcher
 
 QUERIES = Path(__file__).resolve().parent / "queries" / "fastapi.json"
@@ -199,19 +199,23 @@ def choose(scored: list[dict[str, Any]]) -> dict[str, Any]:
     return max(better, key=lambda s: s["mrr@10"]) if better else shipped
 
 
-def build(workspace_parent: Path) -> tuple[KnowledgeBase, Path, float]:
+def build(workspace_parent: Path, float_model: bool = False) -> tuple[KnowledgeBase, Path, float]:
     """The indexed copy; a `--store` folder from an earlier run is reused (sync is then
-    a no-op), which makes trying queries cheap."""
+    a no-op), which makes trying queries cheap. The embedder is the product's default,
+    the int8 copy of the model (made in the model cache if missing), or with
+    `float_model` the shipped file as it is."""
     workspace = workspace_parent / "fastapi-docs"
     if not workspace.exists():
         corpora.copy_fastapi(workspace)
     settings = load_settings({"search": {"threshold": 0.0}}).settings
+    embedder = MiniLMEmbedder(int8_cache=None if float_model else model_cache())
     kb = KnowledgeBase(
         [workspace],
         settings,
-        embedder=QueryCache(MiniLMEmbedder()),  # type: ignore[arg-type]
-        storage=workspace_parent / "store",
+        embedder=QueryCache(embedder),  # type: ignore[arg-type]
+        storage=workspace_parent / ("store-float" if float_model else "store"),
     )
+    print(f"embedder: {embedder.identity}")
     started = time.perf_counter()
     report = kb.sync()
     seconds = time.perf_counter() - started
@@ -219,7 +223,7 @@ def build(workspace_parent: Path) -> tuple[KnowledgeBase, Path, float]:
     return kb, workspace, seconds
 
 
-def run(grid: bool = False, store: Path | None = None) -> dict[str, Any]:
+def run(grid: bool = False, store: Path | None = None, float_model: bool = False) -> dict[str, Any]:
     data = load_queries()
     everything = [
         *(q["query"] for q in data["questions"]),
@@ -234,7 +238,7 @@ def run(grid: bool = False, store: Path | None = None) -> dict[str, Any]:
         "default_threshold": shipped,
     }
     with tempfile.TemporaryDirectory(prefix="kb-bench-quality-") as tmp:
-        kb, workspace, seconds = build(store or Path(tmp))
+        kb, workspace, seconds = build(store or Path(tmp), float_model)
         out["index_seconds"] = seconds
         try:
             embedder = kb.embedder
@@ -357,7 +361,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench quality", description=__doc__)
     parser.add_argument("--grid", action="store_true", help="also score the fusion grid")
     parser.add_argument(
+        "--float",
+        dest="float_model",
+        action="store_true",
+        help="the shipped model file as it is instead of its int8 copy",
+    )
+    parser.add_argument(
         "--store", type=Path, help="keep the copy and its index in this folder (reused)"
     )
     args = parser.parse_args(argv)
-    run(grid=args.grid, store=args.store)
+    run(grid=args.grid, store=args.store, float_model=args.float_model)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,29 @@ def copy_example_workspace(dest: Path) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
     return dest.resolve()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One int8 copy of the embedding model per test session (servers and CLIs started
+    by tests inherit the variable), never the user's own cache."""
+    if os.environ.get("KB_MODEL_CACHE"):
+        yield Path(os.environ["KB_MODEL_CACHE"])
+        return
+    folder = tmp_path_factory.mktemp("model-cache")
+    os.environ["KB_MODEL_CACHE"] = str(folder)
+    try:
+        yield folder
+    finally:
+        os.environ.pop("KB_MODEL_CACHE", None)
+
+
+def prepare_int8_model() -> None:
+    """Make the session's int8 copy of the embedding model now if it is not made yet."""
+    from kb_lsp.embeddings import MiniLMEmbedder
+    from kb_lsp.knowledge import model_cache
+
+    MiniLMEmbedder(int8_cache=model_cache()).load()
 
 
 @pytest.fixture

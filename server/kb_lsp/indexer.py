@@ -1,11 +1,22 @@
-"""Incremental sync of one workspace root into its store.
+"""Incremental sync of one workspace root into its store, in two phases.
 
 `sync` compares the disk with the manifest — size and mtime first, then the sha256 of
-the content — re-chunks only files whose content changed, and embeds only chunks whose
-text hash the store has never seen: an unchanged paragraph, a renamed file or a moved
-folder costs no embedding. Files that disappeared lose their chunks. Work is written in
-batches (one SQLite transaction and one Chroma call per batch, see `store.py` for why a
-crash in the middle is repaired by the next sync).
+the content — and re-chunks only files whose content changed.
+
+* Phase 1 ("keyword"): every changed file is read, chunked and written — manifest row,
+  chunks, FTS5 rows — with no embedding, a few dozen files per transaction. Keyword
+  search covers the whole workspace when this phase ends (seconds, even for thousands
+  of files), and files that disappeared have lost their chunks.
+* Phase 2 ("vectors"): the chunks of every file still `pending` are embedded in batches
+  of at most `EMBED_BATCH` chunks *across* files — a file of thousands of chunks spans
+  many batches and holds none of them alone — files the editor has open first
+  (`Indexer.priority`), then the newest. Only chunks whose text hash the store has never
+  seen are embedded: an unchanged paragraph, a renamed file or a moved folder costs no
+  embedding. A file becomes `ok` when all its vectors are in Chroma.
+
+See `store.py` for why a crash in either phase is repaired by the next sync. Memory per
+file is bounded by the chunk cap (`markdown.py`) and by phase 2 reading chunk texts back
+from SQLite a page at a time.
 
 A chunk's text hash covers what is embedded: its heading path and its text, not the file
 name, so a rename keeps every vector.
@@ -18,7 +29,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,45 +37,23 @@ import numpy as np
 from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder
 from kb_lsp.markdown import parse_markdown
+from kb_lsp.memory import release_free_memory
 from kb_lsp.records import SyncProgress, SyncReport
 from kb_lsp.store import FileRecord, NewChunk, Store
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
 
-# A batch is flushed to the store at this many chunks or files, whichever comes first:
-# big enough for the embedder to batch by length, small enough that progress moves.
-BATCH_CHUNKS = 256
+# Phase 1 commits at this many files or chunks, whichever comes first: progress moves and
+# keyword search sees files early, without one transaction per file.
 BATCH_FILES = 64
+BATCH_CHUNKS = 2048
+# Phase 2: chunks embedded per batch (the embedder sub-batches by padded tokens) and
+# chunks per Chroma upsert when their vectors are already cached (a rename, a crash).
+EMBED_BATCH = 256
+UPSERT_BATCH = 2048
 
 ProgressCallback = Callable[[SyncProgress], None]
-# Texts embedded per call when a batch needs many: the chunk count moves inside big files.
-EMBED_SLICE = 256
-
-
-class _Counts:
-    """The one progress of a sync: files done of a total fixed once the changes are
-    known, chunks done of those read so far."""
-
-    def __init__(self, callback: ProgressCallback | None, total: int) -> None:
-        self._callback = callback
-        self.total = total
-        self.done = 0
-        self.chunks_done = 0
-        self.chunks_total = 0
-        self.path: str | None = None
-
-    def report(self) -> None:
-        if self._callback is not None:
-            self._callback(
-                SyncProgress(
-                    self.done,
-                    self.total,
-                    self.path,
-                    chunks_done=self.chunks_done,
-                    chunks_total=self.chunks_total,
-                )
-            )
 
 
 def embedding_text(heading: str, text: str) -> str:
@@ -77,12 +66,19 @@ def text_hash(heading: str, text: str) -> str:
 
 
 @dataclass
-class _Pending:
+class _Written:
     record: FileRecord
-    headings: list[str]
-    texts: list[str]
-    lines: list[tuple[int, int]]
-    hashes: list[str]
+    chunks: list[NewChunk]
+
+
+@dataclass
+class _VectorBatch:
+    """Phase 2's unit of work: chunk ids with their vector or the text to embed."""
+
+    entries: list[tuple[str, str, str]] = field(default_factory=list)  # (id, path, hash)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # cached, by hash
+    texts: dict[str, str] = field(default_factory=dict)  # to embed, by hash
+    complete: list[str] = field(default_factory=list)  # files whose last chunk is here
 
 
 class Indexer:
@@ -95,6 +91,11 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.settings = settings
+        # Workspace-relative paths whose vectors come first in phase 2 (open editors).
+        self.priority: frozenset[str] = frozenset()
+        # Chunks whose vectors reached Chroma in files not complete yet (for status).
+        self.vectors_in_flight = 0
+        self._file_chunks: dict[str, int] = {}  # chunks stored so far per incomplete file
 
     def sync(
         self,
@@ -104,9 +105,33 @@ class Indexer:
         cancel: threading.Event | None = None,
         full: bool = False,
         report: SyncReport | None = None,
+        vectors: bool = True,
     ) -> SyncReport:
+        """Both phases (see the module doc); `vectors=False` stops after phase 1, leaving
+        the embeddings to `embed_pending`."""
         started = time.perf_counter()
         report = report or SyncReport()
+        try:
+            self._write_phase(paths, progress, cancel, full, report)
+            if vectors and not report.cancelled:
+                self.embed_pending(progress=progress, cancel=cancel, report=report)
+        finally:
+            release_free_memory()
+        report.seconds += time.perf_counter() - started
+        return report
+
+    # --- phase 1: text, chunks, FTS -------------------------------------------------------
+
+    def _write_phase(
+        self,
+        paths: Iterable[Path] | None,
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        full: bool,
+        report: SyncReport,
+    ) -> None:
+        if progress:
+            progress(SyncProgress(0, 0, None, "scanning"))
         self.store.repair_vectors()
         manifest = self.store.manifest()
 
@@ -119,9 +144,9 @@ class Indexer:
         else:
             entries, skipped, removed = self._targets(paths, manifest)
 
-        # `full`: every file is read and chunked again (its vectors still come from the
-        # cache), each replacing its old rows in one step, so searches meanwhile find
-        # every file; the vector collection is then rebuilt beside the live one.
+        # `full`: every file is read and chunked again, each replacing its old rows in one
+        # step, so searches meanwhile find every file (the knowledge base then rebuilds
+        # the vector collection beside the live one: `Store.rebuild_vectors`).
         changed = [
             entry
             for entry in entries
@@ -132,36 +157,34 @@ class Indexer:
             or record.mtime_ns != entry.mtime_ns
         ]
         report.files_unchanged += len(entries) - len(changed)
-        counts = _Counts(progress, len(changed) + len(removed))
+        total = len(changed) + len(removed)
+        done = 0
 
         removed_skipped = [s.path for s in skipped if s.path in manifest]
         if removed or removed_skipped:
             report.chunks_removed += self.store.delete_files([*removed, *removed_skipped])
             report.files_removed += len(removed) + len(removed_skipped)
-            counts.done += len(removed)
-            counts.path = removed[-1] if removed else None
-            counts.report()
+            done += len(removed)
+            if progress:
+                progress(SyncProgress(done, total, removed[-1] if removed else None))
 
-        batch: list[_Pending] = []
+        batch: list[_Written] = []
         batch_chunks = 0
         for entry in changed:
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            pending = self._prepare(entry, manifest, report, skipped, again=full)
-            counts.done += 1
-            counts.path = entry.path
-            if pending is not None:
-                batch.append(pending)
-                batch_chunks += len(pending.texts)
-                counts.chunks_total += len(pending.texts)
+            written = self._prepare(entry, manifest, report, skipped, again=full)
+            if written is not None:
+                batch.append(written)
+                batch_chunks += len(written.chunks)
                 if batch_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
-                    self._flush(batch, report, counts)
+                    self._write(batch)
                     batch, batch_chunks = [], 0
-            counts.report()
-        self._flush(batch, report, counts)
-        if full and not report.cancelled:
-            self.store.rebuild_vectors()
+            done += 1
+            if progress:
+                progress(SyncProgress(done, total, entry.path))
+        self._write(batch)
 
         if paths is None and not report.cancelled:
             self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
@@ -173,8 +196,6 @@ class Indexer:
             if skipped:
                 self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=False)
         report.skipped = len(self.store.skipped())
-        report.seconds += time.perf_counter() - started
-        return report
 
     def _targets(
         self, paths: Iterable[Path], manifest: dict[str, FileRecord]
@@ -218,7 +239,7 @@ class Indexer:
         skipped: list[Skipped],
         *,
         again: bool = False,
-    ) -> _Pending | None:
+    ) -> _Written | None:
         """Read and chunk one changed file; None when its content did not change (unless
         `again`: a full sync chunks every file anew)."""
         try:
@@ -234,7 +255,9 @@ class Indexer:
             return None
         sha = hashlib.sha256(raw).hexdigest()
         old = manifest.get(entry.path)
-        if not again and old is not None and old.sha256 == sha and old.state == "ok":
+        if not again and old is not None and old.sha256 == sha:
+            # Same content: only its size/mtime moved, or (pending) its rows are written
+            # and phase 2 finishes its vectors.
             self.store.touch(entry.path, len(raw), entry.mtime_ns)
             report.files_unchanged += 1
             return None
@@ -244,78 +267,135 @@ class Indexer:
             chunk_size=self.settings.chunk_size,
             chunk_overlap=self.settings.chunk_overlap,
         )
+        del text
         if old is None:
             report.files_added += 1
         else:
             report.files_changed += 1
-        headings = [" > ".join(chunk.heading_path) for chunk in doc.chunks]
-        texts = [chunk.text for chunk in doc.chunks]
-        return _Pending(
-            record=FileRecord(
-                path=entry.path,
-                size=len(raw),
-                mtime_ns=entry.mtime_ns,
-                sha256=sha,
-                title=doc.title,
-                chunk_count=len(doc.chunks),
-                state="pending",
-            ),
-            headings=headings,
-            texts=texts,
-            lines=[(chunk.start_line, chunk.end_line) for chunk in doc.chunks],
-            hashes=[text_hash(h, t) for h, t in zip(headings, texts, strict=True)],
-        )
-
-    def _flush(self, batch: list[_Pending], report: SyncReport, counts: _Counts) -> None:
-        if not batch:
-            return
-        all_hashes = [h for pending in batch for h in pending.hashes]
-        vectors = self.store.cached_vectors(all_hashes)
-        to_embed: dict[str, str] = {}
-        for pending in batch:
-            for heading, text, digest in zip(
-                pending.headings, pending.texts, pending.hashes, strict=True
-            ):
-                if digest not in vectors and digest not in to_embed:
-                    to_embed[digest] = embedding_text(heading, text)
-        # Chunks with a cached vector are done at once; the others as they are embedded.
-        counts.chunks_done += len(all_hashes) - len(to_embed)
-        digests, texts = list(to_embed), list(to_embed.values())
-        for start in range(0, len(texts), EMBED_SLICE):
-            part = texts[start : start + EMBED_SLICE]
-            embedded = self.embedder.embed_documents(part)
-            for digest, vector in zip(digests[start : start + EMBED_SLICE], embedded, strict=True):
-                vectors[digest] = np.asarray(vector, dtype=np.float32)
-            counts.chunks_done += len(part)
-            counts.report()
-        report.chunks_embedded += len(to_embed)
-        report.chunks_reused += len(all_hashes) - len(to_embed)
-        self.store.write_files(
-            [
-                (
-                    pending.record,
-                    [
-                        NewChunk(
-                            index=i,
-                            text=text,
-                            text_hash=digest,
-                            heading=heading,
-                            start_line=start,
-                            end_line=end,
-                            vector=vectors[digest],
-                        )
-                        for i, (heading, text, digest, (start, end)) in enumerate(
-                            zip(
-                                pending.headings,
-                                pending.texts,
-                                pending.hashes,
-                                pending.lines,
-                                strict=True,
-                            )
-                        )
-                    ],
+        chunks = []
+        for chunk in doc.chunks:
+            heading = " > ".join(chunk.heading_path)
+            chunks.append(
+                NewChunk(
+                    index=chunk.index,
+                    text=chunk.text,
+                    text_hash=text_hash(heading, chunk.text),
+                    heading=heading,
+                    start_line=chunk.start_line,
+                    end_line=chunk.end_line,
                 )
-                for pending in batch
-            ]
+            )
+        record = FileRecord(
+            path=entry.path,
+            size=len(raw),
+            mtime_ns=entry.mtime_ns,
+            sha256=sha,
+            title=doc.title,
+            chunk_count=len(chunks),
+            state="pending",
         )
-        log.debug("Indexed %d files (%d chunks embedded)", len(batch), len(to_embed))
+        return _Written(record, chunks)
+
+    def _write(self, batch: list[_Written]) -> None:
+        if batch:
+            self.store.write_texts([(w.record, w.chunks) for w in batch])
+            log.debug("Wrote the text of %d files", len(batch))
+
+    # --- phase 2: vectors -----------------------------------------------------------------
+
+    def embed_pending(
+        self,
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        report: SyncReport | None = None,
+    ) -> SyncReport:
+        """Embed and store the vectors of every pending file, in bounded batches across
+        files (module doc). Stops between batches when `cancel` is set."""
+        report = report or SyncReport()
+        files = self.store.pending_files()
+        files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
+        chunks_total = sum(r.chunk_count for r in files)
+        chunks_done = files_done = 0
+        batch = _VectorBatch()
+        self.vectors_in_flight = 0
+
+        def flush() -> None:
+            nonlocal batch, chunks_done, files_done
+            self._store_batch(batch, report)
+            chunks_done += len(batch.entries)
+            files_done += len(batch.complete)
+            self.vectors_in_flight += len(batch.entries)
+            for path in batch.complete:
+                self.vectors_in_flight -= self._file_chunks.pop(path, 0)
+            if progress:
+                last = batch.complete[-1] if batch.complete else None
+                progress(
+                    SyncProgress(files_done, len(files), last, "vectors", chunks_done, chunks_total)
+                )
+            batch = _VectorBatch()
+
+        self._file_chunks = {}
+        if progress and files:
+            progress(SyncProgress(0, len(files), None, "vectors", 0, chunks_total))
+        try:
+            for record in files:
+                start = 0
+                while True:
+                    if cancel is not None and cancel.is_set():
+                        report.cancelled = True
+                        return report
+                    # At most what the batch still has room for: never over EMBED_BATCH.
+                    room = max(1, EMBED_BATCH - len(batch.texts))
+                    page = self.store.chunk_page(record.path, start, room)
+                    self._add_page(batch, record.path, page)
+                    stored = self._file_chunks.get(record.path, 0)
+                    self._file_chunks[record.path] = stored + len(page)
+                    start += len(page)
+                    last_page = len(page) < room
+                    if last_page:
+                        batch.complete.append(record.path)
+                    if len(batch.texts) >= EMBED_BATCH or len(batch.entries) >= UPSERT_BATCH:
+                        flush()
+                    if last_page:
+                        break
+            flush()
+            self.store.repair_vectors()  # stray ids left by an earlier crash
+        finally:
+            self.vectors_in_flight = 0
+            self._file_chunks = {}
+        return report
+
+    def _add_page(
+        self, batch: _VectorBatch, path: str, page: list[tuple[str, str, str, str]]
+    ) -> None:
+        cached = self.store.cached_vectors(
+            h for _, h, _, _ in page if h not in batch.vectors and h not in batch.texts
+        )
+        batch.vectors.update(cached)
+        for cid, digest, heading, text in page:
+            batch.entries.append((cid, path, digest))
+            if digest not in batch.vectors and digest not in batch.texts:
+                batch.texts[digest] = embedding_text(heading, text)
+
+    def _store_batch(self, batch: _VectorBatch, report: SyncReport) -> None:
+        if batch.texts:
+            embedded = self.embedder.embed_documents(list(batch.texts.values()))
+            new = {
+                digest: np.asarray(vector, dtype=np.float32)
+                for digest, vector in zip(batch.texts, embedded, strict=True)
+            }
+            self.store.store_vectors(new)
+            batch.vectors.update(new)
+        report.chunks_embedded += len(batch.texts)
+        report.chunks_reused += len(batch.entries) - len(batch.texts)
+        self.store.upsert_vectors(
+            [(cid, path, digest, batch.vectors[digest]) for cid, path, digest in batch.entries]
+        )
+        self.store.mark_ready(batch.complete)
+        log.debug(
+            "Stored %d vectors (%d embedded), %d files complete",
+            len(batch.entries),
+            len(batch.texts),
+            len(batch.complete),
+        )

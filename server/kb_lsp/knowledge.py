@@ -23,7 +23,16 @@ import pathspec
 from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder, make_embedder
 from kb_lsp.indexer import Indexer
-from kb_lsp.protocol import IndexState, IndexStatus, LlmStatus, SearchHit, SearchMode, SkippedFile
+from kb_lsp.memory import release_free_memory
+from kb_lsp.protocol import (
+    IndexProgress,
+    IndexState,
+    IndexStatus,
+    LlmStatus,
+    SearchHit,
+    SearchMode,
+    SkippedFile,
+)
 from kb_lsp.records import (
     FileInfo,
     ReadOnlyStore,
@@ -73,6 +82,17 @@ def default_storage(settings: Settings) -> Path:
     return Path(cache) / "kb-lsp"
 
 
+def model_cache() -> Path:
+    """Where the packaged model's int8 copy is kept (`embeddings.py`): `$KB_MODEL_CACHE`,
+    else `$XDG_CACHE_HOME/kb-lsp/models`. Per user, not per store: the editor gives every
+    workspace its own storage folder, and the copy depends only on the model and the
+    onnxruntime version, so it is made once per machine."""
+    if os.environ.get("KB_MODEL_CACHE"):
+        return Path(os.environ["KB_MODEL_CACHE"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "kb-lsp" / "models"
+
+
 class KnowledgeBase:
     """All roots of one workspace. See the module docstring for the threading rules.
 
@@ -90,11 +110,13 @@ class KnowledgeBase:
         storage: Path | None = None,
     ) -> None:
         self.settings = settings
-        self.embedder = embedder if embedder is not None else make_embedder(settings)
         self.storage = storage if storage is not None else default_storage(settings)
+        self.embedder = embedder if embedder is not None else make_embedder(settings, model_cache())
         self.searcher = Searcher(self.embedder)
         self._roots: list[RootIndex] = []
         self._syncing = False
+        self._progress: SyncProgress | None = None  # the running sync's latest step
+        self._keyword_incomplete = False  # a sync stopped before its text phase ended
         self._lock = threading.Lock()  # guards the list of roots, not the stores
         for root in roots:
             self.add_root(root)
@@ -169,19 +191,41 @@ class KnowledgeBase:
             )
         report = SyncReport()
         wanted = None if paths is None else [Path(p) for p in paths]
+
+        def step(update: SyncProgress) -> None:
+            self._progress = update
+            if progress is not None:
+                progress(update)
+
         self._syncing = True
+        self._progress = SyncProgress(0, 0, None, "scanning")
         try:
+            # Keyword search for every root first, then the vectors of every root.
             for index in roots:
                 mine = None
                 if wanted is not None:
                     mine = [p for p in wanted if index.workspace.relative(p) is not None]
                     if not mine:
                         continue
-                index.indexer.sync(mine, progress=progress, cancel=cancel, full=full, report=report)
+                index.indexer.sync(
+                    mine, progress=step, cancel=cancel, full=full, report=report, vectors=False
+                )
                 if report.cancelled:
                     break
+            self._keyword_incomplete = report.cancelled
+            if not report.cancelled:
+                for index in roots:
+                    index.indexer.embed_pending(progress=step, cancel=cancel, report=report)
+                    if report.cancelled:
+                        break
+            if full and not report.cancelled:
+                # The vector collection anew, beside the live one (`Store.rebuild_vectors`).
+                for index in roots:
+                    index.store.rebuild_vectors()
         finally:
             self._syncing = False
+            self._progress = None
+            release_free_memory()
         return report
 
     # --- reading ---------------------------------------------------------------------------
@@ -211,12 +255,15 @@ class KnowledgeBase:
 
     def status(self, *, pending: int = 0, llm: LlmStatus | None = None) -> IndexStatus:
         roots = self._snapshot()
-        files = chunks = 0
+        files = chunks = ready = with_text = 0
         skipped: list[SkippedFile] = []
         for index in roots:
             f, c = index.store.counts()
             files += f
             chunks += c
+            complete, written = index.store.vector_coverage()
+            ready += complete + index.indexer.vectors_in_flight
+            with_text += written
             skipped += [
                 SkippedFile(path=index.prefix + p, reason=r) for p, r in index.store.skipped()
             ]
@@ -236,6 +283,24 @@ class KnowledgeBase:
             roots=[str(index.root) for index in roots],
             skipped=skipped,
             message=message,
+            progress=self._index_progress(),
+            keyword_complete=not self._keyword_incomplete
+            and not (
+                self._syncing and self._progress is not None and self._progress.phase != "vectors"
+            ),
+            vectors_ready=min(1.0, ready / with_text) if with_text else 1.0,
+        )
+
+    def _index_progress(self) -> IndexProgress | None:
+        step = self._progress
+        if not self._syncing or step is None:
+            return None
+        return IndexProgress(
+            phase=step.phase,
+            files_done=step.done,
+            files_total=step.total,
+            chunks_done=step.chunks_done,
+            chunks_total=step.chunks_total,
         )
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:

@@ -11,9 +11,10 @@ Decisions, so the next reader does not have to reverse-engineer them:
 * Line endings: CRLF and lone CR are normalised to LF before parsing. Both count as one
   line break, as in LSP, so line numbers stay those of the file as an editor shows it.
   A leading BOM is dropped (it is not part of the first line's text).
-* A chunk is always a run of whole lines of the original file: `text` equals
-  `"\\n".join(lines[start_line : end_line + 1])`. Leading and trailing blank lines are
-  trimmed; a chunk that would be blank is not emitted.
+* A chunk is a run of whole lines of the original file — `text` equals
+  `"\\n".join(lines[start_line : end_line + 1])` — except for a line longer than
+  `chunk_size` (below). Leading and trailing blank lines are trimmed; a chunk that would
+  be blank is not emitted. No chunk is longer than `chunk_size` characters.
 * Sections: every top-level heading (ATX or setext) starts a section that runs to the
   next top-level heading; text before the first heading is a section with an empty
   heading path. Headings inside code fences, lists or block quotes do not start sections.
@@ -23,8 +24,14 @@ Decisions, so the next reader does not have to reverse-engineer them:
 * Splitting a section longer than `chunk_size` characters: the chunk ends at the last
   break point that keeps it within `chunk_size`, preferring, in order, the start of a
   top-level block (paragraph, list, fence, table...), the start of a nested block (a
-  list item, a paragraph in a quote), then any line. A single line longer than
-  `chunk_size` is never cut: it becomes a chunk of its own, over the size.
+  list item, a paragraph in a quote), then any line.
+* A single line longer than `chunk_size` (minified HTML, a pasted log, a file with no
+  line breaks) is cut into pieces of at most `chunk_size` characters at word boundaries
+  (anywhere, in a word longer than half a chunk), each overlapping the previous one by
+  up to `min(chunk_overlap, chunk_size / 2)` characters; every piece has that line as
+  its start and end line. Without this a 5 MB one-line file was one 5-million-character
+  chunk: its vector saw the first 256 tokens only, and every search that touched it
+  re-read all of it.
 * Overlap: the next chunk of the same section starts with the last whole lines of the
   previous one, at most `chunk_overlap` characters, and never so many that the next
   chunk could not fit its first new piece within `chunk_size`. Chunks of different
@@ -34,7 +41,8 @@ Decisions, so the next reader does not have to reverse-engineer them:
   parser) is the document title. Otherwise the title is the first top-level H1's text,
   else the file name's stem with `-`/`_` turned into spaces.
 * Heading text is the heading's inline content with markup stripped
-  (`## The *fast* path` → "The fast path"; images give their alt text, HTML is dropped).
+  (`## The *fast* path` → "The fast path"; images give their alt text, HTML is dropped),
+  cut to `MAX_HEADING` characters (a heading is repeated in every chunk of its section).
 """
 
 from __future__ import annotations
@@ -77,6 +85,8 @@ _block_parser = MarkdownIt("commonmark").disable("inline").use(front_matter_plug
 _inline_parser = MarkdownIt("commonmark")
 
 _TITLE_RE = re.compile(r"^title\s*:\s*(.*?)\s*$", re.MULTILINE)
+# Heading and title text beyond this is cut (at a word boundary, with "…").
+MAX_HEADING = 200
 _LINE_BREAKS_RE = re.compile(r"\r\n?")
 
 
@@ -94,21 +104,89 @@ def parse_markdown(
 
     chunker = _Chunker(lines, tokens, max(1, chunk_size), max(0, chunk_overlap))
     chunks: list[Chunk] = []
+    size, overlap = max(1, chunk_size), max(0, chunk_overlap)
     for section in sections:
         for start, end in chunker.split(section.start, section.end):
             first, last = _trim_blank(lines, start, end)
             if first > last:
                 continue
-            chunks.append(
-                Chunk(
-                    index=len(chunks),
-                    text="\n".join(lines[first : last + 1]),
-                    heading_path=section.path,
-                    start_line=first,
-                    end_line=last,
+            if chunker.chars(first, last + 1) <= size:
+                pieces = [(first, last, "\n".join(lines[first : last + 1]))]
+            else:
+                pieces = _capped(lines, first, last, size, overlap)
+            for piece_first, piece_last, piece_text in pieces:
+                chunks.append(
+                    Chunk(
+                        index=len(chunks),
+                        text=piece_text,
+                        heading_path=section.path,
+                        start_line=piece_first,
+                        end_line=piece_last,
+                    )
                 )
-            )
-    return ParsedDocument(title=title, chunks=chunks)
+    return ParsedDocument(title=_cut(title, MAX_HEADING), chunks=chunks)
+
+
+def _capped(
+    lines: list[str], first: int, last: int, size: int, overlap: int
+) -> list[tuple[int, int, str]]:
+    """(first line, last line, text) pieces of lines[first..last], none over `size`:
+    runs of whole lines, and a line too long for a chunk cut by `_cut_line`."""
+    pieces: list[tuple[int, int, str]] = []
+    run: list[int] = []
+    run_chars = -1
+    for number in range(first, last + 1):
+        line = lines[number]
+        if len(line) > size or run_chars + 1 + len(line) > size:
+            if run:
+                pieces.append((run[0], run[-1], "\n".join(lines[run[0] : run[-1] + 1])))
+            run, run_chars = [], -1
+        if len(line) > size:
+            pieces.extend((number, number, piece) for piece in _cut_line(line, size, overlap))
+            continue
+        run.append(number)
+        run_chars += 1 + len(line)
+    if run:
+        pieces.append((run[0], run[-1], "\n".join(lines[run[0] : run[-1] + 1])))
+    return [piece for piece in pieces if piece[2].strip()]
+
+
+def _cut_line(line: str, size: int, overlap: int) -> list[str]:
+    """`line` in pieces of at most `size` characters, cut after the last space or tab that
+    leaves at least half a piece (else mid-word), overlapping by whole words."""
+    overlap = min(overlap, size // 2)
+    pieces: list[str] = []
+    pos, length = 0, len(line)
+    while pos < length:
+        if length - pos <= size:
+            pieces.append(line[pos:])
+            break
+        end = pos + size
+        space = max(
+            line.rfind(" ", pos + size // 2, end + 1), line.rfind("\t", pos + size // 2, end + 1)
+        )
+        cut = space if space > pos else end
+        pieces.append(line[pos:cut].rstrip())
+        following = cut
+        if overlap:
+            # Start the next piece at the first word boundary within `overlap` of the cut.
+            back = max(pos + 1, cut - overlap)
+            boundary = max(line.find(" ", back, cut), line.find("\t", back, cut))
+            if 0 <= boundary < cut - 1:
+                following = boundary + 1
+        while following < length and line[following] in " \t":
+            following += 1
+        pos = max(following, pos + 1)
+    return pieces
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a word boundary, marked with "…"."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip() + "…"
 
 
 def _front_matter(tokens: list[Any]) -> tuple[str | None, int]:
@@ -176,9 +254,11 @@ _ATTR_LIST = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
 
 def _heading_text(inline_source: str) -> str:
     parts: list[str] = []
-    for token in _inline_parser.parseInline(_ATTR_LIST.sub("", inline_source)):
+    # Markup cannot make a heading's text longer than its source: parse only what is kept.
+    source = _ATTR_LIST.sub("", inline_source[: MAX_HEADING * 8])
+    for token in _inline_parser.parseInline(source):
         _plain_text(token.children or [], parts)
-    return " ".join("".join(parts).split())
+    return _cut(" ".join("".join(parts).split()), MAX_HEADING)
 
 
 def _plain_text(children: list[Any], parts: list[str]) -> None:
@@ -227,11 +307,12 @@ class _Chunker:
         self.top = sorted(top)
         self.nested = sorted(nested | top)
 
-    def _chars(self, start: int, end: int) -> int:
+    def chars(self, start: int, end: int) -> int:
+        """Characters of lines [start, end) joined with "\\n"."""
         return self.offset[end] - self.offset[start] - 1
 
     def split(self, start: int, end: int) -> list[tuple[int, int]]:
-        if self._chars(start, end) <= self.size:
+        if self.chars(start, end) <= self.size:
             return [(start, end)]
         tiers = [self._within(self.top, start, end), self._within(self.nested, start, end)]
         ranges: list[tuple[int, int]] = []
@@ -268,7 +349,7 @@ class _Chunker:
                     hi = mid
             if lo and tier[lo - 1] > done:
                 point = tier[lo - 1]
-                if self._chars(start, point) >= self.size // 2:
+                if self.chars(start, point) >= self.size // 2:
                     return point
                 furthest = max(furthest, point)
         # Any line: as many whole lines as fit, at least one.
@@ -277,14 +358,14 @@ class _Chunker:
 
     def _overlap_start(self, start: int, stop: int, tiers: list[list[int]], end: int) -> int:
         # Leave room for the next chunk's first new piece (at least its next line).
-        next_piece = self._chars(stop, stop + 1) + 1
+        next_piece = self.chars(stop, stop + 1) + 1
         for tier in tiers:
             i = bisect_right(tier, stop)
-            if i < len(tier) and self._chars(stop, tier[i]) <= self.size:
-                next_piece = self._chars(stop, tier[i]) + 1
+            if i < len(tier) and self.chars(stop, tier[i]) <= self.size:
+                next_piece = self.chars(stop, tier[i]) + 1
                 break
         budget = min(self.overlap, self.size - next_piece)
         new_start = stop
-        while new_start - 1 > start and self._chars(new_start - 1, stop) + 1 <= budget:
+        while new_start - 1 > start and self.chars(new_start - 1, stop) + 1 <= budget:
             new_start -= 1
         return new_start

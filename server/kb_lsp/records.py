@@ -9,17 +9,20 @@ from kb_lsp.protocol import IndexPhase
 
 @dataclass(frozen=True)
 class SyncProgress:
-    """Reported to the progress callback as files are processed (and, inside big files,
-    as their chunks are embedded). Totals are fixed when the sync has counted its work."""
+    """Reported to the progress callback as files are processed.
 
-    done: int  # files processed so far in this sync
-    total: int  # files to process in this sync (changed + new + removed)
+    Phase "keyword" (text, chunks, FTS rows: keyword search sees each file as it is
+    done): `done`/`total` count changed, new and removed files. Phase "vectors" (the
+    embeddings, in batches across files): `done`/`total` count files whose vectors are
+    complete, `chunks_done`/`chunks_total` their chunks.
+    """
+
+    done: int
+    total: int
     path: str | None  # the file just processed, workspace-relative
-    # "scanning" (counting), "keyword" (text and FTS rows), "vectors" (embeddings); a
-    # sync that does both per file reports "vectors".
-    phase: IndexPhase = "vectors"
-    chunks_done: int = 0  # chunks written so far in this sync
-    chunks_total: int = 0  # chunks known so far (grows as files are read)
+    phase: IndexPhase = "keyword"
+    chunks_done: int = 0
+    chunks_total: int = 0
 
 
 @dataclass

@@ -268,6 +268,10 @@ class _Candidate:
     snippet: str | None = None
     score: float = 0.0
     matched: frozenset[str] = frozenset()
+    # False while the chunk's vector is pending (phase 2 of a sync has not reached it).
+    has_vector: bool = False
+    vector_hit: bool = False  # among the nearest chunks Chroma returned
+    vector_hash: str = ""  # the text hash Chroma's vector was made from
 
 
 @dataclass
@@ -349,7 +353,6 @@ class Searcher:
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         match = fts_query(terms)
         candidates: dict[tuple[str, str], _Candidate] = {}
-        vector_order: list[tuple[float, tuple[str, str]]] = []
         keyword_order: list[tuple[float, tuple[str, str]]] = []
 
         for source in sources:
@@ -359,7 +362,8 @@ class Searcher:
                     key = (source.root, hit.chunk_id)
                     candidates.setdefault(key, _Candidate(source, _placeholder(hit.path)))
                     candidates[key].cosine = hit.similarity
-                    vector_order.append((hit.similarity, key))
+                    candidates[key].has_vector = candidates[key].vector_hit = True
+                    candidates[key].vector_hash = hit.text_hash
             if mode in ("hybrid", "keyword"):
                 for kw in source.store.keyword_search(match, k, allowed):
                     key = (source.root, kw.chunk_id)
@@ -369,27 +373,34 @@ class Searcher:
         if not candidates:
             return []
 
-        for rank, (_, key) in enumerate(sorted(vector_order, key=lambda item: -item[0])):
-            candidates[key].vector_rank = rank
-        for rank, (_, key) in enumerate(sorted(keyword_order, key=lambda item: -item[0])):
-            candidates[key].keyword_rank = rank
-
         # Real chunk rows, and exact cosines for the keyword-only candidates.
         for source in sources:
             ids = [cid for (root, cid) in candidates if root == source.root]
             rows = source.store.chunks_by_id(ids)
             for cid in ids:
-                if cid in rows:
-                    candidates[(source.root, cid)].chunk = rows[cid]
-                else:
+                cand = candidates[(source.root, cid)]
+                row = rows.get(cid)
+                if row is None:
                     del candidates[(source.root, cid)]  # deleted since the query ran
+                    continue
+                cand.chunk = row
+                if cand.vector_hash and cand.vector_hash != row.text_hash:
+                    # Chroma still holds the vector of this chunk's previous text.
+                    cand.has_vector = cand.vector_hit = False
+                    cand.cosine = 0.0
             if mode != "keyword":
                 missing = [
                     c
                     for (root, _), c in candidates.items()
-                    if root == source.root and c.vector_rank is None
+                    if root == source.root and not c.has_vector
                 ]
                 self._fill_cosines(source, missing, vector)
+        vector_order = [(c.cosine, key) for key, c in candidates.items() if c.vector_hit]
+        keyword_order = [(score, key) for score, key in keyword_order if key in candidates]
+        for rank, (_, key) in enumerate(sorted(vector_order, key=lambda item: -item[0])):
+            candidates[key].vector_rank = rank
+        for rank, (_, key) in enumerate(sorted(keyword_order, key=lambda item: -item[0])):
+            candidates[key].keyword_rank = rank
 
         rare = self._rare_terms(sources, terms) if mode == "hybrid" else frozenset()
         files: dict[tuple[str, str], _FileScore] = {}
@@ -441,7 +452,7 @@ class Searcher:
             np.clip((cand.cosine - f.cosine_floor) / (f.cosine_ceiling - f.cosine_floor), 0.0, 1.0)
         )
         if mode == "semantic":
-            return cosine
+            return cosine if cand.has_vector else 0.0
         haystack = _word_stems(
             f"{cand.chunk.heading}\n{cand.chunk.text}\n{title}\n{PurePosixPath(path).stem}"
         )
@@ -459,6 +470,10 @@ class Searcher:
                 if r is not None
             )
             return rrf / (2.0 / (f.rrf_k + 1))
+        if not cand.has_vector:
+            # Its vector is still being computed: the share of the query's words it holds
+            # stands in for the cosine, so a file is not ranked down for waiting.
+            cosine = coverage
         best_rank = min(r for r in (cand.vector_rank, cand.keyword_rank, 10**6) if r is not None)
         rank_score = 1.0 / (1.0 + best_rank / 5.0)
         # Only a chunk with every word of the query, one of them rare, earns the bonus: one
@@ -486,6 +501,7 @@ class Searcher:
             stored = vectors.get(cand.chunk.text_hash)
             if stored is not None:
                 cand.cosine = float(np.dot(stored, vector))
+                cand.has_vector = True
 
     @staticmethod
     def _allowed_paths(source: SearchSource, globs: list[str] | None) -> list[str] | None:
@@ -556,6 +572,22 @@ def _table_row(line: str) -> str:
     return " · ".join(cell for cell in cells if cell)
 
 
+def _around_first_match(line: str, wanted: set[str], width: int) -> str:
+    """A line longer than the snippet, started a little before its first query word (a
+    long line's match may be far from its start)."""
+    if len(line) <= width:
+        return line
+    for match in _WORD.finditer(line):
+        if match.start() > 20 * width:
+            break  # not worth scanning a huge line further
+        if _word_stems(match.group()) & wanted:
+            if match.start() <= width // 3:
+                break
+            start = line.rfind(" ", 0, match.start() - width // 4) + 1
+            return "…" + line[start:]
+    return line
+
+
 def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
     """The most telling stretch of a chunk: the line with the most query words, cut to
     `width` characters around them, Markdown markers removed."""
@@ -578,7 +610,7 @@ def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width
     if hits(content[best]) == 0:
         # A semantic match without shared words: start at the first real sentence.
         best = next((i for i, line in enumerate(content) if len(line) > 40), 0)
-    snippet = content[best]
+    snippet = _around_first_match(content[best], wanted, width)
     for extra in content[best + 1 :]:
         if len(snippet) >= width:
             break

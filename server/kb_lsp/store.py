@@ -19,11 +19,16 @@ Layout, under `<storage>/<sha of root>/`:
 * `writer.lock` — an OS file lock: the process holding it is the only writer; a second
   process opens the store read-only and says so.
 
-Crash safety: a file's rows are written with `state = 'pending'` in one SQLite
-transaction, then its vectors go to Chroma, then the row becomes `state = 'ok'` with its
-size, mtime and hash. A file left pending is re-processed by the next sync (its vectors
-come from the cache, so that costs no embedding), and `repair_vectors` makes the Chroma
-collection hold exactly the ids SQLite knows, so any interruption is repaired.
+Crash safety and the two phases of a sync (`indexer.py`): phase 1 writes a file's chunks
+and FTS rows with `state = 'pending'` in one SQLite transaction (keyword search sees the
+file from then on); phase 2 embeds pending chunks in batches across files, caches each
+new vector by text hash in SQLite first, then upserts the file's chunk ids into Chroma,
+and only when all of a file's ids are in marks it `state = 'ok'`. A crash anywhere leaves
+files pending, and the next sync finishes them (cached vectors cost no embedding);
+`repair_vectors` removes Chroma ids SQLite does not know and restores (or sends back to
+pending) complete files that lost one. Until phase 2 reaches a changed file, Chroma may
+still hold the vector of a chunk id's previous text; each vector carries the text hash it
+was made from, and search ignores one that no longer matches the chunk.
 """
 
 from __future__ import annotations
@@ -122,7 +127,7 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class NewChunk:
-    """A chunk on its way into the store, with its vector (from cache or the embedder)."""
+    """A chunk on its way into the store (its vector follows in phase 2)."""
 
     index: int
     text: str
@@ -130,7 +135,6 @@ class NewChunk:
     heading: str
     start_line: int
     end_line: int
-    vector: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class VectorHit:
     chunk_id: str
     path: str
     similarity: float  # cosine similarity, 1 - Chroma's cosine distance
+    text_hash: str = ""  # of the text the vector was made from (may be stale, see write_texts)
 
 
 @dataclass(frozen=True)
@@ -435,38 +440,31 @@ class Store:
 
     # --- writing files -------------------------------------------------------------------
 
-    def write_files(self, files: Sequence[tuple[FileRecord, Sequence[NewChunk]]]) -> None:
-        """Replace the chunks of `files` (a batch) in one crash-safe unit (module doc)."""
+    def write_texts(self, files: Sequence[tuple[FileRecord, Iterable[NewChunk]]]) -> None:
+        """Phase 1 of a sync: replace the chunks and FTS rows of `files` in one transaction,
+        each file left `pending` (its vectors follow in phase 2, `upsert_vectors`).
+
+        Chunk ids that the new version no longer has leave Chroma after the commit; ids it
+        keeps may hold a vector of their old text until phase 2 overwrites them, which is
+        why a vector hit carries its `text_hash` and search checks it (module doc).
+        """
         if not files:
             return
         now = time.time()
-        upsert_ids: list[str] = []
-        upsert_vectors: list[list[float]] = []
-        upsert_meta: list[dict[str, Any]] = []
         stale_ids: list[str] = []
         with self._writer() as db:
             for record, chunks in files:
-                old_ids = [
+                old_ids = {
                     row[0]
                     for row in db.execute("SELECT id FROM chunks WHERE path = ?", (record.path,))
-                ]
-                new_ids = [chunk_id(record.path, c.index) for c in chunks]
-                stale_ids.extend(set(old_ids) - set(new_ids))
+                }
                 self._delete_rows(db, record.path)
-                db.execute(
-                    "INSERT OR REPLACE INTO files(path, size, mtime_ns, sha256, title, "
-                    "chunk_count, state, indexed_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
-                    (
-                        record.path,
-                        record.size,
-                        record.mtime_ns,
-                        record.sha256,
-                        record.title,
-                        len(chunks),
-                        now,
-                    ),
-                )
-                for cid, chunk in zip(new_ids, chunks, strict=True):
+                count = 0
+                words = _path_words(record.path)
+                for chunk in chunks:
+                    cid = chunk_id(record.path, chunk.index)
+                    old_ids.discard(cid)
+                    count += 1
                     db.execute(
                         "INSERT INTO chunks(id, path, idx, text_hash, heading, start_line, "
                         "end_line, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -484,21 +482,89 @@ class Store:
                     db.execute(
                         "INSERT INTO chunks_fts(chunk_id, path, title, heading, text) "
                         "VALUES (?, ?, ?, ?, ?)",
-                        (cid, _path_words(record.path), record.title, chunk.heading, chunk.text),
+                        (cid, words, record.title, chunk.heading, chunk.text),
                     )
-                    db.execute(
-                        "INSERT OR IGNORE INTO vectors(text_hash, embedding) VALUES (?, ?)",
-                        (chunk.text_hash, np.asarray(chunk.vector, dtype=np.float32).tobytes()),
-                    )
-                    upsert_ids.append(cid)
-                    upsert_vectors.append(np.asarray(chunk.vector, dtype=np.float32).tolist())
-                    upsert_meta.append({"path": record.path, "text_hash": chunk.text_hash})
+                db.execute(
+                    "INSERT OR REPLACE INTO files(path, size, mtime_ns, sha256, title, "
+                    "chunk_count, state, indexed_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                    (
+                        record.path,
+                        record.size,
+                        record.mtime_ns,
+                        record.sha256,
+                        record.title,
+                        count,
+                        now,
+                    ),
+                )
+                stale_ids.extend(old_ids)
         self._chroma_delete(stale_ids)
-        self._chroma_upsert(upsert_ids, upsert_vectors, upsert_meta)
+
+    def pending_files(self) -> list[FileRecord]:
+        """Files whose chunks are written but whose vectors are not all in Chroma yet."""
+        try:
+            rows = self._reader().execute(
+                "SELECT path, size, mtime_ns, sha256, title, chunk_count, state FROM files "
+                "WHERE state != 'ok'"
+            )
+            return [FileRecord(*row) for row in rows]
+        except sqlite3.OperationalError:
+            return []
+
+    def chunk_page(self, path: str, start: int, limit: int) -> list[tuple[str, str, str, str]]:
+        """(id, text_hash, heading, text) of a file's chunks with index >= `start`, in
+        order, at most `limit`: phase 2 reads a big file a page at a time."""
+        rows = self._reader().execute(
+            "SELECT id, text_hash, heading, text FROM chunks WHERE path = ? AND idx >= ? "
+            "ORDER BY idx LIMIT ?",
+            (path, start, limit),
+        )
+        return [(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
+
+    def store_vectors(self, vectors: dict[str, np.ndarray]) -> None:
+        """Cache new embeddings by text hash (before they go to Chroma: a crash in between
+        costs no second embedding)."""
+        if not vectors:
+            return
         with self._writer() as db:
             db.executemany(
-                "UPDATE files SET state = 'ok' WHERE path = ?", [(r.path,) for r, _ in files]
+                "INSERT OR IGNORE INTO vectors(text_hash, embedding) VALUES (?, ?)",
+                (
+                    (digest, np.asarray(vector, dtype=np.float32).tobytes())
+                    for digest, vector in vectors.items()
+                ),
             )
+
+    def upsert_vectors(self, entries: Sequence[tuple[str, str, str, np.ndarray]]) -> None:
+        """Phase 2: (chunk id, path, text hash, vector) into Chroma."""
+        self._chroma_upsert(
+            [cid for cid, _, _, _ in entries],
+            [np.asarray(vector, dtype=np.float32).tolist() for _, _, _, vector in entries],
+            [{"path": path, "text_hash": digest} for _, path, digest, _ in entries],
+        )
+
+    def mark_ready(self, paths: Sequence[str]) -> None:
+        """Every vector of these files is in Chroma: they are complete."""
+        if paths:
+            with self._writer() as db:
+                db.executemany(
+                    "UPDATE files SET state = 'ok' WHERE path = ?", [(p,) for p in paths]
+                )
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks of complete files, all chunks), from the manifest."""
+        try:
+            row = (
+                self._reader()
+                .execute(
+                    "SELECT coalesce(sum(CASE WHEN state = 'ok' THEN chunk_count END), 0), "
+                    "coalesce(sum(chunk_count), 0) FROM files"
+                )
+                .fetchone()
+            )
+        except sqlite3.OperationalError:
+            return (0, 0)
+        return int(row[0]), int(row[1])
 
     def delete_files(self, paths: Sequence[str]) -> int:
         """Remove files and their chunks; returns the number of chunks removed."""
@@ -543,14 +609,26 @@ class Store:
             db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
 
     def repair_vectors(self) -> int:
-        """Make Chroma hold exactly the chunk ids SQLite knows; returns ids fixed."""
+        """Make Chroma hold no id SQLite does not know and every id of a complete file;
+        returns ids fixed. Ids of pending files are phase 2's business (it upserts all of
+        a file's ids); a complete file whose vector is lost goes back to pending."""
         if self.read_only or self._collection is None:
             return 0
         db = self._reader()
         known = {
-            row[0]: (row[1], row[2]) for row in db.execute("SELECT id, path, text_hash FROM chunks")
+            row[0]: (row[1], row[2], row[3] == "ok")
+            for row in db.execute(
+                "SELECT c.id, c.path, c.text_hash, f.state FROM chunks c "
+                "LEFT JOIN files f ON f.path = c.path"
+            )
         }
-        if self._collection.count() == len(known) and not self._missing_ids(list(known)):
+        complete = [cid for cid, (_, _, ok) in known.items() if ok]
+        count = self._collection.count()
+        if count == len(known) == len(complete) and not self._missing_ids(complete):
+            return 0
+        # Pending files partly in Chroma are fine, unless a complete file lost an id.
+        partly = len(complete) <= count <= len(known) and len(complete) < len(known)
+        if partly and not self._missing_ids(complete):
             return 0
         present: set[str] = set()
         offset = 0
@@ -561,22 +639,32 @@ class Store:
             present.update(page["ids"])
             offset += len(page["ids"])
         extra = sorted(present - set(known))
-        missing = [cid for cid in known if cid not in present]
+        missing = [cid for cid in complete if cid not in present]
         self._chroma_delete(extra)
         vectors = self.cached_vectors(known[cid][1] for cid in missing)
-        ids, embeddings, metas = [], [], []
+        restore: list[tuple[str, str, str, np.ndarray]] = []
+        lost: set[str] = set()
         for cid in missing:
-            path, text_hash = known[cid]
+            path, text_hash, _ = known[cid]
             vector = vectors.get(text_hash)
             if vector is None:
-                continue  # the file stays pending and is re-embedded by the sync
-            ids.append(cid)
-            embeddings.append(vector.tolist())
-            metas.append({"path": path, "text_hash": text_hash})
-        self._chroma_upsert(ids, embeddings, metas)
+                lost.add(path)  # re-embedded by phase 2
+            else:
+                restore.append((cid, path, text_hash, vector))
+        self.upsert_vectors(restore)
+        if lost:
+            with self._writer() as wdb:
+                wdb.executemany(
+                    "UPDATE files SET state = 'pending' WHERE path = ?", [(p,) for p in lost]
+                )
         if extra or missing:
-            log.info("Repaired the vector index: %d removed, %d restored", len(extra), len(ids))
-        return len(extra) + len(ids)
+            log.info(
+                "Repaired the vector index: %d removed, %d restored, %d files to re-embed",
+                len(extra),
+                len(restore),
+                len(lost),
+            )
+        return len(extra) + len(missing)
 
     def _missing_ids(self, ids: list[str]) -> bool:
         # A cheap spot check: counts can match while ids differ after a crash.
@@ -672,7 +760,8 @@ class Store:
         for cid, distance, meta in rows:
             path = meta["path"] if meta else known.get(cid)
             if path is not None:
-                hits.append(VectorHit(cid, str(path), 1.0 - float(distance)))
+                digest = str(meta.get("text_hash", "")) if meta else ""
+                hits.append(VectorHit(cid, str(path), 1.0 - float(distance), digest))
         return hits
 
     @staticmethod

@@ -23,6 +23,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
+from tests.conftest import prepare_int8_model
 
 from kb_lsp.lsp.jsonrpc import plain_converter
 
@@ -172,6 +173,10 @@ async def running_server(
 ) -> AsyncIterator[KbClient]:
     """Start `python -m kb_lsp`, initialize it like VS Code would, and stop it after.
     `embedder`: the `KB_EMBEDDER_FACTORY` of the server; `env`: more variables for it."""
+    if real_embedder:
+        # The int8 copy of the model is made once per session (tests/conftest.py), here
+        # rather than inside the server's first start, which a test waits on with a deadline.
+        await asyncio.to_thread(prepare_int8_model)
     client = LanguageClient(converter_factory=plain_converter)
     register_lsp_features(client)
     kb = KbClient(client)

@@ -20,12 +20,20 @@ async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace
     assert begin.cancellable
     reports = [r for r in ended[0] if isinstance(r, types.WorkDoneProgressReport)]
     files = len(list(workspace.rglob("*.md")))
-    # "12/14 files · 30/41 chunks": files of a total fixed for the sync, then chunks.
-    shown = [
-        re.fullmatch(r"(\d+)/(\d+) files · (\d+)/(\d+) chunks", r.message or "") for r in reports
+    # "Reading 12/14 files", then "Embedding 3/14 files · 30/41 chunks": per phase, the
+    # files of a total fixed for the phase (and the chunks), on one bar that never goes back.
+    reading = [re.fullmatch(r"Reading (\d+)/(\d+) files", r.message or "") for r in reports]
+    embedding = [
+        re.fullmatch(r"Embedding (\d+)/(\d+) files · (\d+)/(\d+) chunks", r.message or "")
+        for r in reports
     ]
-    assert shown and all(shown), [r.message for r in reports]
-    assert {int(m.group(2)) for m in shown if m} == {files}
+    assert all(
+        a or b or r.message == "Scanning files…"
+        for a, b, r in zip(reading, embedding, reports, strict=True)
+    ), [r.message for r in reports]
+    assert {int(m.group(2)) for m in reading + embedding if m} == {files}
+    percentages = [r.percentage for r in reports]
+    assert percentages == sorted(percentages)
     assert reports[-1].percentage == 100
 
     status = await kb.status()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kb_lsp import embeddings
+from kb_lsp import embeddings, quantize
 from kb_lsp.config import load_settings
 from kb_lsp.embeddings import (
     Embedder,
@@ -247,6 +247,143 @@ def test_make_embedder_follows_settings(tmp_path: Path) -> None:
     made = make_embedder(settings)
     assert isinstance(made, OllamaEmbedder)
     assert made._host == "http://h:1"
+
+
+# --- the int8 copy -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def int8(model_cache: Path) -> MiniLMEmbedder:
+    """The int8 copy, made (once per test session) in the session's model cache."""
+    embedder = MiniLMEmbedder(int8_cache=model_cache)
+    embedder.load()
+    return embedder
+
+
+def copying_derive(good: Path, calls: list[Path]) -> Any:
+    """A stand-in for `quantize.derive` that copies an already-made int8 file."""
+
+    def derive(source: Path, dest: Path) -> None:
+        calls.append(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(good, dest)
+
+    return derive
+
+
+def test_int8_copy_is_verified_and_used_for_documents_and_queries(
+    int8: MiniLMEmbedder, minilm: MiniLMEmbedder
+) -> None:
+    assert int8.int8 is not None
+    assert int8.int8.min_cosine >= embeddings.INT8_MIN_COSINE
+    assert int8.int8.threads >= 1
+    # The identity names the copy, so a float-made index is re-embedded, never mixed.
+    assert ":q8." in int8.identity and int8.identity != minilm.identity
+    assert int8.identity.endswith(":384")
+    texts = [t for t in TEXTS if t]
+    for a, b in zip(int8.embed_documents(texts), minilm.embed_documents(texts), strict=True):
+        assert cos(a, b) >= 0.97
+    assert cos(int8.embed_query("Mexico payments"), minilm.embed_query("Mexico payments")) > 0.97
+    docs = int8.embed_documents(["Payment files for Mexico subsidiary", "Bake sourdough bread"])
+    query = int8.embed_query("wiring money to the Mexican branch")
+    assert cos(query, docs[0]) > cos(query, docs[1]) + 0.2
+
+
+def test_int8_copy_is_made_once_then_read_from_the_cache(
+    int8: MiniLMEmbedder, model_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_derive(source: Path, dest: Path) -> None:
+        raise AssertionError("derived again")
+
+    monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
+    again = MiniLMEmbedder(int8_cache=model_cache)
+    assert again.identity == int8.identity
+    assert again.int8 is not None and again.int8.threads == int8.int8.threads  # type: ignore[union-attr]
+
+
+def test_damaged_int8_copy_is_made_again(
+    int8: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert int8.int8 is not None
+    cache = tmp_path / "cache"
+    shutil.copytree(int8.int8.path.parent, cache / int8.int8.path.parent.name)
+    copied = cache / int8.int8.path.parent.name / int8.int8.path.name
+    copied.write_bytes(b"not a model")
+    calls: list[Path] = []
+    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
+    remade = MiniLMEmbedder(int8_cache=cache)
+    assert remade.identity == int8.identity
+    assert calls == [copied]
+
+
+def test_int8_copy_that_drifts_falls_back_to_the_float_model(
+    int8: MiniLMEmbedder,
+    minilm: MiniLMEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert int8.int8 is not None
+    calls: list[Path] = []
+    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
+    monkeypatch.setattr(embeddings, "INT8_MIN_COSINE", 0.9999)
+    strict = MiniLMEmbedder(int8_cache=tmp_path)
+    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+        assert strict.identity == minilm.identity
+    assert strict.int8 is None
+    assert "lowest cosine" in caplog.text and "float model" in caplog.text
+    record = json.loads(next(tmp_path.rglob(embeddings.INT8_RECORD)).read_text())
+    assert record["ok"] is False
+    # The verdict is kept: the next start neither derives nor verifies again.
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+        assert MiniLMEmbedder(int8_cache=tmp_path).identity == minilm.identity
+    assert len(calls) == 1 and "rejected" in caplog.text
+
+
+def test_int8_copy_that_cannot_be_made_falls_back(
+    minilm: MiniLMEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def no_onnx(source: Path, dest: Path) -> None:
+        raise ImportError("No module named 'onnx'")
+
+    monkeypatch.setattr(embeddings.quantize, "derive", no_onnx)
+    embedder = MiniLMEmbedder(int8_cache=tmp_path)
+    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+        assert embedder.identity == minilm.identity
+    assert "onnx" in caplog.text and "float model" in caplog.text
+    assert not list(tmp_path.rglob(embeddings.INT8_RECORD))  # tried again next time
+
+
+def test_own_model_is_never_quantised(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    folder = tmp_path / "own"
+    folder.mkdir()
+    shutil.copy(minilm._source.model, folder / "model.onnx")
+    shutil.copy(minilm._source.tokenizer, folder / "tokenizer.json")
+    own = MiniLMEmbedder(folder, int8_cache=tmp_path / "cache")
+    own.load()
+    assert own.int8 is None and not (tmp_path / "cache").exists()
+
+
+def test_threads_are_chosen_from_a_measurement(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    cost = {1: 0.100, 2: 0.060, 4: 0.058, 8: 0.080}
+    monkeypatch.setattr(quantize.time, "perf_counter", lambda: clock[0])
+
+    def run(threads: int) -> Any:
+        def embed() -> None:
+            clock[0] += cost[threads]
+
+        return embed
+
+    # 4 threads are barely faster than 2: the fewer within 10 % of the best win.
+    assert quantize.fastest_threads(run, cores=8) == 2
+    cost[2] = 0.090
+    assert quantize.fastest_threads(run, cores=8) == 4
+    assert quantize.fastest_threads(run, cores=1) == 1
 
 
 # --- Ollama, against a local stand-in for /api/embed ----------------------------------

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import signal
+import subprocess
+import sys
 import threading
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
+from tests.conftest import REPO
 from tests.fakes.embedder import HashingEmbedder
 
+from kb_lsp import indexer
 from kb_lsp.config import load_settings
+from kb_lsp.indexer import embedding_text
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.records import ReadOnlyStore
+from kb_lsp.protocol import IndexStatus
+from kb_lsp.records import ReadOnlyStore, SyncProgress
 from kb_lsp.store import Store
 
 
@@ -219,7 +229,13 @@ def test_new_embedder_rebuilds_vectors(workspace: Path, storage: Path) -> None:
     kb.close()
     other = HashingEmbedder(128)
     kb = open_kb(workspace, storage, other)
-    report = kb.sync()
+    # Keyword search keeps working while the vectors are rebuilt, with progress.
+    assert kb.search("SPEI cut-off", mode="keyword")[0].path == "payments/mexico-payments.md"
+    assert kb.status().vectors_ready == 0.0
+    steps: list[SyncProgress] = []
+    report = kb.sync(progress=steps.append)
+    vectors = [s for s in steps if s.phase == "vectors"]
+    assert vectors[-1].chunks_done == vectors[-1].chunks_total == kb.status().chunks
     assert report.chunks_embedded == first.chunks_embedded
     assert kb.status().embedder == "test:hashing:128"
     assert kb.search("SPEI cut-off")[0].path == "payments/mexico-payments.md"
@@ -362,3 +378,215 @@ def test_second_opener_is_read_only(workspace: Path, storage: Path) -> None:
     again = open_kb(workspace, storage)
     assert not again.read_only
     again.close()
+
+
+# --- two phases: keyword search first, vectors in bounded batches across files -----------
+
+
+def big_file(path: Path, sections: int) -> None:
+    path.write_text(
+        "# Release notes\n\n"
+        + "\n\n".join(
+            f"## Version {i}\n\nFixed the frobnicator number {i} in the ledger export."
+            for i in range(sections)
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """Records each `embed_documents` call's texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.batches.append(list(texts))
+        return super().embed_documents(texts)
+
+
+def test_keyword_search_is_complete_before_any_vector(workspace: Path, storage: Path) -> None:
+    big_file(workspace / "release-notes.md", 300)
+    embedder = RecordingEmbedder()
+    kb = open_kb(workspace, storage, embedder, search={"threshold": 0.3})
+    seen: list[IndexStatus] = []
+    found: list[list[str]] = []
+
+    def progress(step: SyncProgress) -> None:
+        if step.phase == "vectors" and not seen:
+            # Phase 2 has not stored a vector yet: everything searchable is keyword.
+            assert embedder.batches == []
+            seen.append(kb.status())
+            found.append([hit.path for hit in kb.search("SPEI cut-off")])
+            found.append([hit.path for hit in kb.search("frobnicator 287")])
+
+    kb.sync(progress=progress)
+    status = seen[0]
+    assert status.keyword_complete
+    assert status.files == len(list(workspace.rglob("*.md")))
+    assert status.progress is not None and status.progress.phase == "vectors"
+    assert 0.0 <= status.vectors_ready < 0.1
+    # A file whose vectors are pending is found, above the default threshold.
+    assert found[0][0] == "payments/mexico-payments.md"
+    assert found[1][0] == "release-notes.md"
+    final = kb.status()
+    assert final.keyword_complete and final.vectors_ready == 1.0 and final.progress is None
+    kb.close()
+
+
+def test_vectors_go_in_bounded_batches_across_files(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 16)
+    big_file(workspace / "release-notes.md", 120)
+    embedder = RecordingEmbedder()
+    kb = open_kb(workspace, storage, embedder)
+    steps: list[SyncProgress] = []
+    kb.sync(progress=steps.append)
+    assert max(len(batch) for batch in embedder.batches) <= 16
+    big = [i for i, batch in enumerate(embedder.batches) if any("frobnicator" in t for t in batch)]
+    assert len(big) >= 120 // 16  # the big file spans many batches, holding none alone
+    vectors = [s for s in steps if s.phase == "vectors"]
+    assert [s.chunks_done for s in vectors] == sorted(s.chunks_done for s in vectors)
+    assert vectors[-1].chunks_done == vectors[-1].chunks_total == kb.status().chunks
+    kb.close()
+
+
+def test_open_and_newest_files_get_vectors_first(workspace: Path, storage: Path) -> None:
+    embedder = RecordingEmbedder()
+    kb = open_kb(workspace, storage, embedder)
+    kb.sync()
+    glossary, mexico = workspace / "glossary.md", workspace / "payments" / "mexico-payments.md"
+    for i, path in enumerate([glossary, mexico]):
+        path.write_text(path.read_text(encoding="utf-8") + f"\n\nEdited note {i}.\n", "utf-8")
+        os.utime(path, ns=(10**18 + i, 10**18 + i))  # mexico is the newest
+    embedder.batches.clear()
+    kb.sync([glossary, mexico])
+    order = [t for batch in embedder.batches for t in batch]
+    assert "Edited note 1." in order[0] and "Edited note 0." in order[-1]
+
+    kb._roots[0].indexer.priority = frozenset({"glossary.md"})  # open in the editor
+    for i, path in enumerate([glossary, mexico]):
+        path.write_text(path.read_text(encoding="utf-8") + f"\n\nAgain {i}.\n", "utf-8")
+        os.utime(path, ns=(2 * 10**18 + i, 2 * 10**18 + i))
+    embedder.batches.clear()
+    kb.sync([glossary, mexico])
+    order = [t for batch in embedder.batches for t in batch]
+    assert "Again 0." in order[0]
+    kb.close()
+
+
+def test_search_ignores_the_vector_of_a_chunks_previous_text(
+    workspace: Path, storage: Path
+) -> None:
+    kb = open_kb(workspace, storage, search={"threshold": 0.3})
+    target = workspace / "zeta.md"
+    target.write_text("# Zeta\n\nQuokka wombat platypus marsupial census.\n", encoding="utf-8")
+    kb.sync()
+    assert kb.search("quokka wombat platypus")[0].path == "zeta.md"
+    target.write_text("# Zeta\n\nNothing about animals any more.\n", encoding="utf-8")
+    results: list[list[str]] = []
+
+    def progress(step: SyncProgress) -> None:
+        if step.phase == "vectors" and not results:
+            # Chroma still holds the old vector under the same chunk id.
+            results.append([hit.path for hit in kb.search("quokka wombat platypus")])
+
+    kb.sync([target], progress=progress)
+    assert "zeta.md" not in results[0]
+    kb.close()
+
+
+def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
+    """Every file indexed and complete, SQLite, FTS and Chroma agree, each vector is the
+    embedding of its chunk's current text."""
+    store = kb._roots[0].store
+    disk = {p.relative_to(workspace).as_posix(): p for p in workspace.rglob("*.md")}
+    manifest = store.manifest()
+    assert set(manifest) == set(disk)
+    for path, record in manifest.items():
+        assert record.state == "ok", path
+        assert record.sha256 == hashlib.sha256(disk[path].read_bytes()).hexdigest(), path
+    db = store._reader()
+    rows = {
+        cid: (digest, embedding_text(heading, text))
+        for cid, digest, heading, text in db.execute(
+            "SELECT id, text_hash, heading, text FROM chunks"
+        )
+    }
+    fts = [row[0] for row in db.execute("SELECT chunk_id FROM chunks_fts")]
+    assert sorted(fts) == sorted(rows)
+    got = store._collection.get(include=["embeddings", "metadatas"])
+    assert set(got["ids"]) == set(rows)
+    reference = HashingEmbedder()
+    for cid, vector, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True):
+        digest, text = rows[cid]
+        assert meta["text_hash"] == digest, cid
+        assert np.allclose(vector, reference.embed_query(text), atol=1e-5), cid
+
+
+KILL_POINTS = [
+    ("write_texts", "after", 1),  # text of the first files committed
+    ("_chroma_delete", "before", 2),  # SQLite replaced a file's chunks, Chroma not yet
+    ("store_vectors", "after", 1),  # vectors cached, not in Chroma
+    ("_chroma_upsert", "after", 2),  # part of phase 2 in Chroma
+    ("mark_ready", "before", 2),  # vectors in Chroma, files not marked complete
+    ("mark_ready", "after", 3),
+]
+
+
+@pytest.mark.parametrize(("method", "when", "nth"), KILL_POINTS)
+def test_sync_killed_at_any_point_is_repaired_by_the_next(
+    workspace: Path, storage: Path, method: str, when: str, nth: int
+) -> None:
+    settings = {"chunkSize": 200, "chunkOverlap": 0}
+    kb = open_kb(workspace, storage, **settings)
+    kb.sync()
+    kb.close()
+    # Every kind of change: an edit in place (same chunk ids, new text), a new file with
+    # many chunks, a rename, a delete.
+    mexico = workspace / "payments" / "mexico-payments.md"
+    mexico.write_text(mexico.read_text("utf-8").replace("Mexico", "Mejico"), "utf-8")
+    big_file(workspace / "release-notes.md", 40)
+    (workspace / "glossary.md").rename(workspace / "terms.md")
+    next(p for p in sorted(workspace.rglob("*.md")) if p.name != "terms.md").unlink()
+
+    args = [str(workspace), str(storage), method, when, str(nth)]
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.fakes.killed_sync", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+
+    kb = open_kb(workspace, storage, **settings)
+    kb.sync()
+    index_matches_disk(kb, workspace)
+    assert kb.search("frobnicator 17")[0].path == "release-notes.md"
+    assert kb.sync().chunks_embedded == 0
+    kb.close()
+
+
+def test_five_megabyte_one_line_file(workspace: Path, storage: Path) -> None:
+    """Chunk sizes stay bounded and a word deep inside the line is found (issue 10)."""
+    words = ["ledger", "wire", "treasury", "close", "payment", "reconcile", "batch"]
+    body = " ".join(words[(i * 7919) % len(words)] for i in range(700_000))
+    middle = len(body) * 3 // 5
+    (workspace / "dump.md").write_text(
+        body[:middle] + " zanzibarite " + body[middle:], encoding="utf-8"
+    )
+    embedder = RecordingEmbedder()
+    kb = open_kb(workspace, storage, embedder, maxFileSize=8 * 1024 * 1024)
+    kb.sync()
+    chunks = kb.chunks_of("dump.md")
+    assert len(chunks) > 5_000_000 // 800
+    assert max(len(c.text) for c in chunks) <= 800
+    assert max(len(batch) for batch in embedder.batches) <= indexer.EMBED_BATCH
+    hits = kb.search("zanzibarite", mode="keyword")
+    assert hits[0].path == "dump.md" and "zanzibarite" in hits[0].snippet
+    assert kb.search("zanzibarite")[0].path == "dump.md"
+    kb.close()

@@ -1,11 +1,13 @@
 """markdown.py: chunk boundaries, heading paths and line ranges on tricky Markdown.
 
 Every test checks the central promise through `check`: a chunk's text is exactly the
-original file's lines `start_line..end_line`, so an editor can show and select it.
+original file's lines `start_line..end_line`, so an editor can show and select it, or a
+piece of one line too long for a chunk; no chunk is longer than the chunk size.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -22,13 +24,21 @@ def file_lines(source: str) -> list[str]:
 def check(source: str, doc: ParsedDocument, chunk_size: int = 800) -> list[str]:
     lines = file_lines(source)
     assert [c.index for c in doc.chunks] == list(range(len(doc.chunks)))
+    piece_at = (-1, 0)  # (line, offset) of the last piece of an overlong line
     for chunk in doc.chunks:
         assert 0 <= chunk.start_line <= chunk.end_line < len(lines)
-        assert chunk.text == "\n".join(lines[chunk.start_line : chunk.end_line + 1])
+        assert len(chunk.text) <= chunk_size
+        line = lines[chunk.start_line]
+        if chunk.start_line == chunk.end_line and len(line) > chunk_size:
+            # A piece of a line too long for one chunk, after the previous piece.
+            start = piece_at[1] if piece_at[0] == chunk.start_line else 0
+            found = line.find(chunk.text, start, start + 2 * chunk_size + len(chunk.text))
+            assert found >= 0
+            piece_at = (chunk.start_line, found)
+        else:
+            assert chunk.text == "\n".join(lines[chunk.start_line : chunk.end_line + 1])
         assert chunk.text.strip(), "blank chunk emitted"
         assert lines[chunk.start_line].strip() and lines[chunk.end_line].strip()
-        if len(chunk.text) > chunk_size:  # only a single overlong line may exceed the size
-            assert chunk.start_line == chunk.end_line
     return lines
 
 
@@ -251,13 +261,53 @@ def test_long_list_prefers_item_boundaries() -> None:
     assert all(c.text.startswith(("# List", "- item")) for c in doc.chunks)
 
 
-def test_a_line_longer_than_the_chunk_size_is_not_cut() -> None:
-    long_line = "word " * 500
+def test_a_line_longer_than_the_chunk_size_is_cut_at_word_boundaries() -> None:
+    words = [f"w{i:03d}" for i in range(500)]
+    long_line = " ".join(words)
     source = f"# Big\n\nshort before\n\n{long_line}\n\nshort after\n"
     doc = parse(source, chunk_size=200, chunk_overlap=50)
-    got = [(c.start_line, c.end_line) for c in doc.chunks]
-    assert got == [(0, 2), (4, 4), (6, 6)]
-    assert doc.chunks[1].text == long_line
+    check(source, doc, chunk_size=200)
+    pieces = [c for c in doc.chunks if c.start_line == 4]
+    assert len(pieces) > 10
+    assert [(c.start_line, c.end_line) for c in doc.chunks if c.start_line != 4] == [
+        (0, 2),
+        (6, 6),
+    ]
+    for piece in pieces:
+        assert set(piece.text.split()) <= set(words)  # no word cut in two
+    assert all(len(piece.text) > 100 for piece in pieces[:-1])
+    # Every word is in a piece, and consecutive pieces share up to 50 characters.
+    assert {w for piece in pieces for w in piece.text.split()} == set(words)
+    for before, after in itertools.pairwise(pieces):
+        assert after.text.split()[0] in before.text.split()
+        assert len(set(before.text.split()) & set(after.text.split())) * 5 <= 50
+
+
+def test_a_line_without_spaces_is_cut_anyway() -> None:
+    source = "a" * 2500 + "\n"
+    doc = parse(source, chunk_size=800, chunk_overlap=200)
+    check(source, doc)
+    assert [len(c.text) for c in doc.chunks] == [800, 800, 800, 100]
+
+
+def test_five_megabyte_one_line_file_has_bounded_chunks() -> None:
+    rng = random.Random(5)
+    words = ["ledger", "wire", "treasury", "close", "payment", "reconcile"]
+    body = " ".join(rng.choices(words, k=800_000))
+    source = body[: len(body) // 2] + " zanzibarite " + body[len(body) // 2 :]
+    assert len(source) > 5_000_000
+    doc = parse(source)
+    check(source, doc)
+    assert max(len(c.text) for c in doc.chunks) <= 800
+    assert sum("zanzibarite" in c.text for c in doc.chunks) >= 1
+
+
+def test_very_long_heading_is_cut() -> None:
+    source = "# " + "headword " * 5000 + "\n\nBody text.\n"
+    doc = parse(source)
+    check(source, doc)
+    assert len(doc.title) <= 200 and doc.title.endswith("…")
+    assert all(len(part) <= 200 for c in doc.chunks for part in c.heading_path)
 
 
 @pytest.mark.timeout(60)

@@ -258,25 +258,33 @@ def test_one_progress_from_one_source(
     hooks = Hooks(start_progress=held.start)
     runtime = Runtime(hooks, watch=False, probe_llm=False, log_file=False)
     try:
-        runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
-        runtime.reindex().result()
+        settings = load_settings({"storage": str(storage)}).settings
+        runtime.open([workspace], settings, index=False).result()
+        runtime.reindex().result()  # the one sync: a cold index
     finally:
         runtime.close()
     assert seen, "no progress reported"
-    # The total is fixed for the whole sync, counts only go up, and it ends complete.
-    assert {p.files_total for p in seen} == {files}
-    assert [p.files_done for p in seen] == sorted(p.files_done for p in seen)
-    assert [p.chunks_done for p in seen] == sorted(p.chunks_done for p in seen)
-    assert seen[-1].files_done == files and seen[-1].chunks_done == seen[-1].chunks_total > 0
-    assert all(p.phase == "vectors" for p in seen)
+    text = [p for p in seen if p.phase == "keyword"]
+    vectors = [p for p in seen if p.phase == "vectors"]
+    assert text and vectors and seen.index(text[-1]) < seen.index(vectors[0])
+    # Per phase the total is fixed, the counts only go up, and the phase ends complete.
+    for phase in (text, vectors):
+        assert {p.files_total for p in phase} == {files}
+        assert [p.files_done for p in phase] == sorted(p.files_done for p in phase)
+        assert phase[-1].files_done == files
+    assert [p.chunks_done for p in vectors] == sorted(p.chunks_done for p in vectors)
+    assert {p.chunks_total for p in vectors} == {vectors[-1].chunks_done}
+    assert vectors[-1].chunks_done > 0
     # Inside the big file (hundreds of chunks) the chunk count moves in several steps
-    # while the file count stands still.
-    steps = collections.Counter(p.files_done for p in seen)
+    # while the count of complete files stands still.
+    steps = collections.Counter(p.files_done for p in vectors)
     assert max(steps.values()) >= 3
 
 
 def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
-    step = SyncProgress(120, 155, "a.md", chunks_done=2400, chunks_total=3036)
+    step = SyncProgress(120, 155, "a.md", "vectors", chunks_done=2400, chunks_total=3036)
     assert rate_line(step, 4.0) == (
-        "120/155 files, 2400/3036 chunks, 30.0 files/s, about 1 s left (vectors)"
+        "vectors: 120/155 files, 2400/3036 chunks, 600.0 chunks/s, about 1 s left"
     )
+    text = SyncProgress(120, 155, "a.md", "keyword")
+    assert rate_line(text, 4.0) == "keyword: 120/155 files, 30.0 files/s, about 1 s left"

@@ -38,12 +38,31 @@ def _watch_cancel(
         user_cancel.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
 
 
+# Share of the bar for the text phase; the vectors phase (the slow one) fills the rest.
+TEXT_SHARE = 20
+
+
 def index_message(progress: IndexProgress) -> str:
-    """`12/155 files` (and `· 340/3036 chunks` once chunks are counted)."""
-    text = f"{progress.files_done}/{progress.files_total} files"
-    if progress.chunks_total:
-        text += f" · {progress.chunks_done}/{progress.chunks_total} chunks"
-    return text
+    """`Reading 12/155 files`, then `Embedding 40/155 files · 900/3036 chunks`."""
+    files = f"{progress.files_done}/{progress.files_total} files"
+    if progress.phase == "scanning":
+        return "Scanning files…"
+    if progress.phase == "keyword":
+        return f"Reading {files}"
+    return f"Embedding {files} · {progress.chunks_done}/{progress.chunks_total} chunks"
+
+
+def index_percentage(progress: IndexProgress) -> int:
+    """One bar over both phases, never going back."""
+    if progress.phase == "scanning":
+        return 0
+    if progress.phase == "keyword":
+        total = progress.files_total
+        return progress.files_done * TEXT_SHARE // total if total else TEXT_SHARE
+    total = progress.chunks_total
+    return TEXT_SHARE + (
+        progress.chunks_done * (100 - TEXT_SHARE) // total if total else 100 - TEXT_SHARE
+    )
 
 
 class IndexProgressBar:
@@ -87,12 +106,12 @@ class IndexProgressBar:
         if now - self._last < REPORT_EVERY and not finished:
             return
         self._last = now
-        total = progress.files_total
-        percentage = int(progress.files_done * 100 / total) if total else 0
         self._server.work_done_progress.report(
             self._token,
             types.WorkDoneProgressReport(
-                message=index_message(progress), percentage=percentage, cancellable=True
+                message=index_message(progress),
+                percentage=index_percentage(progress),
+                cancellable=True,
             ),
         )
 

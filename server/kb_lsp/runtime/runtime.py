@@ -659,7 +659,6 @@ class Runtime:
                 messages = [f"being built by another process ({status.files} files so far)"]
         elif self.worker.busy:
             update["state"] = "indexing"
-            update["progress"] = self.worker.progress
         elif error:
             update["state"] = "error"
             messages.append(error)

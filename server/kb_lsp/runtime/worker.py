@@ -9,10 +9,10 @@ is committed.
 Explicit jobs run first, in order; then a rescan when one was asked for (a burst, the
 periodic reconcile); then the paths gathered meanwhile, as one `sync(paths)`.
 
-Progress has one source: the indexer's `SyncProgress` (files done of a total fixed when
-the sync starts, chunks as they are embedded, the phase). It becomes `IndexProgress`
-for the status, feeds the front end's progress bar, and a log line every few seconds
-with the rate and the time left.
+Progress has one source: the indexer's `SyncProgress` (per phase: files done of a total
+fixed when the phase starts; in the vectors phase chunks too). The knowledge base keeps
+the latest for the status; here it feeds the front end's progress bar and a log line
+every few seconds with the rate and the time left.
 """
 
 from __future__ import annotations
@@ -160,13 +160,6 @@ class IndexingWorker:
             running = max(0, step.total - step.done) if step is not None else 0
             return running + len(self._paths)
 
-    @property
-    def progress(self) -> IndexProgress | None:
-        """Where the running sync is, or None when none runs (or it has not counted yet)."""
-        with self._cond:
-            step = self._progress if self._current is not None else None
-        return None if step is None else to_index_progress(step)
-
     # --- the thread ---------------------------------------------------------------------
 
     def _next(self) -> Job | None:
@@ -220,26 +213,28 @@ class IndexingWorker:
         handle: ProgressHandle | None = None
         if job.progress == "always":
             handle = self._start_progress(job.title, job.cancel)
-        started = time.monotonic()
+        started = phase_started = time.monotonic()
         last_changed = last_logged = started
         self._publish(SyncProgress(0, 0, None, phase="scanning"))
 
         def on_progress(step: SyncProgress) -> None:
-            nonlocal handle, last_changed, last_logged
+            nonlocal handle, last_changed, last_logged, phase_started
+            now = time.monotonic()
             with self._cond:
+                if self._progress is None or self._progress.phase != step.phase:
+                    phase_started = now
                 self._progress = step
             if handle is None and job.progress == "large" and step.total >= LARGE_SYNC:
                 handle = self._start_progress(job.title, job.cancel)
             if handle is not None:
                 handle.report(to_index_progress(step))
-            now = time.monotonic()
             if now - last_changed >= CHANGED_EVERY:  # counts move during a long sync
                 last_changed = now
                 self._changed()
                 self._publish(step)
             if now - last_logged >= LOG_EVERY:
                 last_logged = now
-                log.info("indexer: %s", rate_line(step, now - started))
+                log.info("indexer: %s", rate_line(step, now - phase_started))
 
         try:
             report = kb.sync(
@@ -279,15 +274,19 @@ def to_index_progress(step: SyncProgress) -> IndexProgress:
 
 
 def rate_line(step: SyncProgress, seconds: float) -> str:
-    """`120/155 files, 2400/3036 chunks, 31.5 files/s, about 1 s left`."""
+    """`vectors: 120/155 files, 2400/3036 chunks, 600 chunks/s, about 1 s left`: the
+    rate and time left by chunks once they are counted (the vectors phase), else by files.
+    `seconds`: since the phase began."""
     parts = [f"{step.done}/{step.total} files"]
+    done, total, unit = step.done, step.total, "files"
     if step.chunks_total:
         parts.append(f"{step.chunks_done}/{step.chunks_total} chunks")
-    rate = step.done / seconds if seconds > 0 else 0.0
-    parts.append(f"{rate:.1f} files/s")
-    if rate > 0 and step.total > step.done:
-        parts.append(f"about {(step.total - step.done) / rate:.0f} s left")
-    return ", ".join(parts) + f" ({step.phase})"
+        done, total, unit = step.chunks_done, step.chunks_total, "chunks"
+    rate = done / seconds if seconds > 0 else 0.0
+    parts.append(f"{rate:.1f} {unit}/s")
+    if rate > 0 and total > done:
+        parts.append(f"about {(total - done) / rate:.0f} s left")
+    return f"{step.phase}: " + ", ".join(parts)
 
 
 def _summary(report: SyncReport) -> str:

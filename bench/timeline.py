@@ -1,0 +1,93 @@
+"""When is a cold workspace searchable? Keyword search complete vs vectors complete.
+
+    python -m bench timeline [--corpus fastapi|tldr] [--files N] [--old SERVER_DIR]
+                             [--deadline S]
+
+The real server indexes a fresh copy from an empty store while `kb/status` is polled
+(`bench/coldrun.py`). `--old` runs another commit's server the same way, right after,
+for a side-by-side (e.g. `git worktree add /tmp/old <commit>` then `--old /tmp/old/server`);
+`--deadline` stops a run that is not complete by then and reports how far it got.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.coldrun import cold_run, make_model_cache
+from bench.report import table, write_json
+
+
+def _fmt(value: float | None, stopped: float) -> str:
+    return f"{value:.1f}" if value is not None else f"> {stopped:.0f} (stopped)"
+
+
+def run(
+    corpus: str,
+    files: int | None,
+    old: Path | None,
+    deadline: float,
+    cache: Path | None,
+    only_old: bool = False,
+) -> dict[str, Any]:
+    runs: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="kb-bench-models-") as tmp:
+        models = cache or Path(tmp)
+        derivation = make_model_cache(models)
+        if not only_old:
+            runs["this commit"] = cold_run(
+                corpus, model_cache=models, deadline=deadline, files=files
+            )
+        if old is not None:
+            runs["old commit"] = cold_run(corpus, server=old, deadline=deadline, files=files)
+    rows = []
+    for name, r in runs.items():
+        probe = r.get("keyword_probe", {})
+        rows.append(
+            [
+                name,
+                r["files"],
+                _fmt(r["keyword_complete_s"], r["stopped_at_s"]),
+                "yes" if probe.get("found") else "–",
+                _fmt(r["vectors_complete_s"], r["stopped_at_s"]),
+                f"{r['searchable_files_at_end']}/{r['files']}",
+            ]
+        )
+    table(
+        [
+            "server",
+            "files",
+            "keyword search complete (s)",
+            "probe found",
+            "vectors complete (s)",
+            "files searchable at end",
+        ],
+        rows,
+        f"Cold index timeline, {corpus}" + (f" (first {files} pages)" if files else ""),
+    )
+    print(
+        f"int8 copy of the model: {derivation['seconds']:.1f} s to make (once per machine), "
+        f"{derivation['identity']}"
+    )
+    out = {"corpus": corpus, "derivation": derivation, "runs": runs}
+    write_json("timeline-old" if only_old else "timeline", out)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench timeline", description=__doc__)
+    parser.add_argument("--corpus", choices=["fastapi", "tldr"], default="fastapi")
+    parser.add_argument("--files", type=int, help="tldr: the first N pages only")
+    parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
+    parser.add_argument(
+        "--only-old",
+        action="store_true",
+        help="run only the --old server (e.g. in parallel with a run of this one)",
+    )
+    parser.add_argument("--deadline", type=float, default=3600.0, help="seconds per run")
+    parser.add_argument("--models", type=Path, help="keep the int8 model copy here")
+    args = parser.parse_args(argv)
+    run(args.corpus, args.files, args.old, args.deadline, args.models, args.only_old)

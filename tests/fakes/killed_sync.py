@@ -1,0 +1,55 @@
+"""A sync that kills itself with SIGKILL at a chosen point: `kill -9` at any moment.
+
+    python -m tests.fakes.killed_sync WORKSPACE STORAGE METHOD WHEN N
+
+Runs `KnowledgeBase.sync()` with the hashing embedder and sends itself SIGKILL right
+`before` or `after` the N-th call of `Store.METHOD`, so a test can check that the next
+sync repairs whatever that left. Phase 2's batches are shrunk so that a small workspace
+needs several of them. Exits 3 when the point was never reached.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.embedder import HashingEmbedder
+
+from kb_lsp import indexer
+from kb_lsp.config import load_settings
+from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.store import Store
+
+
+def main(workspace: str, storage: str, method: str, when: str, nth: str) -> int:
+    indexer.EMBED_BATCH = 4
+    indexer.UPSERT_BATCH = 8
+    indexer.BATCH_FILES = 2
+    original = getattr(Store, method)
+    calls = 0
+
+    def killing(self: Store, *args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == int(nth) and when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = original(self, *args, **kwargs)
+        if calls == int(nth) and when == "after":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    setattr(Store, method, killing)
+    settings = load_settings({"chunkSize": 200, "chunkOverlap": 0}).settings
+    kb = KnowledgeBase(
+        [Path(workspace)], settings, embedder=HashingEmbedder(), storage=Path(storage)
+    )
+    kb.sync()
+    kb.close()
+    return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
