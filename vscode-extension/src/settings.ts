@@ -23,9 +23,6 @@ export const SERVER_SETTINGS = [
   'chroma.url',
 ] as const;
 
-/** Settings that change how the server is started rather than what it does. */
-export const LAUNCH_SETTINGS = ['server.python', 'storage'] as const;
-
 export type SettingGetter = (key: string) => unknown;
 
 export interface InitializationOptions {

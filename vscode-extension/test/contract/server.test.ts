@@ -214,20 +214,13 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     assert.ok(status.files > 0);
   });
 
-  it('kb/ask answers in the declared shape (no model reachable: a degraded answer or an error)', async (t) => {
-    let response;
-    try {
-      response = await request(conn, Methods.ask, { question: 'What is on the deploy checklist?' });
-    } catch (err) {
-      if (err instanceof ResponseError && err.code === -32601) {
-        t.skip('kb/ask is not implemented by this server yet');
-        return;
-      }
-      // A server error naming the unreachable host is allowed by the contract.
-      assert.ok(err instanceof ResponseError, String(err));
-      assert.match(err.message, /127\.0\.0\.1:9|Ollama|ollama/);
-      return;
-    }
+  it('kb/ask answers in the declared shape (no model reachable: passages, naming the host)', async () => {
+    const response = await request(conn, Methods.ask, { question: 'What is on the deploy checklist?' });
+    // No model listens on 127.0.0.1:9: the answer is the degraded one (never a JSON-RPC
+    // error), says which host did not answer, and still cites the best passages.
+    assert.equal(response.stop, 'error');
+    assert.match(response.answer, /127\.0\.0\.1:9/);
+    assert.ok(response.sources.length > 0, 'the degraded answer cites passages');
     assert.ok(capabilities.executeCommandProvider?.commands.includes(ServerCommands.ask), 'kb.ask is offered');
     assertShape('AskResponse', response, ['conversationId']);
     assertShape('Usage', response.usage);
@@ -250,19 +243,12 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     }
   });
 
-  it('kb/summarize answers in the declared shape (or names the unreachable model)', async (t) => {
-    try {
-      const summary = await request(conn, Methods.summarize, { file: 'glossary.md' });
-      assert.ok(capabilities.executeCommandProvider?.commands.includes(ServerCommands.summarize));
-      assertShape('SummarizeResponse', summary);
-      assert.equal(summary.path, 'glossary.md');
-    } catch (err) {
-      if (err instanceof ResponseError && err.code === -32601) {
-        t.skip('kb/summarize is not implemented by this server yet');
-        return;
-      }
-      assert.ok(err instanceof ResponseError, String(err));
-      assert.match(err.message, /127\.0\.0\.1:9|Ollama|ollama/);
-    }
+  it('kb/summarize answers in the declared shape (no model reachable: an extractive summary)', async () => {
+    const summary = await request(conn, Methods.summarize, { file: 'glossary.md' });
+    assert.ok(capabilities.executeCommandProvider?.commands.includes(ServerCommands.summarize));
+    assertShape('SummarizeResponse', summary);
+    assert.equal(summary.path, 'glossary.md');
+    assert.equal(summary.extractive, true);
+    assert.ok(summary.summary.length > 0);
   });
 });

@@ -287,15 +287,22 @@ describe('panel webview in Chromium', () => {
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     assert.match(csp ?? '', /default-src 'none'/);
     assert.match(csp ?? '', new RegExp(`script-src 'nonce-${NONCE}'`));
-    const ran = await page.evaluate(async () => {
-      const w = window as unknown as { __inline?: number; __violations: string[] };
+    await page.evaluate(() => {
       const s = document.createElement('script');
       s.textContent = 'window.__inline = 1';
       document.body.appendChild(s);
       const img = document.createElement('img');
       img.src = 'https://example.com/x.png';
       document.body.appendChild(img);
-      await new Promise((r) => setTimeout(r, 200));
+    });
+    // The browser reports each blocked load as an event: wait for both reports (not for
+    // a fixed time a loaded machine may not keep to).
+    await page.waitForFunction(() => {
+      const v = (window as unknown as { __violations: string[] }).__violations;
+      return v.includes('img-src') && (v.includes('script-src-elem') || v.includes('script-src'));
+    });
+    const ran = await page.evaluate(() => {
+      const w = window as unknown as { __inline?: number; __violations: string[] };
       return { inline: w.__inline, violations: w.__violations };
     });
     assert.equal(ran.inline, undefined, 'an inline script without the nonce must not run');
