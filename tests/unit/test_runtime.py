@@ -288,3 +288,22 @@ def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
     )
     text = SyncProgress(120, 155, "a.md", "keyword")
     assert rate_line(text, 4.0) == "keyword: 120/155 files, 30.0 files/s, about 1 s left"
+
+
+def test_read_file_gives_lines_confined_to_the_workspace(
+    runtime: Runtime, workspace: Path, tmp_path: Path
+) -> None:
+    lines = (workspace / "glossary.md").read_text(encoding="utf-8").splitlines()
+    whole = runtime.read_file("glossary.md")
+    assert whole.text.splitlines() == lines and whole.total_lines == len(lines)
+    assert whole.uri == (workspace / "glossary.md").as_uri()
+    part = runtime.read_file("glossary.md", 2, 3)
+    assert (part.start_line, part.end_line, part.text) == (2, 3, "\n".join(lines[1:3]))
+    with pytest.raises(InvalidRequest, match=f"has {len(lines)} lines"):
+        runtime.read_file("glossary.md", len(lines) + 5)
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n", encoding="utf-8")
+    (workspace / "link.md").symlink_to(outside)
+    for path in ("../secret.md", str(outside), "link.md"):
+        with pytest.raises(InvalidRequest):
+            runtime.read_file(path)

@@ -8,20 +8,27 @@ Public surface (see `runtime.py` for the threading rules):
   `change_roots(added, removed)`, `notify_changed(paths)`, `reindex(full, cancel)`,
   `close()`; `opened` is done once the first opening has ended;
 * reads: `search(params, client=)`, `open_result(n, client=)`, `files(pattern)`,
+  `read_file(path, start_line, end_line)` (confined to the workspace),
   `ask(params, client=, on_event=, cancel=)`, `summarize(params, client=, cancel=)`,
   `status()`, `read(fn)`; `submit_read` / `submit_ask` run any of them on the runtime's
   pools and return a `Future`;
 * `subscribe(callback)` to status changes; `Hooks` for messages and sync progress;
+* a client is a name (`client=`): each has its own numbered list; `persist_lists` names
+  the clients whose list is kept on disk for a later process (the CLI's);
+* two processes on one index: the first writes, the others open it read-only (their
+  status says so, and "being built by another process" during its cold index) and take
+  over when it goes away (`takeover.py`; `take_over=False` for a one-shot process);
 * errors: `InvalidRequest` (the client can fix it), `Unavailable` (not now), and the
   agent's `InvalidInput` / `LlmError`s from `ask` and `summarize`.
 """
 
 from kb_lsp.runtime.errors import InvalidInput, InvalidRequest, Unavailable
-from kb_lsp.runtime.runtime import DEFAULT_CLIENT, Hooks, Runtime, Severity
+from kb_lsp.runtime.runtime import DEFAULT_CLIENT, FileLines, Hooks, Runtime, Severity
 from kb_lsp.runtime.worker import ProgressHandle
 
 __all__ = [
     "DEFAULT_CLIENT",
+    "FileLines",
     "Hooks",
     "InvalidInput",
     "InvalidRequest",

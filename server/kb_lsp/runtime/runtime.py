@@ -64,7 +64,7 @@ from kb_lsp.protocol import (
 from kb_lsp.runtime import logs
 from kb_lsp.runtime.changes import settings_change
 from kb_lsp.runtime.embedders import embedder_from_environment
-from kb_lsp.runtime.errors import Unavailable
+from kb_lsp.runtime.errors import InvalidRequest, Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
 from kb_lsp.runtime.numbered import NumberedLists
@@ -73,7 +73,7 @@ from kb_lsp.runtime.takeover import TakeoverWatch, WriterState, publish, read_st
 from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, ProgressHandle
 from kb_lsp.store import store_dir_for
 from kb_lsp.watcher import Batch, Watcher
-from kb_lsp.workspace import WorkspaceRoot
+from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,18 @@ def _no_message(message: str, severity: Severity) -> None:
 
 def _no_progress(title: str, cancel: threading.Event) -> ProgressHandle | None:
     return None
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """Some lines of a workspace file (`Runtime.read_file`)."""
+
+    path: str
+    uri: str
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    total_lines: int
+    text: str
 
 
 @dataclass
@@ -365,6 +377,40 @@ class Runtime:
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """The indexed files (optionally those matching a glob on the workspace path)."""
         return self.read(lambda kb: kb.files(pattern))
+
+    def read_file(
+        self, path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> FileLines:
+        """Lines `start_line..end_line` (1-based, inclusive; default: the whole file) of a
+        workspace file as it is on disk now, read confined to the workspace (never a
+        symlink out, a FIFO or a file over `kb.maxFileSize`). `InvalidRequest` for a path
+        outside the workspace, a file that cannot be read, or lines that do not exist."""
+
+        def read(kb: KnowledgeBase) -> tuple[str, str]:
+            try:
+                text = kb.read_text(path)
+            except (PathOutsideWorkspace, UnreadableFile) as err:
+                raise InvalidRequest(f"{path}: {getattr(err, 'reason', err)}") from err
+            info = kb.file_info(path)
+            uri = info.uri if info is not None else kb.resolve(path).as_uri()
+            return text, uri
+
+        text, uri = self.read(read)
+        lines = text.splitlines()
+        first = 1 if start_line is None else start_line
+        last = len(lines) if end_line is None else min(end_line, len(lines))
+        if first < 1 or (lines and first > len(lines)) or last < first - 1:
+            raise InvalidRequest(
+                f"{path} has {len(lines)} lines; lines {first}–{end_line or first} do not exist"
+            )
+        return FileLines(
+            path=path,
+            uri=uri,
+            start_line=first,
+            end_line=last,
+            total_lines=len(lines),
+            text="\n".join(lines[first - 1 : last]),
+        )
 
     def ask(
         self,
@@ -675,6 +721,7 @@ class Runtime:
 __all__ = [
     "DEFAULT_CLIENT",
     "READ_ONLY_REINDEX",
+    "FileLines",
     "Hooks",
     "ProgressHandle",
     "ReadOnlyStore",
