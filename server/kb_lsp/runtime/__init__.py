@@ -23,12 +23,12 @@ Public surface (see `runtime.py` for the threading rules):
 """
 
 from kb_lsp.runtime.errors import InvalidInput, InvalidRequest, Unavailable
-from kb_lsp.runtime.runtime import DEFAULT_CLIENT, FileLines, Hooks, Runtime, Severity
+from kb_lsp.runtime.runtime import DEFAULT_CLIENT, FileText, Hooks, Runtime, Severity
 from kb_lsp.runtime.worker import ProgressHandle
 
 __all__ = [
     "DEFAULT_CLIENT",
-    "FileLines",
+    "FileText",
     "Hooks",
     "InvalidInput",
     "InvalidRequest",

@@ -104,7 +104,7 @@ def _no_progress(title: str, cancel: threading.Event) -> ProgressHandle | None:
 
 
 @dataclass(frozen=True)
-class FileLines:
+class FileText:
     """Some lines of a workspace file (`Runtime.read_file`)."""
 
     path: str
@@ -380,7 +380,7 @@ class Runtime:
 
     def read_file(
         self, path: str, start_line: int | None = None, end_line: int | None = None
-    ) -> FileLines:
+    ) -> FileText:
         """Lines `start_line..end_line` (1-based, inclusive; default: the whole file) of a
         workspace file as it is on disk now, read confined to the workspace (never a
         symlink out, a FIFO or a file over `kb.maxFileSize`). `InvalidRequest` for a path
@@ -403,7 +403,7 @@ class Runtime:
             raise InvalidRequest(
                 f"{path} has {len(lines)} lines; lines {first}–{end_line or first} do not exist"
             )
-        return FileLines(
+        return FileText(
             path=path,
             uri=uri,
             start_line=first,
@@ -721,7 +721,7 @@ class Runtime:
 __all__ = [
     "DEFAULT_CLIENT",
     "READ_ONLY_REINDEX",
-    "FileLines",
+    "FileText",
     "Hooks",
     "ProgressHandle",
     "ReadOnlyStore",
