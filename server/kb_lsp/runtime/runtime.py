@@ -39,7 +39,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from kb_lsp import __version__
 from kb_lsp.agent import Agent
 from kb_lsp.agent.conversations import Conversations
-from kb_lsp.config import Settings
+from kb_lsp.config import Settings, changed_settings
 from kb_lsp.knowledge import (
     FileInfo,
     KnowledgeBase,
@@ -221,6 +221,8 @@ class Runtime:
         change = settings_change(self._wanted, settings)
         if change.empty:
             return
+        for line in changed_settings(self._wanted, settings):
+            log.info("setting %s", line)
         self._wanted = settings
         logs.set_level(settings.log.level)
         if change.reopen:
