@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
+  DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
   State,
@@ -17,8 +18,24 @@ import {
 import type { KbBackend, ServerState } from './backend';
 import { ServerNotRunning } from './backend';
 import { Notifications, type AskEvent, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
-import { choosePython, diagnoseLaunch, type PreflightResult, type PythonChoice, type PythonExtensionApi } from './python';
-import { initializationOptions } from './settings';
+import {
+  choosePython,
+  diagnoseLaunch,
+  keptInterpreter,
+  remoteIgnoredUserValue,
+  remoteSettingMessage,
+  type PreflightResult,
+  type PythonChoice,
+  type PythonExtensionApi,
+} from './python';
+import {
+  contributedSettings,
+  initializationOptions,
+  restrictedKeysIn,
+  serverSettings,
+  type Manifest,
+  type SettingsReader,
+} from './settings';
 import { errorMessage } from './util';
 
 /**
@@ -60,12 +77,31 @@ async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
   return ext.isActive ? ext.exports : await ext.activate();
 }
 
+/** The `kb` settings as VS Code applies them to the (first) workspace folder: its scope,
+ * trust and remote rules included. A snapshot: read it again after a change. */
+function readSettings(context: vscode.ExtensionContext): SettingsReader {
+  const { keys, restricted } = contributedSettings(context.extension.packageJSON as Manifest);
+  const config = vscode.workspace.getConfiguration('kb', vscode.workspace.workspaceFolders?.[0]?.uri);
+  return {
+    keys,
+    restricted,
+    trusted: vscode.workspace.isTrusted,
+    get: (key) => config.get(key),
+    inspect: (key) => config.inspect(key),
+  };
+}
+
 export class KbServer implements KbBackend, vscode.Disposable {
   private client: KbLanguageClient | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   private readonly askEvents = new vscode.EventEmitter<AskEvent>();
   private starting: Promise<void> | undefined;
   private generation = 0;
+  private toldRestricted = false;
+  private toldRemote = false;
+  private interpreterChanged = false;
+  /** The settings as the running server gets them (set while one runs). */
+  private currentSettings: (() => Record<string, unknown>) | undefined;
   public status: IndexStatus | undefined;
   public state: ServerState = 'stopped';
   public problem: string | undefined;
@@ -147,13 +183,14 @@ export class KbServer implements KbBackend, vscode.Disposable {
   private async doStart(): Promise<void> {
     const generation = ++this.generation;
     this.setState('starting');
-    const config = vscode.workspace.getConfiguration('kb');
     const folder = vscode.workspace.workspaceFolders?.[0];
-    const python = await choosePython(config.get('server.python'), pythonExtensionApi, folder?.uri);
+    const settings = readSettings(this.context);
+    void this.tellRestricted(settings);
+    const python = await this.chooseInterpreter(settings, folder?.uri);
     this.python = python;
     this.output.appendLine(`kb-lsp: starting the server with ${python.command} -m kb_lsp (interpreter from ${python.source})`);
     const check = await preflight(python.command, folder?.uri.fsPath);
-    const problem = diagnoseLaunch(python, check);
+    const problem = diagnoseLaunch(python, check, vscode.env.remoteName !== undefined);
     if (problem) {
       this.output.appendLine(problem.message);
       if (check.stderr.trim()) {
@@ -170,28 +207,35 @@ export class KbServer implements KbBackend, vscode.Disposable {
       transport: TransportKind.stdio,
       options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
-    const options = () => initializationOptions((key) => vscode.workspace.getConfiguration('kb').get(key), storage);
+    // The server pulls section `kb` (workspace/configuration) and is pushed every change
+    // (workspace/didChangeConfiguration); both carry the settings as `serverSettings` makes
+    // them — only what the user set, and the storage folder — and the server applies them
+    // live. Only the interpreter restarts it (extension.ts).
+    const current = () => serverSettings(readSettings(this.context), storage);
+    this.currentSettings = current;
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
         { scheme: 'file', language: 'markdown' },
         { scheme: 'untitled', language: 'markdown' },
       ],
       outputChannel: this.output,
-      initializationOptions: options(),
+      initializationOptions: initializationOptions(settings, storage),
       middleware: {
         workspace: {
-          // The server reads section `kb` too; answer it with the same options, so the
-          // storage folder (not a VS Code setting by default) stays what we passed.
           configuration: async (params, token, next) => {
             const answers = await next(params, token);
             if (!Array.isArray(answers)) {
               return answers;
             }
-            return params.items.map((item, i): unknown => (item.section === 'kb' ? options() : answers[i]));
+            return params.items.map((item, i): unknown => (item.section === 'kb' ? current() : answers[i]));
+          },
+          didChangeConfiguration: async () => {
+            await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kb: current() } });
           },
         },
       },
       synchronize: {
+        configurationSection: 'kb',
         fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{md,markdown}'),
       },
       initializationFailedHandler: (error) => {
@@ -239,12 +283,101 @@ export class KbServer implements KbBackend, vscode.Disposable {
     }
   }
 
+  /** The user changed `kb.server.python` (extension.ts restarts the server next). */
+  interpreterSettingChanged(): void {
+    this.interpreterChanged = true;
+  }
+
+  /** The workspace was trusted: its values of the restricted settings apply now. A new
+   * interpreter needs a new server; anything else is sent to the running one. */
+  async trustGranted(): Promise<void> {
+    const setting = readSettings(this.context).get('server.python');
+    const client = this.client;
+    if (typeof setting === 'string' && setting.trim() !== '' && setting.trim() !== this.python?.command) {
+      await this.restart();
+    } else if (client && this.currentSettings) {
+      await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kb: this.currentSettings() } });
+    }
+  }
+
+  /** `kb.server.python` as VS Code applies it, else the one the server last ran with when
+   * VS Code dropped a remote window's User value (see python.ts), else the Python
+   * extension's interpreter, else python3. */
+  private async chooseInterpreter(settings: SettingsReader, folder: vscode.Uri | undefined): Promise<PythonChoice> {
+    const setting = settings.get('server.python');
+    const kept = keptInterpreter(setting, this.python, this.interpreterChanged);
+    this.interpreterChanged = false;
+    // In Restricted Mode the workspace's interpreter does not apply (package.json restricts it).
+    const ignored = remoteIgnoredUserValue(settings.inspect('server.python'), vscode.env.remoteName, settings.trusted);
+    if (ignored !== undefined || kept !== undefined) {
+      this.tellRemoteSetting(ignored ?? kept ?? '');
+    }
+    return kept !== undefined ? { command: kept, source: 'kept' } : choosePython(setting, pythonExtensionApi, folder);
+  }
+
+  private tellRemoteSetting(ignored: string): void {
+    const message = remoteSettingMessage(ignored);
+    this.output.appendLine(message);
+    if (this.toldRemote) {
+      return;
+    }
+    this.toldRemote = true;
+    void vscode.window.showWarningMessage(message, 'Open Remote Settings').then((choice) => {
+      if (choice) {
+        void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+      }
+    });
+  }
+
+  /** In an untrusted workspace VS Code ignores the workspace's values of the restricted
+   * settings (package.json `capabilities.untrustedWorkspaces`); say so, and why: in the log
+   * always, in a message (once) when a workspace settings file sets one of them. */
+  private async tellRestricted(settings: SettingsReader): Promise<void> {
+    if (settings.trusted) {
+      return;
+    }
+    const restricted = settings.restricted.map((key) => `kb.${key}`);
+    this.output.appendLine(
+      `kb-lsp: Restricted Mode: this workspace is not trusted, so only your user settings apply to ${restricted.join(', ')}.`,
+    );
+    const files = (vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, '.vscode', 'settings.json'));
+    if (vscode.workspace.workspaceFile?.scheme === 'file') {
+      files.push(vscode.workspace.workspaceFile);
+    }
+    const set = new Set<string>();
+    for (const file of files) {
+      try {
+        const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
+        restrictedKeysIn(text, settings.restricted).forEach((key) => set.add(`kb.${key}`));
+      } catch {
+        // no settings file there
+      }
+    }
+    if (set.size === 0 || this.toldRestricted) {
+      return;
+    }
+    this.toldRestricted = true;
+    const ignored = [...set].join(', ');
+    this.output.appendLine(`kb-lsp: the workspace sets ${ignored}: ignored until it is trusted.`);
+    const choice = await vscode.window.showWarningMessage(
+      `kb-lsp: this workspace is not trusted, so its ${ignored} settings are ignored and your user settings are used. Trust the workspace to use them.`,
+      'Manage Workspace Trust',
+    );
+    if (choice) {
+      await vscode.commands.executeCommand('workbench.trust.manage');
+    }
+  }
+
   private async notifyFailure(message: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(message, 'Show log', 'Open settings');
+    const remote = vscode.env.remoteName !== undefined;
+    const actions = ['Show log', 'Open settings', ...(remote ? ['Open Remote Settings'] : [])];
+    const choice = await vscode.window.showErrorMessage(message, ...actions);
     if (choice === 'Show log') {
       this.showLog();
     } else if (choice === 'Open settings') {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'kb.server.python');
+    } else if (choice === 'Open Remote Settings') {
+      await vscode.commands.executeCommand('workbench.action.openRemoteSettings');
     }
   }
 

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { KbServer } from './client';
 import { registerCommands } from './commands';
 import { KbPanel, VIEW_ID } from './panel';
-import { affectsServer } from './settings';
+import { needsRestart } from './settings';
 import { KbStatusBar } from './statusBar';
 import { Debouncer } from './util';
 
@@ -26,11 +26,16 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     new KbStatusBar(server),
     ...registerCommands(server, panel),
+    // Every other kb.* change reaches the running server through the language client
+    // (workspace/didChangeConfiguration) and is applied there without a restart.
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (affectsServer((section) => event.affectsConfiguration(section))) {
+      if (needsRestart((section) => event.affectsConfiguration(section))) {
+        server?.interpreterSettingChanged();
         restart.trigger();
       }
     }),
+    // Trusting the workspace lets its values of restricted settings apply.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server?.trustGranted()),
     { dispose: () => restart.cancel() },
   );
 

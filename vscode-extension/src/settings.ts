@@ -1,59 +1,114 @@
 /**
- * The `kb.*` settings → the server's `initializationOptions`. Pure: the caller passes a
- * getter (`vscode.workspace.getConfiguration('kb').get`), so this is testable without VS Code.
+ * The `kb.*` settings → what the server is told. Generic: the list of settings is the
+ * extension's own `contributes.configuration` (generated from server/kb_lsp/config.py), so
+ * every setting a user can change in VS Code reaches the server without a list kept here.
+ *
+ * Pure: the caller passes a `SettingsReader` over `vscode.workspace.getConfiguration`, so
+ * this is testable without VS Code.
  */
 
-/** Every setting the server reads, as `kb.`-less dotted keys (see server/kb_lsp/config.py). */
-export const SERVER_SETTINGS = [
-  'include',
-  'exclude',
-  'respectGitignore',
-  'maxFileSize',
-  'chunkSize',
-  'chunkOverlap',
-  'embedder.provider',
-  'embedder.model',
-  'embedder.modelPath',
-  'search.limit',
-  'search.threshold',
-  'search.mode',
-  'ollama.host',
-  'ollama.model',
-  'agent.maxSteps',
-  'chroma.url',
-] as const;
+/** What `WorkspaceConfiguration.inspect` reports for one setting (the parts we read). */
+export interface SettingLevels {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
 
-export type SettingGetter = (key: string) => unknown;
+export interface SettingsReader {
+  /** Every contributed setting, `kb.`-less (`ollama.host`). */
+  readonly keys: readonly string[];
+  /** The settings VS Code ignores workspace values of in an untrusted workspace. */
+  readonly restricted: readonly string[];
+  /** Is the workspace trusted? */
+  readonly trusted: boolean;
+  /** The value VS Code applies (scopes, trust and remote rules included). */
+  get(key: string): unknown;
+  inspect(key: string): SettingLevels | undefined;
+}
 
-export interface InitializationOptions {
-  [key: string]: unknown;
-  storage?: string;
+/** Settings that say how the server is started: changing one restarts it. Everything
+ * else is sent to the running server, which applies it live. */
+export const RESTART_SETTINGS: readonly string[] = ['server.python'];
+
+/** The parts of package.json we read. */
+export interface Manifest {
+  contributes?: { configuration?: { properties?: Record<string, unknown> } | { properties?: Record<string, unknown> }[] };
+  capabilities?: { untrustedWorkspaces?: { restrictedConfigurations?: string[] } };
+}
+
+/** The `kb.`-less keys of every contributed setting, and the restricted ones. */
+export function contributedSettings(manifest: Manifest): { keys: string[]; restricted: string[] } {
+  const configuration = manifest.contributes?.configuration;
+  const categories = Array.isArray(configuration) ? configuration : configuration ? [configuration] : [];
+  const strip = (key: string) => key.replace(/^kb\./, '');
+  const keys = categories.flatMap((category) => Object.keys(category.properties ?? {})).filter((k) => k.startsWith('kb.'));
+  const restricted = manifest.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? [];
+  return { keys: keys.map(strip), restricted: restricted.filter((k) => k.startsWith('kb.')).map(strip) };
+}
+
+function unset(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}
+
+/** Did the user set `key` somewhere VS Code applies (not only the default)? */
+function isSet(reader: SettingsReader, key: string): boolean {
+  const levels = reader.inspect(key);
+  if (!levels) {
+    return false;
+  }
+  if (!reader.trusted && reader.restricted.includes(key)) {
+    return levels.globalValue !== undefined;
+  }
+  return levels.globalValue !== undefined || levels.workspaceValue !== undefined || levels.workspaceFolderValue !== undefined;
 }
 
 /**
- * Nested options (`{ollama: {host: …}}`) from the settings; unset (null/undefined/empty
- * string) values are left out so the server's defaults apply. `storage` is the `kb.storage`
- * setting when set, else `defaultStorage` (the extension's workspace storage).
+ * The user's `kb` settings for the server, nested (`{ollama: {host: …}}`): each setting
+ * the user set, with the value VS Code applies. Settings left at their default are not
+ * sent, so the server's own default (or a `KB_*` variable) applies — the server, not this
+ * file, knows the defaults. `storage` is always sent: `kb.storage` when set, else
+ * `defaultStorage` (the extension's workspace storage).
  */
-export function initializationOptions(
-  get: SettingGetter,
-  defaultStorage: string | undefined,
-): InitializationOptions {
-  const out: InitializationOptions = {};
-  for (const key of SERVER_SETTINGS) {
-    const value = get(key);
-    if (value === undefined || value === null || value === '') {
+export function serverSettings(reader: SettingsReader, defaultStorage: string | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of reader.keys) {
+    if (RESTART_SETTINGS.includes(key) || key === 'storage' || !isSet(reader, key)) {
       continue;
     }
-    setDotted(out, key, value);
+    const value = reader.get(key);
+    if (!unset(value)) {
+      setDotted(out, key, value);
+    }
   }
-  const storage = get('storage');
+  const storage = isSet(reader, 'storage') ? reader.get('storage') : undefined;
   if (typeof storage === 'string' && storage.trim() !== '') {
     out.storage = storage.trim();
   } else if (defaultStorage) {
     out.storage = defaultStorage;
   }
   return out;
+}
+
+/**
+ * What the server gets at start: only the storage folder. The settings themselves come
+ * from `workspace/configuration` and `workspace/didChangeConfiguration`, which always carry
+ * the current ones — a setting the user clears later must not live on in here.
+ */
+export function initializationOptions(reader: SettingsReader, defaultStorage: string | undefined): Record<string, unknown> {
+  const storage = serverSettings(reader, defaultStorage).storage;
+  return storage === undefined ? {} : { storage };
+}
+
+/**
+ * Restricted settings that a workspace settings file (`.vscode/settings.json`, a
+ * `.code-workspace` file) sets. In an untrusted workspace VS Code hides those values from
+ * the extension entirely (`inspect` does not report them), so the files themselves are read
+ * to tell the user which of their values are ignored. A key in a comment counts too: the
+ * message only says the workspace's value, if any, is not used.
+ */
+export function restrictedKeysIn(settingsFileText: string, restricted: readonly string[]): string[] {
+  return restricted.filter((key) => new RegExp(`"kb\\.${key.replace(/\./g, '\\.')}"\\s*:`).test(settingsFileText));
 }
 
 function setDotted(target: Record<string, unknown>, dotted: string, value: unknown): void {
@@ -73,6 +128,6 @@ function setDotted(target: Record<string, unknown>, dotted: string, value: unkno
 }
 
 /** Does a configuration change need a server restart? (`affects` is the event's check.) */
-export function affectsServer(affects: (section: string) => boolean): boolean {
-  return affects('kb');
+export function needsRestart(affects: (section: string) => boolean): boolean {
+  return RESTART_SETTINGS.some((key) => affects(`kb.${key}`));
 }

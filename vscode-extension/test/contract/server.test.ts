@@ -27,7 +27,8 @@ import {
   type IndexStatus,
   type SearchResponse,
 } from '../../src/protocol';
-import { initializationOptions } from '../../src/settings';
+import { initializationOptions, serverSettings } from '../../src/settings';
+import { reader } from '../shared/settings';
 import { sampleWorkspace, serverPython } from '../shared/server';
 import { request } from '../../src/request';
 import { assertIndexStatus, assertRange, assertShape } from './assertShape';
@@ -70,10 +71,11 @@ describe('the TypeScript protocol layer against the real Python server', () => {
   before(async () => {
     workspace = sampleWorkspace('kb-contract-');
     const storage = mkdtempSync(join(tmpdir(), 'kb-contract-store-'));
-    // Options built exactly as the extension builds them from VS Code settings; the LLM
+    // Settings built exactly as the extension builds them from VS Code settings (pulled by
+    // the server with workspace/configuration; the storage alone at initialize); the LLM
     // points at a closed port so questions take the no-model path.
-    const settings: Record<string, unknown> = { 'ollama.host': 'http://127.0.0.1:9' };
-    const options = initializationOptions((key) => settings[key], storage);
+    const settings = reader({ 'ollama.host': 'http://127.0.0.1:9' });
+    const options = serverSettings(settings, storage);
     proc = spawn(serverPython(), ['-m', 'kb_lsp'], { cwd: workspace, stdio: ['pipe', 'pipe', 'pipe'] });
     proc.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
@@ -92,7 +94,7 @@ describe('the TypeScript protocol layer against the real Python server', () => {
       clientInfo: { name: 'kb-lsp contract test' },
       rootUri: root,
       workspaceFolders: [{ uri: root, name: 'workspace' }],
-      initializationOptions: options,
+      initializationOptions: initializationOptions(settings, storage),
       capabilities: {
         workspace: { configuration: true, workspaceFolders: true, didChangeWatchedFiles: { dynamicRegistration: true } },
         window: { workDoneProgress: true },

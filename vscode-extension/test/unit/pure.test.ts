@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { hitItem, lineSpan, parseResultNumber, relativeTo, statusView } from '../../src/format';
-import { affectsServer, initializationOptions } from '../../src/settings';
-import { choosePython, diagnoseLaunch, interpreterFromApi } from '../../src/python';
+import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
+import { manifest, reader } from '../shared/settings';
+import { choosePython, diagnoseLaunch, interpreterFromApi, keptInterpreter, remoteIgnoredUserValue } from '../../src/python';
 import { Debouncer, errorCode, LatestOnly } from '../../src/util';
 import { hit, READY, tick, deferred } from './fakes';
 
@@ -43,39 +44,98 @@ describe('format', () => {
 });
 
 describe('settings', () => {
-  it('nests kb.* settings for initializationOptions and leaves unset ones out', () => {
-    const values: Record<string, unknown> = {
+  it('sends every setting the user set, nested, and leaves defaults to the server', () => {
+    const user: Record<string, unknown> = {
       include: ['**/*.md'],
       chunkSize: 500,
       'ollama.host': 'http://gpu:11434',
       'ollama.model': 'llama3.1',
+      'ollama.timeout': 30,
+      'ollama.numCtx': 4096,
+      'ollama.keepAlive': '1h',
+      debounceMs: 50,
+      reconcileSeconds: 60,
+      'embedder.batchSize': 8,
       'embedder.modelPath': null,
       'chroma.url': '',
-      'search.threshold': 0.4,
+      'server.python': '/venv/bin/python',
     };
-    const options = initializationOptions((key) => values[key], '/storage/ws');
-    assert.deepEqual(options, {
+    assert.deepEqual(serverSettings(reader(user, { 'search.threshold': 0.4 }), '/storage/ws'), {
       include: ['**/*.md'],
       chunkSize: 500,
-      ollama: { host: 'http://gpu:11434', model: 'llama3.1' },
+      ollama: { host: 'http://gpu:11434', model: 'llama3.1', timeout: 30, numCtx: 4096, keepAlive: '1h' },
+      debounceMs: 50,
+      reconcileSeconds: 60,
+      embedder: { batchSize: 8 },
       search: { threshold: 0.4 },
       storage: '/storage/ws',
     });
   });
 
-  it('prefers kb.storage over the extension storage', () => {
-    assert.equal(initializationOptions((k) => (k === 'storage' ? ' /mine ' : undefined), '/ext').storage, '/mine');
-    assert.equal(initializationOptions(() => undefined, undefined).storage, undefined);
+  it('knows every contributed setting, not a list of its own', () => {
+    const { keys, restricted } = contributedSettings(manifest());
+    for (const key of ['ollama.timeout', 'ollama.numCtx', 'ollama.keepAlive', 'debounceMs', 'reconcileSeconds', 'embedder.batchSize']) {
+      assert.ok(keys.includes(key), key);
+    }
+    for (const key of ['server.python', 'ollama.host', 'chroma.url', 'storage', 'embedder.modelPath']) {
+      assert.ok(restricted.includes(key), key);
+    }
   });
 
-  it('restarts on kb.* changes only', () => {
-    assert.equal(affectsServer((s) => s === 'kb'), true);
-    assert.equal(affectsServer((s) => s === 'editor'), false);
+  it('prefers kb.storage over the extension storage, and starts the server with the storage only', () => {
+    assert.equal(serverSettings(reader({ storage: ' /mine ' }), '/ext').storage, '/mine');
+    assert.equal(serverSettings(reader({ storage: '' }), '/ext').storage, '/ext');
+    assert.equal(serverSettings(reader({}), undefined).storage, undefined);
+    assert.deepEqual(initializationOptions(reader({ 'search.limit': 3 }), '/ext'), { storage: '/ext' });
+  });
+
+  it('in an untrusted workspace uses the user values of restricted settings', () => {
+    const workspace = { 'ollama.host': 'http://evil:1', 'search.limit': 4, storage: '/tmp/steal' };
+    const untrusted = reader({ 'ollama.host': 'http://mine:11434' }, workspace, false);
+    assert.deepEqual(serverSettings(untrusted, '/ext'), {
+      ollama: { host: 'http://mine:11434' },
+      search: { limit: 4 },
+      storage: '/ext',
+    });
+    assert.equal(serverSettings(reader({}, workspace, true), '/ext').storage, '/tmp/steal');
+  });
+
+  it('finds the restricted settings a workspace settings file sets', () => {
+    const { restricted } = contributedSettings(manifest());
+    const text = '{\n  // the team host\n  "kb.ollama.host" : "http://gpu:1",\n  "kb.storage": "/x",\n  "kb.search.limit": 3,\n  "kb.server.pythonx": 1\n}';
+    assert.deepEqual(restrictedKeysIn(text, restricted).sort(), ['ollama.host', 'storage']);
+    assert.deepEqual(restrictedKeysIn('{}', restricted), []);
+  });
+
+  it('restarts the server only for the interpreter', () => {
+    assert.equal(needsRestart((s) => s === 'kb.server.python'), true);
+    assert.equal(needsRestart((s) => s === 'kb' || s === 'kb.search.threshold'), false);
+    assert.equal(needsRestart((s) => s === 'editor'), false);
   });
 });
 
 describe('python', () => {
   const none = () => Promise.resolve(undefined);
+
+  it('in a remote window, notices a User kb.server.python that VS Code ignores', () => {
+    const local = { globalValue: '/venv/python', globalLocalValue: '/venv/python' };
+    assert.equal(remoteIgnoredUserValue(local, 'ssh-remote+box'), '/venv/python');
+    assert.equal(remoteIgnoredUserValue(local, undefined), undefined, 'a local window applies User settings');
+    assert.equal(remoteIgnoredUserValue({ ...local, globalRemoteValue: '/r/python' }, 'ssh-remote+box'), undefined);
+    assert.equal(remoteIgnoredUserValue({ ...local, workspaceValue: '/w/python' }, 'ssh-remote+box'), undefined);
+    assert.equal(remoteIgnoredUserValue({ ...local, workspaceValue: '/w/python' }, 'ssh-remote+box', false), '/venv/python', 'untrusted');
+    assert.equal(remoteIgnoredUserValue({ globalLocalValue: '  ' }, 'wsl+x'), undefined);
+  });
+
+  it('a restart keeps the interpreter VS Code stopped applying, unless the user changed the setting', () => {
+    const ran = { command: '/venv/python', source: 'setting' } as const;
+    assert.equal(keptInterpreter('', ran, false), '/venv/python');
+    assert.equal(keptInterpreter(undefined, { ...ran, source: 'kept' }, false), '/venv/python');
+    assert.equal(keptInterpreter('', ran, true), undefined, 'the user cleared it');
+    assert.equal(keptInterpreter('/other', ran, false), undefined, 'the setting applies');
+    assert.equal(keptInterpreter('', { command: 'python3', source: 'default' }, false), undefined);
+    assert.equal(keptInterpreter('', undefined, false), undefined);
+  });
 
   it('uses kb.server.python first', async () => {
     assert.deepEqual(await choosePython(' /venv/bin/python ', none), { command: '/venv/bin/python', source: 'setting' });
@@ -122,6 +182,8 @@ describe('python', () => {
     );
     assert.equal(noPkg?.problem, 'package-missing');
     assert.match(noPkg?.message ?? '', /\/v\/bin\/python -m pip install kb-lsp/);
+    const remote = diagnoseLaunch(py, { error: { code: 'ENOENT', message: 'x' }, stderr: '' }, true);
+    assert.match(remote?.message ?? '', /set kb\.server\.python in the Remote settings/);
     const other = diagnoseLaunch(py, { error: { code: 1, message: 'exit 1' }, stderr: 'Traceback\nImportError: bad' });
     assert.match(other?.message ?? '', /ImportError: bad/);
   });
