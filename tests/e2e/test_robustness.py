@@ -145,8 +145,11 @@ async def test_cancel_a_long_request(workspace: Path, storage: Path, tmp_path: P
             await second
         assert err.value.code == -32800
 
-        # The first rebuild runs next, and is held at a file it finds new (sorted first).
-        (workspace / "0-held-b.md").write_text("# Held too\n\nHOLD-b\n")
+        # The first rebuild runs next, and is held at a file it finds new: the newest, so
+        # its vectors come first, and big enough (hundreds of chunks of new text) that
+        # more batches follow the held one, each starting with a look at the cancel.
+        lines = [f"Held line {i} with words of its own: w{i}x{i}y{i}." for i in range(4000)]
+        (workspace / "0-held-b.md").write_text("# Held too\n\nHOLD-b\n\n" + "\n".join(lines))
         (holds / "a.hold").unlink()
         await wait_for(lambda: held("b"), "the rebuild to be held")
         assert any(
