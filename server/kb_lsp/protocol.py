@@ -29,6 +29,9 @@ REINDEX = "kb/reindex"
 # exists (kb/related: the editor issue; kb/schema: the metadata issue).
 RELATED = "kb/related"
 SCHEMA = "kb/schema"
+# Pause, resume or cancel the running sync (the panel's and the progress notification's
+# buttons); joins REQUESTS with its handler.
+INDEX_CONTROL = "kb/indexControl"
 
 INDEX_CHANGED = "kb/indexChanged"
 ASK_EVENT = "kb/askEvent"
@@ -54,6 +57,7 @@ SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
 IndexPhase = Literal["scanning", "keyword", "vectors"]
+IndexAction = Literal["pause", "resume", "cancel"]
 # "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
 StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
 # How an answer was made: "agent" (the model called tools), "grounded" (retrieve, grade,
@@ -147,6 +151,8 @@ class IndexStatus(_Payload):
     # Keyword search covers every file once the text pass is done; vectors follow.
     keyword_complete: bool = Field(default=True, alias="keywordComplete")
     vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0, alias="vectorsReady")
+    # The user paused indexing (kb/indexControl): changes queue until it is resumed.
+    paused: bool = False
 
 
 class SkippedFile(_Payload):
@@ -186,6 +192,9 @@ class SearchHit(_Payload):
     heading: str
     range: Range
     meta: HitMeta | None = None
+    # Words of `snippet` to highlight, as they appear there: the query's distinctive
+    # words (no stopwords, no word most passages contain). Clients mark exactly these.
+    marks: list[str] = Field(default_factory=list)
 
 
 class SearchResponse(_Payload):
@@ -319,6 +328,10 @@ class ReindexParams(_Params):
     full: StrictBool = False
 
 
+class IndexControlParams(_Params):
+    action: IndexAction
+
+
 # Each method's params and result, and each notification's params (the typed `request()`
 # of the extension is checked against these).
 REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
@@ -328,6 +341,7 @@ REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     SUMMARIZE: (SummarizeParams, SummarizeResponse),
     STATUS: (StatusParams, IndexStatus),
     REINDEX: (ReindexParams, IndexStatus),
+    INDEX_CONTROL: (IndexControlParams, IndexStatus),
     RELATED: (RelatedParams, RelatedResponse),
     SCHEMA: (SchemaParams, SchemaResponse),
 }

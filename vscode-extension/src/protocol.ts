@@ -53,6 +53,7 @@ export type SearchMode = 'hybrid' | 'semantic' | 'keyword';
 export type Label = 'filename match' | 'context match' | 'related';
 export type IndexState = 'indexing' | 'ready' | 'error';
 export type IndexPhase = 'scanning' | 'keyword' | 'vectors';
+export type IndexAction = 'pause' | 'resume' | 'cancel';
 export type StopReason =
   | 'answer'
   | 'clarify'
@@ -113,6 +114,7 @@ export interface IndexStatus {
   progress?: IndexProgress | null;
   keywordComplete?: boolean;
   vectorsReady?: number;
+  paused?: boolean;
 }
 
 export interface SkippedFile {
@@ -147,6 +149,7 @@ export interface SearchHit {
   heading: string;
   range: Range;
   meta?: HitMeta | null;
+  marks?: string[];
 }
 
 export interface SearchResponse {
@@ -260,6 +263,10 @@ export type StatusParams = Record<string, never>;
 
 export interface ReindexParams {
   full?: boolean;
+}
+
+export interface IndexControlParams {
+  action: IndexAction;
 }
 
 // --- requests and notifications ----------------------------------------------------------

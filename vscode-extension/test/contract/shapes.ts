@@ -39,6 +39,7 @@ export const Shapes = {
     progress: true,
     keywordComplete: true,
     vectorsReady: true,
+    paused: true,
   }),
   SkippedFile: keys<P.SkippedFile>()({ path: true, reason: true }),
   SearchParams: keys<P.SearchParams>()({
@@ -61,6 +62,7 @@ export const Shapes = {
     heading: true,
     range: true,
     meta: true,
+    marks: true,
   }),
   SearchResponse: keys<P.SearchResponse>()({ query: true, results: true, index: true }),
   OpenResultParams: keys<P.OpenResultParams>()({ n: true }),
@@ -103,6 +105,7 @@ export const Shapes = {
   SchemaField: keys<P.SchemaField>()({ name: true, types: true, files: true, top: true }),
   SchemaResponse: keys<P.SchemaResponse>()({ files: true, fields: true }),
   ReindexParams: keys<P.ReindexParams>()({ full: true }),
+  IndexControlParams: keys<P.IndexControlParams>()({ action: true }),
 };
 
 export type ShapeName = keyof typeof Shapes;
