@@ -288,6 +288,10 @@ class RelatedParams(_Params):
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     # Leave out files the given file already links to.
     exclude_linked: StrictBool = Field(default=False, alias="excludeLinked")
+    # Make the list this client's numbered list (`kb/openResult`, "file 2" in an ask), as a
+    # search does. A panel that refreshes related notes on its own sends false, so the
+    # user's last search stays the list "file N" means.
+    numbered: StrictBool = True
 
 
 class RelatedResponse(_Payload):

@@ -232,6 +232,7 @@ export interface RelatedParams {
   path?: string | null;
   limit?: number;
   excludeLinked?: boolean;
+  numbered?: boolean;
 }
 
 export interface RelatedResponse {

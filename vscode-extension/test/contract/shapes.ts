@@ -99,6 +99,7 @@ export const Shapes = {
     path: true,
     limit: true,
     excludeLinked: true,
+    numbered: true,
   }),
   RelatedResponse: keys<P.RelatedResponse>()({ path: true, results: true, index: true }),
   SchemaValue: keys<P.SchemaValue>()({ value: true, count: true }),
