@@ -13,9 +13,13 @@ How a query becomes the numbered list:
 3. Files are scored by their best chunk plus how well the query names the file
    (file name and title); files below the threshold are dropped; the rest are numbered.
 
-The label is `filename match` when most of the query's words are in the file's name or
-title, else `context match`. The weights and the default threshold were chosen with
-`python -m bench quality` on the FastAPI docs query set (see README, "Search quality").
+The label says what a reader takes it to mean: `filename match` when the query's words
+(all of them, or at least two and half) are in the file's path — its file or folder
+names — else `context match`; a title or heading holding the query ranks the file high
+but is a context match. Snippets are plain text from `snippets.py`, starting at the
+sentence with the most query words; `marks` are the words in them worth highlighting.
+The weights and the default threshold were chosen with `python -m bench quality` on the
+FastAPI docs query set (see README, "Search quality").
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import pathspec
 from kb_lsp.embeddings import Embedder
 from kb_lsp.protocol import Label, Range, SearchHit, SearchMode
 from kb_lsp.records import StoredChunk
+from kb_lsp.snippets import inline_text, readable_blocks
 from kb_lsp.store import Store
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -242,8 +247,10 @@ class Fusion:
 
 DEFAULT_FUSION = Fusion()
 
-# `_name_share` at or above this labels a file `filename match`.
+# `_path_share` at or above this labels a file `filename match`.
 FILENAME_MATCH = 0.5
+# A query word in more than this share of all chunks is not highlighted in snippets.
+COMMON_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -304,7 +311,8 @@ class Searcher:
         ranked = self._rank_files(sources, query, limit, paths, mode)
         kept = [f for f in ranked if f.score >= threshold][:limit]
         terms = query_terms(query)
-        return [self._hit(n, f, terms) for n, f in enumerate(kept, start=1)]
+        marked = self._marked_terms(sources, terms) if kept else []
+        return [self._hit(n, f, terms, marked=marked) for n, f in enumerate(kept, start=1)]
 
     def passages(
         self,
@@ -331,8 +339,15 @@ class Searcher:
             cand.score = self._chunk_score(cand, terms, title, path, "hybrid")
         best = sorted(candidates, key=lambda c: -c.score)
         kept = [c for c in best if c.score >= threshold][:limit]
+        marked = self._marked_terms([source], terms) if kept else []
         return [
-            self._hit(n, _FileScore(source, path, title, c, c.score, 0.0), terms, "context match")
+            self._hit(
+                n,
+                _FileScore(source, path, title, c, c.score, 0.0),
+                terms,
+                "context match",
+                marked=marked,
+            )
             for n, c in enumerate(kept, start=1)
         ]
 
@@ -491,6 +506,21 @@ class Searcher:
         limit = max(self.fusion.rare_min, self.fusion.rare_share * chunks)
         return frozenset(term for term, count in found.items() if 0 < count <= limit)
 
+    @staticmethod
+    def _marked_terms(sources: Sequence[SearchSource], terms: Sequence[str]) -> list[str]:
+        """The query terms worth highlighting in snippets: not the ones most passages
+        contain ("add" and "use" in a programming manual mark half of every snippet), unless
+        every term is that common (then the query is about them)."""
+        chunks = 0
+        found: dict[str, int] = {}
+        for source in sources:
+            chunks += source.store.counts()[1]
+            for term, count in source.store.term_chunk_counts(terms).items():
+                found[term] = found.get(term, 0) + count
+        common = {term for term, count in found.items() if count > COMMON_SHARE * chunks}
+        distinctive = [term for term in terms if term not in common]
+        return distinctive or list(terms)
+
     def _fill_cosines(
         self, source: SearchSource, candidates: Sequence[_Candidate], vector: np.ndarray
     ) -> None:
@@ -513,12 +543,22 @@ class Searcher:
     # --- output ----------------------------------------------------------------------------
 
     def _hit(
-        self, n: int, file: _FileScore, terms: Sequence[str], label: Label | None = None
+        self,
+        n: int,
+        file: _FileScore,
+        terms: Sequence[str],
+        label: Label | None = None,
+        *,
+        marked: Sequence[str] = (),
     ) -> SearchHit:
         chunk = file.best.chunk
         absolute = PurePosixPath(file.source.root) / chunk.path
         if label is None:
-            label = "filename match" if file.name_share >= FILENAME_MATCH else "context match"
+            # The label is about the path only: a title or heading that holds the query
+            # ranks the file high (`_name_share`) but is a context match.
+            named = _path_share(terms, chunk.path) >= FILENAME_MATCH
+            label = "filename match" if named else "context match"
+        snippet = make_snippet(chunk.text, terms, file.best.snippet, distinctive=marked)
         return SearchHit(
             n=n,
             uri=_file_uri(str(absolute)),
@@ -527,9 +567,10 @@ class Searcher:
             title=file.title,
             label=label,
             score=round(file.score, 4),
-            snippet=make_snippet(chunk.text, terms, file.best.snippet),
+            snippet=snippet,
             heading=chunk.heading,
             range=Range.of_lines(chunk.start_line, chunk.end_line),
+            marks=snippet_marks(snippet, marked),
         )
 
 
@@ -538,15 +579,26 @@ def _placeholder(path: str) -> StoredChunk:
 
 
 def _name_share(terms: Sequence[str], title: str, path: str) -> float:
-    """How strongly the query names the file (0..1) from its name and title.
+    """How strongly the query names the file (0..1) from its name and title: a ranking
+    signal (the label asks `_path_share`)."""
+    folders = " ".join(PurePosixPath(path).parent.parts)
+    return _share(
+        terms, _word_stems(PurePosixPath(path).stem) | _word_stems(title) | _word_stems(folders)
+    )
 
-    All of the query's words in the name or title is a full match; at least two words
-    and half of them is a good one; a single shared word of a longer query ("payment
-    system" vs "Deploy checklist: payments service") says little and counts a third.
-    """
+
+def _path_share(terms: Sequence[str], path: str) -> float:
+    """How strongly the query names the file's path: its file and folder names."""
+    folders = PurePosixPath(path).parent.parts
+    return _share(terms, _word_stems(PurePosixPath(path).stem) | _word_stems(" ".join(folders)))
+
+
+def _share(terms: Sequence[str], names: set[str]) -> float:
+    """All of the query's words among `names` is a full match; at least two words and half
+    of them is a good one; a single shared word of a longer query ("payment system" vs
+    "Deploy checklist: payments service") says little and counts a third."""
     if not terms:
         return 0.0
-    names = _word_stems(PurePosixPath(path).stem) | _word_stems(title)
     matched = sum(term in names for term in terms)
     share = matched / len(terms)
     if share >= 1.0 or (matched >= 2 and share >= 0.5):
@@ -560,16 +612,7 @@ def _file_uri(absolute: str) -> str:
     return Path(absolute).as_uri()
 
 
-_ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
-_MARKUP = re.compile(r"^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s?|\|)|[`*_]{1,3}")
-
-
-def _table_row(line: str) -> str:
-    """`| a | b |` reads as `a · b` in a one-line snippet."""
-    if not line.startswith("|"):
-        return line
-    cells = [cell.strip() for cell in line.strip("|").split("|")]
-    return " · ".join(cell for cell in cells if cell)
+_SENTENCE_ENDS = (".", "!", "?", ":", ";", "…")
 
 
 def _around_first_match(line: str, wanted: set[str], width: int) -> str:
@@ -588,34 +631,64 @@ def _around_first_match(line: str, wanted: set[str], width: int) -> str:
     return line
 
 
-def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
-    """The most telling stretch of a chunk: the line with the most query words, cut to
-    `width` characters around them, Markdown markers removed."""
-    # Headings are shown separately (`heading`); the snippet is the passage itself.
-    lines = [line.strip() for line in text.splitlines() if not _ATX_HEADING.match(line)]
-    content = [
-        _MARKUP.sub("", _table_row(line)).strip()
-        for line in lines
-        if line and not line.startswith("```")
-    ]
-    content = [line for line in content if any(char.isalnum() for char in line)]
-    if not content:
-        return (fts_snippet or "").strip()[:width]
+def make_snippet(
+    text: str,
+    terms: Sequence[str],
+    fts_snippet: str | None,
+    width: int = 220,
+    *,
+    distinctive: Sequence[str] = (),
+) -> str:
+    """The most telling stretch of a chunk as one line of plain text (`snippets.py` says
+    what markup is removed): it starts at the sentence with the most `distinctive` query
+    words, then the most query words (or the first real sentence when none is there),
+    and runs on to about `width` characters, cut at a word."""
+    blocks = readable_blocks(text)
+    if not blocks:
+        return inline_text((fts_snippet or "").strip())[:width]
     wanted = set(terms)
+    telling = set(distinctive)
+    sentences = [
+        (b, i, s) for b, block in enumerate(blocks) for i, s in enumerate(block.sentences())
+    ]
 
-    def hits(line: str) -> int:
-        return len(_word_stems(line) & wanted)
+    def hits(sentence: str) -> int:
+        return len(_word_stems(sentence) & wanted)
 
-    best = max(range(len(content)), key=lambda i: (hits(content[i]), -i))
-    if hits(content[best]) == 0:
+    def rank(k: int) -> tuple[int, int, int]:
+        stems = _word_stems(sentences[k][2])
+        return (len(stems & telling), len(stems & wanted), -k)
+
+    best = max(range(len(sentences)), key=rank)
+    if hits(sentences[best][2]) == 0:
         # A semantic match without shared words: start at the first real sentence.
-        best = next((i for i, line in enumerate(content) if len(line) > 40), 0)
-    snippet = _around_first_match(content[best], wanted, width)
-    for extra in content[best + 1 :]:
+        best = next(
+            (k for k, (b, _, s) in enumerate(sentences) if len(s) > 40 and not blocks[b].code),
+            0,
+        )
+    # A sentence longer than the snippet (a long line without full stops) starts a little
+    # before its first query word rather than far away from it.
+    snippet = _around_first_match(sentences[best][2], wanted, width)
+    block = sentences[best][0]
+    for b, _, extra in sentences[best + 1 :]:
         if len(snippet) >= width:
             break
-        snippet += " " + extra
+        # Blocks that do not end a sentence (list items, table rows) need a visible break.
+        joiner = " — " if b != block and not snippet.endswith(_SENTENCE_ENDS) else " "
+        snippet += joiner + extra
+        block = b
     if len(snippet) > width:
         cut = snippet[:width].rsplit(" ", 1)[0]
-        snippet = cut + "…"
+        snippet = cut.rstrip(" ,;:·-–—") + "…"
     return snippet
+
+
+def snippet_marks(snippet: str, terms: Sequence[str]) -> list[str]:
+    """The words of `snippet` to highlight: those whose stem is one of `terms`, as they
+    are written there, each once, in order."""
+    wanted = set(terms)
+    marks: list[str] = []
+    for word in _WORD.findall(snippet):
+        if word not in marks and _word_stems(word) & wanted:
+            marks.append(word)
+    return marks
