@@ -40,6 +40,7 @@ from kb_lsp.records import (
     SyncProgress,
     SyncReport,
 )
+from kb_lsp.related import NotIndexed, outgoing_links, related_files
 from kb_lsp.search import Searcher, SearchSource
 from kb_lsp.store import FileRecord, Store, store_dir_for
 from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
@@ -47,6 +48,7 @@ from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
 __all__ = [
     "FileInfo",
     "KnowledgeBase",
+    "NotIndexed",
     "ReadOnlyStore",
     "StoredChunk",
     "SyncProgress",
@@ -243,6 +245,23 @@ class KnowledgeBase:
         """The best passages of one file (one hit per chunk, not grouped)."""
         index, relative = self._locate(path)
         return self.searcher.passages(index.source, relative, query, limit=limit)
+
+    def related(
+        self, path: str, *, limit: int = 10, exclude_linked: bool = False
+    ) -> list[SearchHit]:
+        """The files nearest to `path` by meaning, from stored vectors (`related.py`):
+        numbered, best first, without the file itself and, with `exclude_linked`, without
+        the files it links to. Raises `NotIndexed` for a file that is not in the index and
+        `PathOutsideWorkspace` for a path outside every root."""
+        index, relative = self._locate(path)
+        index.workspace.resolve_inside(relative)
+        sources = [root.source for root in self._snapshot()]
+        exclude: frozenset[tuple[str, str]] = frozenset()
+        if exclude_linked:
+            text = "\n\n".join(chunk.text for chunk in index.store.chunks_of(relative))
+            linked = outgoing_links(text, relative, index.store.manifest())
+            exclude = frozenset((index.source.root, p) for p in linked)
+        return related_files(sources, index.source, relative, limit=limit, exclude=exclude)
 
     def status(self, *, pending: int = 0, llm: LlmStatus | None = None) -> IndexStatus:
         roots = self._snapshot()
