@@ -409,7 +409,10 @@ class Store:
                     row[0]
                     for row in db.execute("SELECT id FROM chunks WHERE path = ?", (record.path,))
                 }
-                self._delete_rows(db, record.path)
+                if old_ids:
+                    # The FTS delete scans the whole FTS table (chunk_id is UNINDEXED): a
+                    # new file, every file of a cold index, has nothing to delete.
+                    self._delete_rows(db, record.path)
                 count = 0
                 words = _path_words(record.path)
                 for chunk in chunks:
