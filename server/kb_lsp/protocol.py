@@ -146,6 +146,8 @@ class IndexStatus(_Payload):
     read_only: bool = Field(default=False, alias="readOnly")
     roots: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
+    # Files indexed with a problem worth fixing (malformed front matter), with its line.
+    problems: list[FileProblem] = Field(default_factory=list)
     message: str | None = None
     progress: IndexProgress | None = None
     # Keyword search covers every file once the text pass is done; vectors follow.
@@ -158,6 +160,14 @@ class IndexStatus(_Payload):
 class SkippedFile(_Payload):
     path: str
     reason: str
+
+
+class FileProblem(_Payload):
+    """Something wrong in an indexed file (the file is still indexed)."""
+
+    path: str
+    line: int  # 0-based, as LSP positions
+    message: str
 
 
 # --- kb/search ------------------------------------------------------------------------------

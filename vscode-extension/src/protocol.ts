@@ -110,6 +110,7 @@ export interface IndexStatus {
   readOnly?: boolean;
   roots?: string[];
   skipped?: SkippedFile[];
+  problems?: FileProblem[];
   message?: string | null;
   progress?: IndexProgress | null;
   keywordComplete?: boolean;
@@ -120,6 +121,13 @@ export interface IndexStatus {
 export interface SkippedFile {
   path: string;
   reason: string;
+}
+
+/** Something wrong in an indexed file (the file is still indexed). */
+export interface FileProblem {
+  path: string;
+  line: number;
+  message: string;
 }
 
 export interface SearchParams {

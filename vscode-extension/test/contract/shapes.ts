@@ -35,6 +35,7 @@ export const Shapes = {
     readOnly: true,
     roots: true,
     skipped: true,
+    problems: true,
     message: true,
     progress: true,
     keywordComplete: true,
@@ -42,6 +43,7 @@ export const Shapes = {
     paused: true,
   }),
   SkippedFile: keys<P.SkippedFile>()({ path: true, reason: true }),
+  FileProblem: keys<P.FileProblem>()({ path: true, line: true, message: true }),
   SearchParams: keys<P.SearchParams>()({
     query: true,
     limit: true,
@@ -114,7 +116,7 @@ export type ShapeName = keyof typeof Shapes;
 /** Fields that hold another payload (or a list of them), by payload. */
 export const Nested: Partial<Record<ShapeName, Record<string, ShapeName>>> = {
   Range: { start: 'Position', end: 'Position' },
-  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', progress: 'IndexProgress' },
+  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', problems: 'FileProblem', progress: 'IndexProgress' },
   SearchHit: { range: 'Range', meta: 'HitMeta' },
   SearchResponse: { results: 'SearchHit', index: 'IndexStatus' },
   OpenResultResponse: { range: 'Range' },
