@@ -389,19 +389,20 @@ def _grid(kb: KnowledgeBase, data: dict[str, Any], everything: list[str]) -> lis
     return scored
 
 
-def build_notes(parent: Path) -> KnowledgeBase:
+def build_notes(parent: Path, float_model: bool = False) -> KnowledgeBase:
     workspace = parent / "dendron-vault"
     if not workspace.exists():
         workspace.mkdir(parents=True)
         for note in sorted(NOTES_CORPUS.glob("dendron.topic.*.md")):
             shutil.copyfile(note, workspace / note.name)
     settings = load_settings({"search": {"threshold": 0.0}}).settings
-    embedder = MiniLMEmbedder(int8_cache=model_cache())  # the product's default
+    # The product's default (int8), or the shipped float model, as for the FastAPI set.
+    embedder = MiniLMEmbedder(int8_cache=None if float_model else model_cache())
     kb = KnowledgeBase(
         [workspace],
         settings,
         embedder=QueryCache(embedder),  # type: ignore[arg-type]
-        storage=parent / "store",
+        storage=parent / ("store-float" if float_model else "store"),
     )
     started = time.perf_counter()
     report = kb.sync()
@@ -423,7 +424,7 @@ def ablations() -> dict[str, Fusion]:
     return out
 
 
-def run_notes(store: Path | None = None) -> dict[str, Any]:
+def run_notes(store: Path | None = None, float_model: bool = False) -> dict[str, Any]:
     data = json.loads(NOTES_QUERIES.read_text())
     everything = [
         *(q["query"] for q in data["questions"]),
@@ -435,7 +436,7 @@ def run_notes(store: Path | None = None) -> dict[str, Any]:
         "queries": {k: len(data[k]) for k in ("questions", "filename", "offtopic")}
     }
     with tempfile.TemporaryDirectory(prefix="kb-bench-notes-") as tmp:
-        kb = build_notes(store or Path(tmp))
+        kb = build_notes(store or Path(tmp), float_model)
         try:
             rankings: dict[str, dict[str, Ranking]] = {}
             for mode in ("hybrid", "semantic", "keyword"):
@@ -489,4 +490,4 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.set in ("fastapi", "both"):
         run(grid=args.grid, store=args.store, float_model=args.float_model)
     if args.set in ("notes", "both"):
-        run_notes(store=args.store / "notes" if args.store else None)
+        run_notes(store=args.store / "notes" if args.store else None, float_model=args.float_model)
