@@ -29,6 +29,7 @@ BENCHMARKS = {
     "embed": "bench.embed_speed",
     "timeline": "bench.timeline",
     "memory": "bench.memory",
+    "filters": "bench.filter_latency",
 }
 
 

@@ -38,6 +38,8 @@ from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder
 from kb_lsp.markdown import parse_markdown
 from kb_lsp.memory import release_free_memory
+from kb_lsp.metadata import FileMetadata, extract_metadata
+from kb_lsp.metadata.cards import card_hash, card_text
 from kb_lsp.records import SyncProgress, SyncReport
 from kb_lsp.store import FileRecord, NewChunk, Store
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
@@ -69,6 +71,8 @@ def text_hash(heading: str, text: str) -> str:
 class _Written:
     record: FileRecord
     chunks: list[NewChunk]
+    metadata: FileMetadata
+    card: tuple[str, str] | None = None  # (hash, text) of the note card
 
 
 @dataclass
@@ -185,6 +189,9 @@ class Indexer:
             if progress:
                 progress(SyncProgress(done, total, entry.path))
         self._write(batch)
+        if report.files_added or report.files_changed or report.files_removed:
+            # Links resolve by name: any change can move anchor text between notes.
+            self.store.refresh_anchors()
 
         if paths is None and not report.cancelled:
             self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
@@ -285,20 +292,27 @@ class Indexer:
                     end_line=chunk.end_line,
                 )
             )
+        metadata = extract_metadata(doc, entry.path)
+        title = metadata.title or doc.title
+        card = card_text(title, metadata.description, metadata.aliases)
         record = FileRecord(
             path=entry.path,
             size=len(raw),
             mtime_ns=entry.mtime_ns,
             sha256=sha,
-            title=doc.title,
+            title=title,
             chunk_count=len(chunks),
             state="pending",
         )
-        return _Written(record, chunks)
+        return _Written(record, chunks, metadata, (card_hash(card), card) if card else None)
 
     def _write(self, batch: list[_Written]) -> None:
         if batch:
-            self.store.write_texts([(w.record, w.chunks) for w in batch])
+            self.store.write_texts(
+                [(w.record, w.chunks) for w in batch],
+                metadata={w.record.path: w.metadata for w in batch},
+                cards={w.record.path: w.card for w in batch if w.card is not None},
+            )
             log.debug("Wrote the text of %d files", len(batch))
 
     # --- phase 2: vectors -----------------------------------------------------------------
@@ -360,11 +374,27 @@ class Indexer:
                     if last_page:
                         break
             flush()
+            self._embed_cards(cancel)
             self.store.repair_vectors()  # stray ids left by an earlier crash
         finally:
             self.vectors_in_flight = 0
             self._file_chunks = {}
         return report
+
+    def _embed_cards(self, cancel: threading.Event | None) -> None:
+        """The vectors of note cards (`metadata/cards.py`) not embedded yet, in batches."""
+        missing = self.store.missing_card_vectors()
+        for start in range(0, len(missing), EMBED_BATCH):
+            if cancel is not None and cancel.is_set():
+                return
+            part = missing[start : start + EMBED_BATCH]
+            embedded = self.embedder.embed_documents([text for _, text in part])
+            self.store.store_vectors(
+                {
+                    digest: np.asarray(vector, dtype=np.float32)
+                    for (digest, _), vector in zip(part, embedded, strict=True)
+                }
+            )
 
     def _add_page(
         self, batch: _VectorBatch, path: str, page: list[tuple[str, str, str, str]]

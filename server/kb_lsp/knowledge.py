@@ -24,11 +24,16 @@ from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder, make_embedder
 from kb_lsp.indexer import Indexer
 from kb_lsp.memory import release_free_memory
+from kb_lsp.metadata.filters import Node as FilterNode
+from kb_lsp.metadata.filters import combine, parse_filter, split_query
+from kb_lsp.metadata.schema import TOP_VALUES, build_schema
 from kb_lsp.protocol import (
+    FileProblem,
     IndexProgress,
     IndexState,
     IndexStatus,
     LlmStatus,
+    SchemaResponse,
     SearchHit,
     SearchMode,
     SkippedFile,
@@ -40,13 +45,15 @@ from kb_lsp.records import (
     SyncProgress,
     SyncReport,
 )
-from kb_lsp.search import Searcher, SearchSource
+from kb_lsp.related import NotIndexed, outgoing_links, related_files
+from kb_lsp.search import Searcher, SearchSource, query_terms
 from kb_lsp.store import FileRecord, Store, store_dir_for
 from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
 
 __all__ = [
     "FileInfo",
     "KnowledgeBase",
+    "NotIndexed",
     "ReadOnlyStore",
     "StoredChunk",
     "SyncProgress",
@@ -237,26 +244,77 @@ class KnowledgeBase:
         limit: int = 10,
         paths: list[str] | None = None,
         mode: SearchMode = "hybrid",
+        filter: str | None = None,
     ) -> list[SearchHit]:
-        """The numbered list (n = 1..), best first, grouped by file, thresholded."""
+        """The numbered list (n = 1..), best first, grouped by file, thresholded.
+
+        `filter` (the metadata filter language) and any filter typed in `query` itself
+        (`payments tag:runbook`) keep files before ranking; a query that is only a filter
+        lists the files it keeps, most recently modified first. Raises `FilterError`
+        (a `ValueError` with the offending character) for a malformed filter.
+        """
+        text, node = self.parse_query(query, filter)
+        sources = [index.source for index in self._snapshot()]
+        if node is not None and not query_terms(text):
+            return self.searcher.list_matching(sources, node, limit=limit, paths=paths)
         return self.searcher.search(
-            [index.source for index in self._snapshot()],
-            query,
+            sources,
+            text,
             limit=limit,
             threshold=self.settings.search.threshold,
             paths=paths,
             mode=mode,
+            filter=node,
         )
+
+    def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
+        """The words of `query` and the filter (`filter` AND the one typed in `query`)."""
+        explicit = parse_filter(filter) if filter and filter.strip() else None
+        if not any(mark in query for mark in ":<>=("):
+            return query, explicit
+        split = split_query(query, self.field_names())
+        return split.text, combine(explicit, split.filter)
+
+    def field_names(self) -> set[str]:
+        """Every metadata field some indexed file has."""
+        names: set[str] = set()
+        for index in self._snapshot():
+            names |= index.store.field_names()
+        return names
+
+    def schema(self, top: int = TOP_VALUES) -> SchemaResponse:
+        """The metadata fields of every root: types, file counts, frequent values."""
+        roots = self._snapshot()
+        files = sum(index.store.counts()[0] for index in roots)
+        return build_schema(files, [index.store.field_summaries(top * 4) for index in roots], top)
 
     def search_in_file(self, path: str, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The best passages of one file (one hit per chunk, not grouped)."""
         index, relative = self._locate(path)
         return self.searcher.passages(index.source, relative, query, limit=limit)
 
+    def related(
+        self, path: str, *, limit: int = 10, exclude_linked: bool = False
+    ) -> list[SearchHit]:
+        """The files nearest to `path` by meaning, from stored vectors (`related.py`):
+        numbered, best first, without the file itself and, with `exclude_linked`, without
+        the files it links to. Raises `NotIndexed` for a file that is not in the index and
+        `PathOutsideWorkspace` for a path outside every root."""
+        index, relative = self._locate(path)
+        index.workspace.resolve_inside(relative)
+        sources = [root.source for root in self._snapshot()]
+        exclude: frozenset[tuple[str, str]] = frozenset()
+        if exclude_linked:
+            text = "\n\n".join(chunk.text for chunk in index.store.chunks_of(relative))
+            linked = outgoing_links(text, relative, index.store.manifest())
+            exclude = frozenset((index.source.root, p) for p in linked)
+        return related_files(sources, index.source, relative, limit=limit, exclude=exclude)
+
     def status(self, *, pending: int = 0, llm: LlmStatus | None = None) -> IndexStatus:
         roots = self._snapshot()
         files = chunks = ready = with_text = 0
         skipped: list[SkippedFile] = []
+        problems: list[FileProblem] = []
         for index in roots:
             f, c = index.store.counts()
             files += f
@@ -266,6 +324,10 @@ class KnowledgeBase:
             with_text += written
             skipped += [
                 SkippedFile(path=index.prefix + p, reason=r) for p, r in index.store.skipped()
+            ]
+            problems += [
+                FileProblem(path=index.prefix + p.path, line=p.line, message=p.message)
+                for p in index.store.problems()
             ]
         state: IndexState = "indexing" if self._syncing or pending else "ready"
         message = None
@@ -282,6 +344,7 @@ class KnowledgeBase:
             read_only=self.read_only,
             roots=[str(index.root) for index in roots],
             skipped=skipped,
+            problems=problems,
             message=message,
             progress=self._index_progress(),
             keyword_complete=not self._keyword_incomplete
@@ -308,10 +371,15 @@ class KnowledgeBase:
         spec = pathspec.GitIgnoreSpec.from_lines([pattern]) if pattern else None
         out = []
         for index in self._snapshot():
-            for record in index.store.manifest().values():
-                shown = index.prefix + record.path
-                if spec is None or spec.match_file(shown):
-                    out.append(self._info(index, record))
+            records = [
+                record
+                for record in index.store.manifest().values()
+                if spec is None or spec.match_file(index.prefix + record.path)
+            ]
+            cards = index.store.note_cards(r.path for r in records)
+            for record in records:
+                card = cards.get(record.path)
+                out.append(self._info(index, record, card.aliases if card else ()))
         return sorted(out, key=lambda info: info.path)
 
     def file_info(self, path: str) -> FileInfo | None:
@@ -320,7 +388,10 @@ class KnowledgeBase:
         except PathOutsideWorkspace:
             return None
         record = index.store.file(relative)
-        return None if record is None else self._info(index, record)
+        if record is None:
+            return None
+        card = index.store.note_cards([relative]).get(relative)
+        return self._info(index, record, card.aliases if card else ())
 
     def chunks_of(self, path: str) -> list[StoredChunk]:
         index, relative = self._locate(path)
@@ -386,7 +457,7 @@ class KnowledgeBase:
         return roots[0], cleaned
 
     @staticmethod
-    def _info(index: RootIndex, record: FileRecord) -> FileInfo:
+    def _info(index: RootIndex, record: FileRecord, aliases: tuple[str, ...] = ()) -> FileInfo:
         return FileInfo(
             path=index.prefix + record.path,
             root=str(index.root),
@@ -395,6 +466,7 @@ class KnowledgeBase:
             chunks=record.chunk_count,
             size=record.size,
             sha256=record.sha256,
+            aliases=aliases,
         )
 
 

@@ -70,6 +70,15 @@ class Chunk:
 class ParsedDocument:
     title: str
     chunks: list[Chunk]
+    # What the metadata extractor (`kb_lsp.metadata`) reads besides the chunks: the
+    # file's lines (line breaks normalised), its front matter's YAML and the line that
+    # YAML starts on, the first body line, and the [start, end) line ranges of code and
+    # HTML blocks (no tags or links in there).
+    lines: tuple[str, ...] = ()
+    front_matter: str | None = None
+    front_matter_line: int = 0
+    body_start: int = 0
+    code_ranges: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -124,7 +133,21 @@ def parse_markdown(
                         end_line=piece_last,
                     )
                 )
-    return ParsedDocument(title=_cut(title, MAX_HEADING), chunks=chunks)
+    code = tuple(
+        (int(t.map[0]), int(t.map[1]))
+        for t in tokens
+        if t.map and t.type in ("fence", "code_block", "html_block")
+    )
+    front = tokens[0] if tokens and tokens[0].type == "front_matter" else None
+    return ParsedDocument(
+        title=_cut(title, MAX_HEADING),
+        chunks=chunks,
+        lines=tuple(lines),
+        front_matter=front.content if front is not None else None,
+        front_matter_line=1 if front is not None else 0,
+        body_start=body_start,
+        code_ranges=code,
+    )
 
 
 def _capped(

@@ -29,6 +29,9 @@ REINDEX = "kb/reindex"
 # exists (kb/related: the editor issue; kb/schema: the metadata issue).
 RELATED = "kb/related"
 SCHEMA = "kb/schema"
+# Pause, resume or cancel the running sync (the panel's and the progress notification's
+# buttons); joins REQUESTS with its handler.
+INDEX_CONTROL = "kb/indexControl"
 
 INDEX_CHANGED = "kb/indexChanged"
 ASK_EVENT = "kb/askEvent"
@@ -54,6 +57,7 @@ SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
 IndexPhase = Literal["scanning", "keyword", "vectors"]
+IndexAction = Literal["pause", "resume", "cancel"]
 # "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
 StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
 # How an answer was made: "agent" (the model called tools), "grounded" (retrieve, grade,
@@ -142,16 +146,28 @@ class IndexStatus(_Payload):
     read_only: bool = Field(default=False, alias="readOnly")
     roots: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
+    # Files indexed with a problem worth fixing (malformed front matter), with its line.
+    problems: list[FileProblem] = Field(default_factory=list)
     message: str | None = None
     progress: IndexProgress | None = None
     # Keyword search covers every file once the text pass is done; vectors follow.
     keyword_complete: bool = Field(default=True, alias="keywordComplete")
     vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0, alias="vectorsReady")
+    # The user paused indexing (kb/indexControl): changes queue until it is resumed.
+    paused: bool = False
 
 
 class SkippedFile(_Payload):
     path: str
     reason: str
+
+
+class FileProblem(_Payload):
+    """Something wrong in an indexed file (the file is still indexed)."""
+
+    path: str
+    line: int  # 0-based, as LSP positions
+    message: str
 
 
 # --- kb/search ------------------------------------------------------------------------------
@@ -186,6 +202,9 @@ class SearchHit(_Payload):
     heading: str
     range: Range
     meta: HitMeta | None = None
+    # Words of `snippet` to highlight, as they appear there: the query's distinctive
+    # words (no stopwords, no word most passages contain). Clients mark exactly these.
+    marks: list[str] = Field(default_factory=list)
 
 
 class SearchResponse(_Payload):
@@ -279,6 +298,10 @@ class RelatedParams(_Params):
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     # Leave out files the given file already links to.
     exclude_linked: StrictBool = Field(default=False, alias="excludeLinked")
+    # Make the list this client's numbered list (`kb/openResult`, "file 2" in an ask), as a
+    # search does. A panel that refreshes related notes on its own sends false, so the
+    # user's last search stays the list "file N" means.
+    numbered: StrictBool = True
 
 
 class RelatedResponse(_Payload):
@@ -319,6 +342,10 @@ class ReindexParams(_Params):
     full: StrictBool = False
 
 
+class IndexControlParams(_Params):
+    action: IndexAction
+
+
 # Each method's params and result, and each notification's params (the typed `request()`
 # of the extension is checked against these).
 REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
@@ -328,6 +355,7 @@ REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     SUMMARIZE: (SummarizeParams, SummarizeResponse),
     STATUS: (StatusParams, IndexStatus),
     REINDEX: (ReindexParams, IndexStatus),
+    INDEX_CONTROL: (IndexControlParams, IndexStatus),
     RELATED: (RelatedParams, RelatedResponse),
     SCHEMA: (SchemaParams, SchemaResponse),
 }

@@ -67,3 +67,4 @@ class FileInfo:
     chunks: int
     size: int
     sha256: str
+    aliases: tuple[str, ...] = ()  # front-matter aliases: names people use for the file

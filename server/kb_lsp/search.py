@@ -13,15 +13,20 @@ How a query becomes the numbered list:
 3. Files are scored by their best chunk plus how well the query names the file
    (file name and title); files below the threshold are dropped; the rest are numbered.
 
-The label is `filename match` when most of the query's words are in the file's name or
-title, else `context match`. The weights and the default threshold were chosen with
-`python -m bench quality` on the FastAPI docs query set (see README, "Search quality").
+The label says what a reader takes it to mean: `filename match` when the query's words
+(all of them, or at least two and half) are in the file's path — its file or folder
+names — else `context match`; a title or heading holding the query ranks the file high
+but is a context match. Snippets are plain text from `snippets.py`, starting at the
+sentence with the most query words; `marks` are the words in them worth highlighting.
+The weights and the default threshold were chosen with `python -m bench quality` on the
+FastAPI docs query set (see README, "Search quality").
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -29,9 +34,13 @@ import numpy as np
 import pathspec
 
 from kb_lsp.embeddings import Embedder
+from kb_lsp.metadata.cards import Card
+from kb_lsp.metadata.filters import Node as FilterNode
+from kb_lsp.metadata.hits import hit_meta
 from kb_lsp.protocol import Label, Range, SearchHit, SearchMode
 from kb_lsp.records import StoredChunk
-from kb_lsp.store import Store
+from kb_lsp.snippets import inline_text, readable_blocks
+from kb_lsp.store import FileRecord, Store, chunk_id
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -238,12 +247,32 @@ class Fusion:
     # above it is stretched to [0, 1] so the weights act on a comparable scale.
     cosine_floor: float = 0.1
     cosine_ceiling: float = 0.7
+    # Note-level evidence (`metadata/cards.py`). A note's card — its title, aliases and
+    # front-matter description, embedded on their own — is scored like a chunk standing
+    # at the page's start, times `description` (0 leaves cards out). `anchors`: weight of
+    # the share of the query found in the texts of links pointing at the note (distinct
+    # texts, each linking note once, so a hub page gains no more than any other page).
+    description: float = 1.0
+    anchors: float = 0.15
+    # The topic page: the share of the query, each word weighted by how rare it is in the
+    # index (idf), that the file's title, name, aliases or description hold. "how do I add
+    # CORS" is about CORS, not about adding: the CORS page beats pages that mention both.
+    # It orders files, but is not relevance: the threshold compares scores without it.
+    topic: float = 0.15
+    # A file matched by name or by its card shows its page start, unless a passage beats
+    # the start by this much.
+    page_start_margin: float = 0.1
 
 
 DEFAULT_FUSION = Fusion()
 
-# `_name_share` at or above this labels a file `filename match`.
+# `_path_share` at or above this labels a file `filename match`.
 FILENAME_MATCH = 0.5
+# A query word in more than this share of all chunks is not highlighted in snippets.
+COMMON_SHARE = 0.2
+# Notes that their aliases, description or incoming anchor text match, joining the
+# candidates of a query.
+CARD_CANDIDATES = 20
 
 
 @dataclass(frozen=True)
@@ -284,6 +313,12 @@ class _FileScore:
     name_share: float
     chunks: list[_Candidate] = field(default_factory=list)
     raw: float = 0.0
+    card: Card | None = None
+    card_score: float = 0.0
+    card_matched: frozenset[str] = frozenset()
+    anchor_share: float = 0.0
+    topic_share: float = 0.0
+    shown: _Candidate | None = None  # what the hit shows and jumps to, when not `best`
 
 
 class Searcher:
@@ -300,11 +335,45 @@ class Searcher:
         threshold: float = 0.0,
         paths: list[str] | None = None,
         mode: SearchMode = "hybrid",
+        filter: FilterNode | None = None,
     ) -> list[SearchHit]:
-        ranked = self._rank_files(sources, query, limit, paths, mode)
+        """The numbered list for `query`, among the files `paths` (globs) and `filter`
+        (metadata) keep: both restrict the candidates before ranking."""
+        ranked = self._rank_files(sources, query, limit, paths, mode, filter)
         kept = [f for f in ranked if f.score >= threshold][:limit]
         terms = query_terms(query)
-        return [self._hit(n, f, terms) for n, f in enumerate(kept, start=1)]
+        marked = self._marked_terms(sources, terms) if kept else []
+        hits = [self._hit(n, f, terms, marked=marked) for n, f in enumerate(kept, start=1)]
+        return _with_meta(hits, kept)
+
+    def list_matching(
+        self,
+        sources: Sequence[SearchSource],
+        filter: FilterNode,
+        *,
+        limit: int = 10,
+        paths: list[str] | None = None,
+    ) -> list[SearchHit]:
+        """A filter without words (`tag:payments`): the files it keeps, most recently
+        modified first, each shown from its start."""
+        found: list[tuple[int, str, SearchSource, FileRecord]] = []
+        for source in sources:
+            manifest = source.store.manifest()
+            for path in self._allowed_paths(source, paths, filter) or []:
+                record = manifest.get(path)
+                if record is not None:
+                    found.append((record.mtime_ns, source.display(path), source, record))
+        found.sort(key=lambda item: (-item[0], item[1]))
+        kept: list[_FileScore] = []
+        for _, _, source, record in found:
+            if len(kept) >= limit:
+                break
+            chunks = source.store.chunks_of(record.path)[:1]
+            if chunks:
+                cand = _Candidate(source, chunks[0])
+                kept.append(_FileScore(source, record.path, record.title, cand, 1.0, 0.0))
+        hits = [self._hit(n, f, [], "context match") for n, f in enumerate(kept, start=1)]
+        return _with_meta(hits, kept)
 
     def passages(
         self,
@@ -331,8 +400,15 @@ class Searcher:
             cand.score = self._chunk_score(cand, terms, title, path, "hybrid")
         best = sorted(candidates, key=lambda c: -c.score)
         kept = [c for c in best if c.score >= threshold][:limit]
+        marked = self._marked_terms([source], terms) if kept else []
         return [
-            self._hit(n, _FileScore(source, path, title, c, c.score, 0.0), terms, "context match")
+            self._hit(
+                n,
+                _FileScore(source, path, title, c, c.score, 0.0),
+                terms,
+                "context match",
+                marked=marked,
+            )
             for n, c in enumerate(kept, start=1)
         ]
 
@@ -345,6 +421,7 @@ class Searcher:
         limit: int,
         paths: list[str] | None,
         mode: SearchMode,
+        filter: FilterNode | None = None,
     ) -> list[_FileScore]:
         terms = query_terms(query)
         if not terms:
@@ -355,8 +432,10 @@ class Searcher:
         candidates: dict[tuple[str, str], _Candidate] = {}
         keyword_order: list[tuple[float, tuple[str, str]]] = []
 
+        allowed_by_root: dict[str, list[str] | None] = {}
         for source in sources:
-            allowed = self._allowed_paths(source, paths)
+            allowed = self._allowed_paths(source, paths, filter)
+            allowed_by_root[source.root] = allowed
             if mode in ("hybrid", "semantic"):
                 for hit in source.store.vector_search(vector, k, allowed):
                     key = (source.root, hit.chunk_id)
@@ -370,6 +449,7 @@ class Searcher:
                     candidates.setdefault(key, _Candidate(source, _placeholder(kw.path)))
                     candidates[key].snippet = kw.snippet
                     keyword_order.append((kw.bm25, key))
+        card_ranks = self._card_candidates(sources, candidates, match, allowed_by_root, mode)
         if not candidates:
             return []
 
@@ -422,21 +502,144 @@ class Searcher:
                 current.chunks.append(cand)
                 if cand.score > current.best.score:
                     current.best = cand
+        if mode != "semantic":
+            self._score_cards(sources, files, terms, vector, card_ranks, mode)
+            if self.fusion.topic > 0:
+                self._topic_shares(sources, files.values(), terms)
         for file in files.values():
             if mode == "semantic":
                 file.score = file.best.score
                 continue
-            spread = frozenset().union(*(c.matched for c in file.chunks))
-            extra = (len(spread) - len(file.best.matched)) / len(terms)
+            spread = frozenset().union(file.card_matched, *(c.matched for c in file.chunks))
+            evidence = max(file.best.score, file.card_score)
+            matched = file.best.matched if file.best.score >= file.card_score else file.card_matched
+            extra = (len(spread) - len(matched)) / len(terms)
             # Ordered by the raw sum; shown (and thresholded) capped at 1, so files that
-            # all reach the cap on a one-word query still come in order of evidence.
-            file.raw = (
-                file.best.score
+            # all reach the cap on a one-word query still come in order of evidence. The
+            # topic share orders (which page is *the* page for the query) but adds no
+            # relevance: the threshold does not let a title word alone through.
+            relevance = (
+                evidence
                 + self.fusion.name * file.name_share
                 + self.fusion.file_coverage * extra
+                + self.fusion.anchors * file.anchor_share
             )
-            file.score = min(1.0, file.raw)
-        return sorted(files.values(), key=lambda f: (-max(f.score, f.raw), f.path))
+            file.raw = relevance + self.fusion.topic * file.topic_share
+            file.score = min(1.0, relevance)
+        ordered = sorted(files.values(), key=lambda f: (-max(f.score, f.raw), f.path))
+        if mode != "semantic":
+            for file in ordered[: limit * 2]:
+                self._choose_shown(file, terms, vector, mode, rare)
+        return ordered
+
+    # --- note-level evidence ---------------------------------------------------------------
+
+    def _card_candidates(
+        self,
+        sources: Sequence[SearchSource],
+        candidates: dict[tuple[str, str], _Candidate],
+        match: str,
+        allowed_by_root: dict[str, list[str] | None],
+        mode: SearchMode,
+    ) -> dict[tuple[str, str], int]:
+        """Files that only their aliases, description or incoming anchor texts match join
+        the candidates (their first chunk stands for them); returns their card ranks."""
+        ranks: dict[tuple[str, str], int] = {}
+        f = self.fusion
+        if mode == "semantic" or (f.description <= 0 and f.anchors <= 0):
+            return ranks
+        for source in sources:
+            named = source.store.matching_notes(
+                match, CARD_CANDIDATES, allowed_by_root.get(source.root)
+            )
+            have = {c.chunk.path for (root, _), c in candidates.items() if root == source.root}
+            for rank, path in enumerate(named):
+                ranks[(source.root, path)] = rank
+                if path in have:
+                    continue
+                first = source.store.chunks_of(path)[:1]
+                if first:
+                    key = (source.root, chunk_id(path, first[0].index))
+                    candidates[key] = _Candidate(source, first[0])
+        return ranks
+
+    def _score_cards(
+        self,
+        sources: Sequence[SearchSource],
+        files: dict[tuple[str, str], _FileScore],
+        terms: Sequence[str],
+        vector: np.ndarray,
+        card_ranks: dict[tuple[str, str], int],
+        mode: SearchMode,
+    ) -> None:
+        f = self.fusion
+        if f.description <= 0 and f.anchors <= 0:
+            return
+        for source in sources:
+            mine = [file for (root, _), file in files.items() if root == source.root]
+            cards = source.store.note_cards(file.path for file in mine)
+            hashes = [c.card_hash for c in cards.values() if c.card_hash]
+            vectors = source.store.cached_vectors(hashes) if mode != "keyword" else {}
+            for file in mine:
+                card = cards.get(file.path)
+                if card is None:
+                    continue
+                file.card = card
+                if card.aliases:
+                    file.name_share = max(file.name_share, _alias_share(terms, card.aliases))
+                if f.anchors > 0 and card.anchors:
+                    found = _word_stems(" ".join(card.anchors))
+                    file.anchor_share = sum(t in found for t in terms) / len(terms)
+                if f.description <= 0 or not (card.description or card.aliases):
+                    continue
+                haystack = _word_stems(
+                    f"{file.title}\n{' '.join(card.aliases)}\n{card.description}"
+                )
+                file.card_matched = frozenset(t for t in terms if t in haystack)
+                coverage = len(file.card_matched) / len(terms)
+                rank = card_ranks.get((source.root, file.path))
+                rank_score = 1.0 / (1.0 + rank / 5.0) if rank is not None else 0.0
+                if mode == "keyword":
+                    score = 0.7 * coverage + 0.3 * rank_score
+                else:
+                    stored = vectors.get(card.card_hash or "")
+                    cosine = float(np.dot(stored, vector)) if stored is not None else 0.0
+                    stretched = float(
+                        np.clip(
+                            (cosine - f.cosine_floor) / (f.cosine_ceiling - f.cosine_floor), 0, 1
+                        )
+                    )
+                    score = f.cosine * stretched + f.coverage * coverage + f.rank * rank_score
+                file.card_score = f.description * score
+
+    def _choose_shown(
+        self,
+        file: _FileScore,
+        terms: Sequence[str],
+        vector: np.ndarray,
+        mode: SearchMode,
+        rare: frozenset[str],
+    ) -> None:
+        """The topic page first: a file matched by its name (or by most of the query's
+        weight, `topic_share`) or by its card shows (and jumps to) its start, unless a
+        passage beats the start by `page_start_margin`."""
+        card_won = file.card_score > file.best.score
+        named = file.name_share >= FILENAME_MATCH or file.topic_share >= FILENAME_MATCH
+        if not card_won and not named:
+            return
+        first = next((c for c in file.chunks if c.chunk.index == 0), None)
+        if first is None:
+            chunks = file.source.store.chunks_of(file.path)[:1]
+            if not chunks:
+                return
+            first = _Candidate(file.source, chunks[0])
+            if mode != "keyword":
+                self._fill_cosines(file.source, [first], vector)
+            first.score = self._chunk_score(first, terms, file.title, file.path, mode, rare)
+        if first is file.best:
+            return
+        if card_won or file.best.score <= first.score + self.fusion.page_start_margin:
+            file.shown = first
 
     def _chunk_score(
         self,
@@ -481,6 +684,30 @@ class Searcher:
         exact_rare = coverage == 1.0 and bool(cand.matched & rare)
         return f.cosine * cosine + f.coverage * coverage + f.rank * rank_score + f.rare * exact_rare
 
+    def _topic_shares(
+        self,
+        sources: Sequence[SearchSource],
+        files: Iterable[_FileScore],
+        terms: Sequence[str],
+    ) -> None:
+        """Each file's idf-weighted share of the query held by its names (`Fusion.topic`)."""
+        chunks = 0
+        found: dict[str, int] = {}
+        for source in sources:
+            chunks += source.store.counts()[1]
+            for term, count in source.store.term_chunk_counts(terms).items():
+                found[term] = found.get(term, 0) + count
+        weights = {t: math.log((chunks + 1) / (found.get(t, 0) + 1)) + 1.0 for t in terms}
+        total = sum(weights.values())
+        if total <= 0:
+            return
+        for file in files:
+            card = file.card
+            names = _word_stems(PurePosixPath(file.path).stem) | _word_stems(file.title)
+            if card is not None:
+                names |= _word_stems(" ".join(card.aliases)) | _word_stems(card.description)
+            file.topic_share = sum(w for t, w in weights.items() if t in names) / total
+
     def _rare_terms(self, sources: Sequence[SearchSource], terms: Sequence[str]) -> frozenset[str]:
         chunks = 0
         found: dict[str, int] = {}
@@ -490,6 +717,21 @@ class Searcher:
                 found[term] = found.get(term, 0) + count
         limit = max(self.fusion.rare_min, self.fusion.rare_share * chunks)
         return frozenset(term for term, count in found.items() if 0 < count <= limit)
+
+    @staticmethod
+    def _marked_terms(sources: Sequence[SearchSource], terms: Sequence[str]) -> list[str]:
+        """The query terms worth highlighting in snippets: not the ones most passages
+        contain ("add" and "use" in a programming manual mark half of every snippet), unless
+        every term is that common (then the query is about them)."""
+        chunks = 0
+        found: dict[str, int] = {}
+        for source in sources:
+            chunks += source.store.counts()[1]
+            for term, count in source.store.term_chunk_counts(terms).items():
+                found[term] = found.get(term, 0) + count
+        common = {term for term, count in found.items() if count > COMMON_SHARE * chunks}
+        distinctive = [term for term in terms if term not in common]
+        return distinctive or list(terms)
 
     def _fill_cosines(
         self, source: SearchSource, candidates: Sequence[_Candidate], vector: np.ndarray
@@ -504,21 +746,42 @@ class Searcher:
                 cand.has_vector = True
 
     @staticmethod
-    def _allowed_paths(source: SearchSource, globs: list[str] | None) -> list[str] | None:
-        if not globs:
-            return None
-        spec = pathspec.GitIgnoreSpec.from_lines(globs)
-        return [p for p in source.store.manifest() if spec.match_file(source.display(p))]
+    def _allowed_paths(
+        source: SearchSource, globs: list[str] | None, filter: FilterNode | None = None
+    ) -> list[str] | None:
+        """The paths of `source` that the globs and the filter keep; None for all."""
+        allowed: list[str] | None = None
+        if globs:
+            spec = pathspec.GitIgnoreSpec.from_lines(globs)
+            allowed = [p for p in source.store.manifest() if spec.match_file(source.display(p))]
+        if filter is not None:
+            matching = source.store.filter_paths(filter, source.prefix)
+            allowed = sorted(matching) if allowed is None else [p for p in allowed if p in matching]
+        return allowed
 
     # --- output ----------------------------------------------------------------------------
 
     def _hit(
-        self, n: int, file: _FileScore, terms: Sequence[str], label: Label | None = None
+        self,
+        n: int,
+        file: _FileScore,
+        terms: Sequence[str],
+        label: Label | None = None,
+        *,
+        marked: Sequence[str] = (),
     ) -> SearchHit:
-        chunk = file.best.chunk
+        shown = file.shown or file.best
+        chunk = shown.chunk
         absolute = PurePosixPath(file.source.root) / chunk.path
         if label is None:
-            label = "filename match" if file.name_share >= FILENAME_MATCH else "context match"
+            # The label is about the path (and aliases) only: a title or heading that
+            # holds the query ranks the file high (`_name_share`) but is a context match.
+            # A front-matter alias is a name of the file too.
+            named = _path_share(terms, chunk.path) >= FILENAME_MATCH or (
+                file.card is not None and _alias_share(terms, file.card.aliases) >= FILENAME_MATCH
+            )
+            label = "filename match" if named else "context match"
+        snippet = self._snippet(file, shown, terms, marked)
         return SearchHit(
             n=n,
             uri=_file_uri(str(absolute)),
@@ -527,10 +790,40 @@ class Searcher:
             title=file.title,
             label=label,
             score=round(file.score, 4),
-            snippet=make_snippet(chunk.text, terms, file.best.snippet),
+            snippet=snippet,
             heading=chunk.heading,
             range=Range.of_lines(chunk.start_line, chunk.end_line),
+            marks=snippet_marks(snippet, marked),
         )
+
+    @staticmethod
+    def _snippet(
+        file: _FileScore, shown: _Candidate, terms: Sequence[str], marked: Sequence[str]
+    ) -> str:
+        # A note that won on its card is best described by its own description.
+        if file.card is not None and file.card.description and file.card_score > file.best.score:
+            return make_snippet(file.card.description, terms, None, distinctive=marked)
+        return make_snippet(shown.chunk.text, terms, shown.snippet, distinctive=marked)
+
+
+def _alias_share(terms: Sequence[str], aliases: Sequence[str]) -> float:
+    """How strongly the query names a note by one of its aliases (as `_name_share`)."""
+    return max((_name_share(terms, alias, "") for alias in aliases), default=0.0)
+
+
+def _with_meta(hits: list[SearchHit], files: Sequence[_FileScore]) -> list[SearchHit]:
+    """Each hit with its file's key metadata (`SearchHit.meta`)."""
+    by_store: dict[int, tuple[Store, list[str]]] = {}
+    for file in files:
+        by_store.setdefault(id(file.source.store), (file.source.store, []))[1].append(file.path)
+    metas = {}
+    for store, paths in by_store.values():
+        for path, meta in hit_meta(store, paths).items():
+            metas[(id(store), path)] = meta
+    return [
+        hit.model_copy(update={"meta": metas.get((id(file.source.store), file.path))})
+        for hit, file in zip(hits, files, strict=True)
+    ]
 
 
 def _placeholder(path: str) -> StoredChunk:
@@ -538,15 +831,26 @@ def _placeholder(path: str) -> StoredChunk:
 
 
 def _name_share(terms: Sequence[str], title: str, path: str) -> float:
-    """How strongly the query names the file (0..1) from its name and title.
+    """How strongly the query names the file (0..1) from its name and title: a ranking
+    signal (the label asks `_path_share`)."""
+    folders = " ".join(PurePosixPath(path).parent.parts)
+    return _share(
+        terms, _word_stems(PurePosixPath(path).stem) | _word_stems(title) | _word_stems(folders)
+    )
 
-    All of the query's words in the name or title is a full match; at least two words
-    and half of them is a good one; a single shared word of a longer query ("payment
-    system" vs "Deploy checklist: payments service") says little and counts a third.
-    """
+
+def _path_share(terms: Sequence[str], path: str) -> float:
+    """How strongly the query names the file's path: its file and folder names."""
+    folders = PurePosixPath(path).parent.parts
+    return _share(terms, _word_stems(PurePosixPath(path).stem) | _word_stems(" ".join(folders)))
+
+
+def _share(terms: Sequence[str], names: set[str]) -> float:
+    """All of the query's words among `names` is a full match; at least two words and half
+    of them is a good one; a single shared word of a longer query ("payment system" vs
+    "Deploy checklist: payments service") says little and counts a third."""
     if not terms:
         return 0.0
-    names = _word_stems(PurePosixPath(path).stem) | _word_stems(title)
     matched = sum(term in names for term in terms)
     share = matched / len(terms)
     if share >= 1.0 or (matched >= 2 and share >= 0.5):
@@ -560,16 +864,7 @@ def _file_uri(absolute: str) -> str:
     return Path(absolute).as_uri()
 
 
-_ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
-_MARKUP = re.compile(r"^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s?|\|)|[`*_]{1,3}")
-
-
-def _table_row(line: str) -> str:
-    """`| a | b |` reads as `a · b` in a one-line snippet."""
-    if not line.startswith("|"):
-        return line
-    cells = [cell.strip() for cell in line.strip("|").split("|")]
-    return " · ".join(cell for cell in cells if cell)
+_SENTENCE_ENDS = (".", "!", "?", ":", ";", "…")
 
 
 def _around_first_match(line: str, wanted: set[str], width: int) -> str:
@@ -588,34 +883,64 @@ def _around_first_match(line: str, wanted: set[str], width: int) -> str:
     return line
 
 
-def make_snippet(text: str, terms: Sequence[str], fts_snippet: str | None, width: int = 220) -> str:
-    """The most telling stretch of a chunk: the line with the most query words, cut to
-    `width` characters around them, Markdown markers removed."""
-    # Headings are shown separately (`heading`); the snippet is the passage itself.
-    lines = [line.strip() for line in text.splitlines() if not _ATX_HEADING.match(line)]
-    content = [
-        _MARKUP.sub("", _table_row(line)).strip()
-        for line in lines
-        if line and not line.startswith("```")
-    ]
-    content = [line for line in content if any(char.isalnum() for char in line)]
-    if not content:
-        return (fts_snippet or "").strip()[:width]
+def make_snippet(
+    text: str,
+    terms: Sequence[str],
+    fts_snippet: str | None,
+    width: int = 220,
+    *,
+    distinctive: Sequence[str] = (),
+) -> str:
+    """The most telling stretch of a chunk as one line of plain text (`snippets.py` says
+    what markup is removed): it starts at the sentence with the most `distinctive` query
+    words, then the most query words (or the first real sentence when none is there),
+    and runs on to about `width` characters, cut at a word."""
+    blocks = readable_blocks(text)
+    if not blocks:
+        return inline_text((fts_snippet or "").strip())[:width]
     wanted = set(terms)
+    telling = set(distinctive)
+    sentences = [
+        (b, i, s) for b, block in enumerate(blocks) for i, s in enumerate(block.sentences())
+    ]
 
-    def hits(line: str) -> int:
-        return len(_word_stems(line) & wanted)
+    def hits(sentence: str) -> int:
+        return len(_word_stems(sentence) & wanted)
 
-    best = max(range(len(content)), key=lambda i: (hits(content[i]), -i))
-    if hits(content[best]) == 0:
+    def rank(k: int) -> tuple[int, int, int]:
+        stems = _word_stems(sentences[k][2])
+        return (len(stems & telling), len(stems & wanted), -k)
+
+    best = max(range(len(sentences)), key=rank)
+    if hits(sentences[best][2]) == 0:
         # A semantic match without shared words: start at the first real sentence.
-        best = next((i for i, line in enumerate(content) if len(line) > 40), 0)
-    snippet = _around_first_match(content[best], wanted, width)
-    for extra in content[best + 1 :]:
+        best = next(
+            (k for k, (b, _, s) in enumerate(sentences) if len(s) > 40 and not blocks[b].code),
+            0,
+        )
+    # A sentence longer than the snippet (a long line without full stops) starts a little
+    # before its first query word rather than far away from it.
+    snippet = _around_first_match(sentences[best][2], wanted, width)
+    block = sentences[best][0]
+    for b, _, extra in sentences[best + 1 :]:
         if len(snippet) >= width:
             break
-        snippet += " " + extra
+        # Blocks that do not end a sentence (list items, table rows) need a visible break.
+        joiner = " — " if b != block and not snippet.endswith(_SENTENCE_ENDS) else " "
+        snippet += joiner + extra
+        block = b
     if len(snippet) > width:
         cut = snippet[:width].rsplit(" ", 1)[0]
-        snippet = cut + "…"
+        snippet = cut.rstrip(" ,;:·-–—") + "…"
     return snippet
+
+
+def snippet_marks(snippet: str, terms: Sequence[str]) -> list[str]:
+    """The words of `snippet` to highlight: those whose stem is one of `terms`, as they
+    are written there, each once, in order."""
+    wanted = set(terms)
+    marks: list[str] = []
+    for word in _WORD.findall(snippet):
+        if word not in marks and _word_stems(word) & wanted:
+            marks.append(word)
+    return marks

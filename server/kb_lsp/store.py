@@ -40,18 +40,25 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from filelock import FileLock, Timeout
 
+from kb_lsp.metadata import cards as note_cards
+from kb_lsp.metadata import tables as metadata_tables
+from kb_lsp.metadata.extract import FileMetadata
+from kb_lsp.metadata.filters import Node as FilterNode
+from kb_lsp.metadata.query import matching_paths
 from kb_lsp.records import ReadOnlyStore, StoredChunk
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 WRITER_LOCK = "writer.lock"  # in the store folder: held by the one process that writes
@@ -98,6 +105,10 @@ CREATE TABLE IF NOT EXISTS summaries (
     PRIMARY KEY (content_hash, model)
 );
 """
+
+# A restriction to files holding at least this share of the chunks is applied after an
+# unfiltered vector query deep enough for it (see `Store.vector_search`).
+OVERFETCH_SHARE = 0.1
 
 # BM25 column weights for (path, title, heading, text): a hit in a file's name or title
 # says more about the file than one word in a long passage.
@@ -193,10 +204,11 @@ class Store:
         self._write_db: sqlite3.Connection | None = None
         if not self.read_only:
             self._write_db = self._connect()
-            self._write_db.executescript(_SCHEMA)
+            self._write_db.executescript(_SCHEMA + metadata_tables.DDL)
         self._collection = self._open_collection(chroma_url)
         if not self.read_only:
             self._check_embedder()
+            self._check_metadata_version()
 
     # --- connections ---------------------------------------------------------------------
 
@@ -343,6 +355,16 @@ class Store:
 
     # --- meta ----------------------------------------------------------------------------
 
+    def _check_metadata_version(self) -> None:
+        """Files indexed by an older metadata extraction are read again by the next sync:
+        `pending` with an unknown hash (their vectors come from the cache)."""
+        if self.get_meta("metadata") == metadata_tables.METADATA_VERSION:
+            return
+        with self._writer() as db:
+            metadata_tables.recreate(db)
+            db.execute("UPDATE files SET state = 'pending', sha256 = ''")
+            self._set_meta(db, "metadata", metadata_tables.METADATA_VERSION)
+
     def get_meta(self, key: str) -> str | None:
         try:
             row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -440,9 +462,16 @@ class Store:
 
     # --- writing files -------------------------------------------------------------------
 
-    def write_texts(self, files: Sequence[tuple[FileRecord, Iterable[NewChunk]]]) -> None:
+    def write_texts(
+        self,
+        files: Sequence[tuple[FileRecord, Iterable[NewChunk]]],
+        metadata: dict[str, FileMetadata] | None = None,
+        cards: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
         """Phase 1 of a sync: replace the chunks and FTS rows of `files` in one transaction,
-        each file left `pending` (its vectors follow in phase 2, `upsert_vectors`).
+        each file left `pending` (its vectors follow in phase 2, `upsert_vectors`), with
+        their metadata when given (and each note card's text hash and text: its vector
+        follows in phase 2, `missing_card_vectors`).
 
         Chunk ids that the new version no longer has leave Chroma after the commit; ids it
         keeps may hold a vector of their old text until phase 2 overwrites them, which is
@@ -458,7 +487,10 @@ class Store:
                     row[0]
                     for row in db.execute("SELECT id FROM chunks WHERE path = ?", (record.path,))
                 }
-                self._delete_rows(db, record.path)
+                if old_ids:
+                    # The FTS delete scans the whole FTS table (chunk_id is UNINDEXED): a
+                    # new file, every file of a cold index, has nothing to delete.
+                    self._delete_rows(db, record.path)
                 count = 0
                 words = _path_words(record.path)
                 for chunk in chunks:
@@ -498,6 +530,9 @@ class Store:
                     ),
                 )
                 stale_ids.extend(old_ids)
+                if metadata is not None and record.path in metadata:
+                    card = (cards or {}).get(record.path)
+                    metadata_tables.write(db, record.path, metadata[record.path], card)
         self._chroma_delete(stale_ids)
 
     def pending_files(self) -> list[FileRecord]:
@@ -577,6 +612,7 @@ class Store:
                     row[0] for row in db.execute("SELECT id FROM chunks WHERE path = ?", (path,))
                 )
                 self._delete_rows(db, path)
+                metadata_tables.delete(db, path)
                 db.execute("DELETE FROM files WHERE path = ?", (path,))
                 db.execute("DELETE FROM skipped WHERE path = ?", (path,))
         self._chroma_delete(ids)
@@ -606,7 +642,15 @@ class Store:
     def forget_unused_vectors(self) -> None:
         """Drop cached vectors no chunk uses any more (after a sync, not during one)."""
         with self._writer() as db:
-            db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
+            db.execute(
+                "DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks) "
+                "AND text_hash NOT IN "
+                "(SELECT card_hash FROM note_cards WHERE card_hash IS NOT NULL)"
+            )
+
+    def missing_card_vectors(self) -> list[tuple[str, str]]:
+        """(hash, text) of the note cards whose vector is not stored yet."""
+        return self._read_metadata(note_cards.missing_vectors, [])
 
     def repair_vectors(self) -> int:
         """Make Chroma hold no id SQLite does not know and every id of a complete file;
@@ -733,22 +777,62 @@ class Store:
     def vector_search(
         self, vector: Sequence[float] | np.ndarray, k: int, paths: list[str] | None = None
     ) -> list[VectorHit]:
+        """The `k` chunks nearest to `vector`, among the chunks of `paths` when given.
+
+        With `paths` (a path glob or a metadata filter), the restriction runs inside the
+        vector query, so a selective filter still yields `k` candidates: a Chroma `where`
+        on the chunks' `path` when they are a small share of the files; otherwise
+        (a `$in` over thousands of paths is slow in Chroma) an unfiltered query deep
+        enough to hold `k` of them, kept to those files, falling back to `where` when it
+        holds fewer. Either way the result is the `k` nearest among those files.
+
+        The collection asked is the live one (module doc); when a rebuild dropped the one
+        this reader held meanwhile, the live one is asked again.
+        """
         if k <= 0:
             return []
-        where: dict[str, Any] | None = None
-        if paths is not None:
-            if not paths:
-                return []
-            where = {"path": {"$in": paths}} if len(paths) > 1 else {"path": paths[0]}
         query = np.asarray(vector, dtype=np.float32).tolist()
         try:
-            result = self._query(self._live(), query, k, where)
+            return self._nearest(self._live(), query, k, paths)
         except Exception:
             # A rebuild switched collections and dropped the one this reader held: the
             # live one is named in meta by then.
-            result = self._query(self._live(again=True), query, k, where)
-        if result is None:
+            return self._nearest(self._live(again=True), query, k, paths)
+
+    def _nearest(
+        self, collection: Any | None, query: list[float], k: int, paths: list[str] | None
+    ) -> list[VectorHit]:
+        if collection is None:
             return []
+        count = collection.count()
+        if count == 0:
+            return []
+        if paths is None:
+            return self._query_chroma(collection, query, min(k, count), None)
+        if not paths:
+            return []
+        wanted = set(paths)
+        share = self._file_share(wanted)
+        if share >= OVERFETCH_SHARE and len(wanted) > 1:
+            depth = min(count, max(4 * k, int(k / share * 1.5) + 1))
+            found = self._query_chroma(collection, query, depth, None)
+            hits = [h for h in found if h.path in wanted]
+            if len(hits) >= k or depth >= count:
+                return hits[:k]
+        where: dict[str, Any] = (
+            {"path": {"$in": paths}} if len(wanted) > 1 else {"path": next(iter(wanted))}
+        )
+        return self._query_chroma(collection, query, min(k, count), where)
+
+    def _query_chroma(
+        self, collection: Any, query: list[float], n: int, where: dict[str, Any] | None
+    ) -> list[VectorHit]:
+        result = collection.query(
+            query_embeddings=[query],
+            n_results=n,
+            where=where,
+            include=["distances", "metadatas"],
+        )
         rows = list(
             zip(result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True)
         )
@@ -764,28 +848,37 @@ class Store:
                 hits.append(VectorHit(cid, str(path), 1.0 - float(distance), digest))
         return hits
 
-    @staticmethod
-    def _query(
-        collection: Any | None, query: list[float], k: int, where: dict[str, Any] | None
-    ) -> Any | None:
-        if collection is None:
-            return None
-        count = collection.count()
-        if count == 0:
-            return None
-        return collection.query(
-            query_embeddings=[query],
-            n_results=min(k, count),
-            where=where,
-            include=["distances", "metadatas"],
-        )
+    def _file_share(self, paths: set[str]) -> float:
+        """The share of the indexed files that `paths` are (files hold chunks alike
+        enough for choosing how to restrict a query)."""
+        files = self.counts()[0]
+        return min(1.0, len(paths) / max(1, files))
 
     def keyword_search(
         self, match: str, k: int, paths: list[str] | None = None
     ) -> list[KeywordHit]:
-        """FTS5 BM25 over path, title, heading and text. `match` is an FTS5 query."""
+        """FTS5 BM25 over path, title, heading and text. `match` is an FTS5 query.
+
+        With `paths`, the best `k` among those files' chunks: for files holding a large
+        share of the index, an unrestricted query deep enough for that share, kept to
+        them (cheaper than naming thousands of paths), else the restriction in SQL.
+        """
         if not match:
             return []
+        if paths is not None:
+            if not paths:
+                return []
+            wanted = set(paths)
+            share = self._file_share(wanted)
+            if share >= OVERFETCH_SHARE:
+                depth = max(4 * k, int(k / share * 1.5) + 1)
+                hits = self._keyword_query(match, depth, None)
+                kept = [h for h in hits if h.path in wanted]
+                if len(kept) >= k or len(hits) < depth:
+                    return kept[:k]
+        return self._keyword_query(match, k, paths)
+
+    def _keyword_query(self, match: str, k: int, paths: list[str] | None) -> list[KeywordHit]:
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         sql = (
             f"SELECT chunk_id, bm25(chunks_fts, {weights}) AS score, "
@@ -794,8 +887,6 @@ class Store:
         )
         args: list[Any] = [match]
         if paths is not None:
-            if not paths:
-                return []
             sql += (
                 " AND chunk_id IN (SELECT id FROM chunks"
                 " WHERE path IN (SELECT value FROM json_each(?)))"
@@ -827,6 +918,57 @@ class Store:
             return {str(term): int(doc) for term, doc in rows}
         except sqlite3.OperationalError:  # an index made before the vocabulary table
             return {}
+
+    # --- metadata ------------------------------------------------------------------------
+
+    def _read_metadata(self, read: Callable[[sqlite3.Connection], T], default: T) -> T:
+        """A metadata read, or `default` when there is nothing to read: before the writer
+        made the tables (a read-only opener), or once the store is closed (its workspace
+        folder was removed while a search was running)."""
+        if self._closed:
+            return default
+        try:
+            return read(self._reader())
+        except (sqlite3.OperationalError, sqlite3.ProgrammingError) as err:
+            log.debug("metadata read failed: %s", err)
+            return default
+        except RuntimeError:
+            if self._closed:
+                return default
+            raise
+
+    def filter_paths(self, node: FilterNode, prefix: str = "") -> set[str]:
+        """The paths of the files a metadata filter keeps (`metadata/query.py`)."""
+        return self._read_metadata(lambda db: matching_paths(db, node, prefix), set())
+
+    def field_values(
+        self, paths: Sequence[str], fields: Sequence[str]
+    ) -> dict[str, dict[str, list[str]]]:
+        return self._read_metadata(lambda db: metadata_tables.values_of(db, paths, fields), {})
+
+    def field_names(self) -> set[str]:
+        return self._read_metadata(metadata_tables.field_names, set())
+
+    def field_summaries(self, top: int) -> list[metadata_tables.FieldSummary]:
+        return self._read_metadata(lambda db: metadata_tables.summarise(db, top), [])
+
+    def refresh_anchors(self) -> int:
+        """Re-resolve links and update incoming anchor texts (`metadata/cards.py`)."""
+        with self._writer() as db:
+            return note_cards.refresh_anchors(db)
+
+    def note_cards(self, paths: Iterable[str]) -> dict[str, note_cards.Card]:
+        wanted = list(paths)
+        return self._read_metadata(lambda db: note_cards.cards_of(db, wanted), {})
+
+    def matching_notes(self, match: str, k: int, allowed: list[str] | None) -> list[str]:
+        """Notes whose aliases, description or incoming anchor texts match `match`."""
+        if not match:
+            return []
+        return self._read_metadata(lambda db: note_cards.matching_notes(db, match, k, allowed), [])
+
+    def problems(self) -> list[metadata_tables.StoredProblem]:
+        return self._read_metadata(metadata_tables.problems, [])
 
     # --- summaries -----------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import hashlib
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
 
 from kb_lsp.agent import Agent, AskOutcome, InvalidInput
-from kb_lsp.agent.prompts import SYSTEM
+from kb_lsp.agent.prompts import SYSTEM, metadata_hint
 from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.knowledge import KnowledgeBase
@@ -408,8 +409,10 @@ def test_prompt_injection_in_a_document_changes_nothing(
 
     assert outcome.response.stop == "answer"
     assert before_digest() == before  # nothing on disk changed
+    # The system prompt is ours alone: the rules, then the metadata fields of the index.
+    system = SYSTEM.format(max_steps=7) + metadata_hint(kb.schema(), date.today())
     for request in ollama.chat_requests:
-        assert request["messages"][0] == {"role": "system", "content": SYSTEM.format(max_steps=7)}
+        assert request["messages"][0] == {"role": "system", "content": system}
         assert tool_names(request) == set(ALL_TOOLS)  # read-only tools, every turn
     shown = tool_messages(ollama.chat_requests[1])[-1]
     # The document's fake closing tag was defused: it cannot end the quotation early.

@@ -331,3 +331,22 @@ def test_fit_elides_old_tool_results_first_and_keeps_the_question() -> None:
     assert "earlier question" not in contents  # then old turns go
     assert contents[:2] == ["rules", "the question"]
     assert tight[-1]["content"].startswith("new page")  # cut, not dropped
+
+
+def test_search_knowledge_base_takes_a_metadata_filter(kb: KnowledgeBase) -> None:
+    result = run(toolbox(kb), "search_knowledge_base", query="payments", filter="folder:runbooks")
+    assert not result.error
+    assert result.hits and all(h.path.startswith("runbooks/") for h in result.hits)
+    bad = run(toolbox(kb), "search_knowledge_base", query="payments", filter="tag:a )")
+    assert bad.error and "character 7" in bad.text
+
+
+def test_the_system_prompt_lists_the_metadata_fields(kb: KnowledgeBase) -> None:
+    from datetime import date
+
+    from kb_lsp.agent.prompts import metadata_hint
+
+    hint = metadata_hint(kb.schema(), date(2026, 11, 20))
+    assert "Today is 2026-11-20" in hint
+    assert "- folder (string, " in hint and "payments (" in hint
+    assert "filter" in hint

@@ -77,6 +77,7 @@ def test_search_json_is_the_kb_search_result(workspace: Path, storage: Path) -> 
         "heading",
         "range",
         "meta",
+        "marks",
     }
     assert hit["path"] == "payments/germany-payments.md"
     assert set(payload["index"]) >= {

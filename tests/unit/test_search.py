@@ -1,4 +1,4 @@
-"""Hybrid search: numbering, labels, threshold, modes, filters, several roots."""
+"""Hybrid search: numbering, labels, marks, threshold, modes, filters, several roots."""
 
 from __future__ import annotations
 
@@ -63,6 +63,31 @@ def test_context_match_label(real_kb: KnowledgeBase) -> None:
     mexico = next(h for h in hits[:2] if h.path == "payments/mexico-payments.md")
     assert mexico.label == "context match"
     assert all(h.label == "context match" for h in hits)
+
+
+def test_filename_match_means_the_path_a_title_match_is_context(real_kb: KnowledgeBase) -> None:
+    hits = real_kb.search("payments")
+    labels = {h.path: h.label for h in hits}
+    # "Deploy checklist: payments service" and "Treasury & Payments Team Wiki" are titles.
+    assert labels["engineering/deploy-checklist.md"] == "context match"
+    assert labels.get("README.md", "context match") == "context match"
+    # A folder or file name holding the word is a filename match.
+    assert labels["payments/mexico-payments.md"] == "filename match"
+    assert labels["meetings/2026-10-14-payments-sync.md"] == "filename match"
+    assert all(label == "filename match" for path, label in labels.items() if "payment" in path)
+    # The title match still ranks as high as it deserves.
+    assert "engineering/deploy-checklist.md" in [h.path for h in hits[:5]]
+    top = real_kb.search("runbooks incident")[0]
+    assert (top.path, top.label) == ("runbooks/incident-response.md", "filename match")
+
+
+def test_hits_mark_only_distinctive_words(real_kb: KnowledgeBase) -> None:
+    hits = real_kb.search("what is the cut-off time for SPEI transfers")
+    mexico = next(h for h in hits if h.path == "payments/mexico-payments.md")
+    assert "SPEI" in mexico.marks
+    for hit in hits:
+        assert all(mark in hit.snippet for mark in hit.marks)
+        assert not {m.lower() for m in hit.marks} & {"what", "is", "the", "for"}
 
 
 def test_off_topic_queries_return_nothing(real_kb: KnowledgeBase) -> None:

@@ -1,12 +1,12 @@
 /** The command-palette commands, all under the "KB" category. */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { parseResultNumber, relativeTo, statusView } from './format';
-import { openAt } from './open';
+import { progressDetail, relativeTo, statusView } from './format';
+import { openResult } from './open';
 import type { KbPanel } from './panel';
 import { CONTAINER_ID } from './panel';
-import { Methods } from './protocol';
-import { showSearch } from './quickPick';
+import { Methods, type IndexStatus } from './protocol';
+import { pickResult, showSearch } from './quickPick';
 import { errorMessage } from './util';
 
 export const Commands = {
@@ -20,6 +20,7 @@ export const Commands = {
   showPanel: 'kb.showPanel',
   showLog: 'kb.showLog',
   restartServer: 'kb.restartServer',
+  related: 'kb.related',
 } as const;
 
 /** The workspace-relative path of a file (the argument, else the active editor's). */
@@ -38,6 +39,29 @@ export function fileArgument(arg: unknown): { path: string } | { error: string }
 
 async function reportError(err: unknown): Promise<void> {
   await vscode.window.showErrorMessage(`KB: ${errorMessage(err)}`);
+}
+
+/** The first line of `KB: Show Status`: the state in a few words. */
+export function statusTitle(status: IndexStatus): string {
+  return statusView(status).text.replace(/\$\([^)]*\)\s*/g, '');
+}
+
+/** Everything `KB: Show Status` says below its title, one fact a line. */
+export function statusDetail(status: IndexStatus): string {
+  const lines = [statusView(status).tooltip];
+  if (status.state === 'indexing') {
+    lines.unshift(`Progress: ${progressDetail(status)}`);
+  }
+  for (const file of (status.skipped ?? []).slice(0, 10)) {
+    lines.push(`  skipped ${file.path}: ${file.reason}`);
+  }
+  if ((status.skipped?.length ?? 0) > 10) {
+    lines.push(`  … and ${(status.skipped?.length ?? 0) - 10} more (see the log)`);
+  }
+  if (status.roots?.length) {
+    lines.push(`Folders: ${status.roots.join(', ')}`);
+  }
+  return lines.join('\n');
 }
 
 export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
@@ -63,28 +87,24 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
     }),
 
     register(Commands.openResult, async (arg?: unknown) => {
-      let n = typeof arg === 'number' ? arg : undefined;
-      if (n === undefined) {
-        const value = await vscode.window.showInputBox({
-          title: 'KB: Open Result',
-          prompt: 'Open result N of the last search',
-          placeHolder: '1',
-          validateInput: (text) => {
-            const parsed = parseResultNumber(text);
-            return 'error' in parsed ? parsed.error : undefined;
-          },
-        });
-        if (value === undefined) {
-          return;
-        }
-        const parsed = parseResultNumber(value);
-        if ('error' in parsed) {
-          return;
-        }
-        n = parsed.n;
+      let chosen = typeof arg === 'number' ? arg : await pickResult();
+      if (chosen === undefined) {
+        return;
       }
-      const result = await backend.request(Methods.openResult, { n });
-      await openAt(result.uri, result.range);
+      let path: string | undefined;
+      let target: { uri: string; range: Parameters<typeof openResult>[1] };
+      if (typeof chosen === 'number') {
+        const result = await backend.request(Methods.openResult, { n: chosen });
+        path = result.path;
+        target = result;
+      } else {
+        path = chosen.path;
+        target = chosen;
+        chosen = chosen.n;
+      }
+      if ((await openResult(target.uri, target.range, path)) === 'missing') {
+        await panel.refreshSearch();
+      }
     }),
 
     register(Commands.ask, async (arg?: unknown) => {
@@ -143,11 +163,9 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
     register(Commands.showStatus, async () => {
       const status = await backend.request(Methods.status, {});
       backend.updateStatus(status);
-      const view = statusView(status);
-      const text = `${view.text.replace(/\$\([^)]*\)\s*/g, '')}\n${view.tooltip}`;
       const choice = await vscode.window.showInformationMessage(
-        text.split('\n')[0] ?? 'KB',
-        { modal: false, detail: text },
+        statusTitle(status),
+        { modal: true, detail: statusDetail(status) },
         'Show Panel',
         'Reindex',
         'Show Log',
@@ -159,6 +177,13 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
       } else if (choice === 'Show Log') {
         backend.showLog();
       }
+    }),
+
+    register(Commands.related, async () => {
+      await vscode.commands.executeCommand(`workbench.view.extension.${CONTAINER_ID}`);
+      await panel.reveal();
+      panel.post({ type: 'showTab', tab: 'related' });
+      await panel.refreshRelated();
     }),
 
     register(Commands.showPanel, async () => {

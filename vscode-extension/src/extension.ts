@@ -4,6 +4,7 @@ import { KbServer } from './client';
 import { registerCommands } from './commands';
 import { KbPanel, VIEW_ID } from './panel';
 import { needsRestart } from './settings';
+import { IndexProgressNotification } from './indexProgress';
 import { KbStatusBar } from './statusBar';
 import { Debouncer } from './util';
 
@@ -25,6 +26,7 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
     panel,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     new KbStatusBar(server),
+    new IndexProgressNotification(server),
     ...registerCommands(server, panel),
     // Every other kb.* change reaches the running server through the language client
     // (workspace/didChangeConfiguration) and is applied there without a restart.

@@ -32,9 +32,10 @@ export function formatScore(score: number): string {
 export function hitItem(hit: SearchHit): HitItem {
   const heading = hit.heading || hit.title;
   const snippet = oneLine(stripMarks(hit.snippet), 200);
+  const tags = (hit.meta?.tags ?? []).map((tag) => ` · #${tag}`).join('');
   return {
     label: `${hit.n} · ${hit.path}`,
-    description: `${hit.label} · ${lineSpan(hit.range)} · ${formatScore(hit.score)}`,
+    description: `${hit.label} · ${lineSpan(hit.range)} · ${formatScore(hit.score)}${tags}`,
     detail: heading ? `${oneLine(heading, 80)} — ${snippet}` : snippet,
   };
 }
@@ -73,7 +74,13 @@ export function statusView(status: IndexStatus | undefined): StatusView {
   const tooltip = lines.join('\n');
   const flags = `${status.readOnly ? ' · read-only' : ''}${status.llm.reachable === false ? ' · no model' : ''}`;
   if (status.state === 'indexing') {
-    return { text: `$(sync~spin) KB: indexing ${indexProgress(status)}${flags}`, tooltip, kind: 'indexing' };
+    const paused = status.paused ? ' (paused)' : '';
+    const icon = status.paused ? '$(debug-pause)' : '$(sync~spin)';
+    return {
+      text: `${icon} KB: indexing ${indexProgress(status)}${paused}${flags}`,
+      tooltip: `Indexing: ${progressDetail(status)}\n${tooltip}`,
+      kind: 'indexing',
+    };
   }
   if (status.state === 'error') {
     return { text: `$(error) KB: error${flags}`, tooltip, kind: 'error' };
@@ -85,10 +92,97 @@ export function statusView(status: IndexStatus | undefined): StatusView {
   };
 }
 
-/** `x/y`: files indexed of files known (indexed + pending). */
+/** Thousands with a thin separator: `3,036`. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+const PHASES: Record<string, string> = { scanning: 'scanning', keyword: 'reading', vectors: 'embedding' };
+
+/**
+ * The one progress every surface shows (status bar, notification, panel): files done of
+ * files to do, fixed when the sync started, and the chunks inside them, from
+ * `IndexStatus.progress`. A server that sends no `progress` falls back to indexed/known.
+ */
+export interface ProgressNumbers {
+  /** `38/155` */
+  files: string;
+  /** `1,204/3,036`, when the sync counts chunks */
+  chunks?: string;
+  /** `reading`, `embedding`, … */
+  phase?: string;
+  /** 0..1, when known */
+  fraction?: number;
+}
+
+export function progressNumbers(status: IndexStatus): ProgressNumbers {
+  const p = status.progress;
+  if (!p) {
+    const pending = status.pending ?? 0;
+    const total = status.files + pending;
+    return { files: `${status.files}/${total}`, fraction: total > 0 ? status.files / total : undefined };
+  }
+  const chunks = p.chunksTotal ? `${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)}` : undefined;
+  // Chunks move inside big files, so they measure the work better than files do.
+  const fraction = p.chunksTotal
+    ? (p.chunksDone ?? 0) / p.chunksTotal
+    : p.filesTotal > 0
+      ? p.filesDone / p.filesTotal
+      : undefined;
+  return {
+    files: `${p.filesDone}/${p.filesTotal}`,
+    chunks,
+    phase: PHASES[p.phase] ?? p.phase,
+    fraction: fraction === undefined ? undefined : Math.max(0, Math.min(1, fraction)),
+  };
+}
+
+/**
+ * The share of the whole sync done (0..1) for a bar that only moves forward: the text
+ * pass (`keyword`, seconds) is the first tenth, embedding (`vectors`) the rest.
+ */
+export function overallFraction(status: IndexStatus): number | undefined {
+  const numbers = progressNumbers(status);
+  if (numbers.fraction === undefined) {
+    return undefined;
+  }
+  switch (status.progress?.phase) {
+    case 'scanning':
+      return 0;
+    case 'keyword':
+      return 0.1 * numbers.fraction;
+    case 'vectors':
+      return 0.1 + 0.9 * numbers.fraction;
+    default:
+      return numbers.fraction;
+  }
+}
+
+/** `38/155` (status bar) */
 export function indexProgress(status: IndexStatus): string {
-  const pending = status.pending ?? 0;
-  return `${status.files}/${status.files + pending}`;
+  return progressNumbers(status).files;
+}
+
+/** `38/155 files · 1,204/3,036 chunks` (notification and panel) */
+export function progressDetail(status: IndexStatus): string {
+  const numbers = progressNumbers(status);
+  const phase = status.paused ? 'paused' : numbers.phase;
+  return (
+    `${numbers.files} files${numbers.chunks ? ` · ${numbers.chunks} chunks` : ''}` + (phase ? ` · ${phase}` : '')
+  );
+}
+
+/** Whether results that came with this status may miss files (a sync is running). */
+export function resultsIncomplete(status: IndexStatus | null | undefined): boolean {
+  if (!status) {
+    return false;
+  }
+  return status.state === 'indexing' || status.keywordComplete === false || (status.vectorsReady ?? 1) < 1;
+}
+
+/** "Indexing 38/155 — results may be incomplete" above a list made during a sync. */
+export function incompleteNotice(status: IndexStatus): string {
+  return `Indexing ${indexProgress(status)} — results may be incomplete`;
 }
 
 function llmNote(status: IndexStatus): string {

@@ -1,23 +1,31 @@
 /**
- * The "Knowledge Base" webview view: search, numbered results, Ask with streamed steps.
- * The page itself is `panelHtml.ts` + `webview/main.ts`; this side answers its messages.
+ * The "Knowledge Base" webview view: search, related notes, Ask. The page itself is
+ * `panelHtml.ts` + `webview/main.ts`; this side answers its messages, follows the active
+ * editor for the Related tab, and opens what the user clicks (saying so when a result's
+ * file is gone, asking first before a link leaves the workspace).
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
+import { relativeTo } from './format';
 import { isFromWebview, type FromWebview, type ToWebview } from './messages';
-import { openAt } from './open';
+import { defaultLinkDeps, openAt, openLink, openResult, type LinkDeps } from './open';
+import { OptionalMethods, optionalRequest } from './optional';
 import { panelHtml } from './panelHtml';
-import { ErrorCodes, Methods, type AskEvent, type Range } from './protocol';
-import { errorCode, errorMessage, LatestOnly, makeNonce } from './util';
+import { ErrorCodes, Methods, type AskEvent, type IndexAction, type Range } from './protocol';
+import { rememberList } from './lastList';
+import { Debouncer, errorCode, errorMessage, LatestOnly, makeNonce } from './util';
 
 export const VIEW_ID = 'kb.panel';
 export const CONTAINER_ID = 'kb';
+export const RELATED_LIMIT = 10;
 
 export interface PanelDeps {
   open: (uri: string, range: Range) => Promise<unknown>;
   executeCommand: (command: string, ...args: unknown[]) => Thenable<unknown>;
   openExternal: (uri: vscode.Uri) => Thenable<boolean>;
+  confirm?: LinkDeps['confirm'];
+  copy?: (text: string) => Thenable<void>;
 }
 
 export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -25,11 +33,18 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private ready = false;
   private queue: ToWebview[] = [];
   private readonly searches = new LatestOnly(() => new vscode.CancellationTokenSource());
+  private readonly relatedRequests = new LatestOnly(() => new vscode.CancellationTokenSource());
   private ask: { id: number; source: vscode.CancellationTokenSource; askId?: string } | undefined;
   private askCounter = 0;
+  private lastQuery: string | undefined;
+  private relatedPath: string | null | undefined;
+  private wasIndexing = false;
+  private readonly relatedSoon = new Debouncer(150, () => void this.refreshRelated());
   private readonly disposables: vscode.Disposable[] = [];
   /** The last message handling in flight, for tests. */
   handling: Promise<void> | undefined;
+  /** The last related-notes refresh, for tests. */
+  relating: Promise<void> | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -41,8 +56,9 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     },
   ) {
     this.disposables.push(
-      backend.onDidChange(() => this.postStatus()),
+      backend.onDidChange(() => this.onBackendChange()),
       backend.onAskEvent((event) => this.onAskEvent(event)),
+      vscode.window.onDidChangeActiveTextEditor(() => this.relatedSoon.trigger()),
     );
   }
 
@@ -69,6 +85,9 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         this.ready = false;
       }),
     );
+    if (view.onDidChangeVisibility) {
+      this.disposables.push(view.onDidChangeVisibility(() => view.visible && this.relatedSoon.trigger()));
+    }
   }
 
   /** Send to the page now, or when it says it is ready. */
@@ -89,6 +108,18 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  private onBackendChange(): void {
+    this.postStatus();
+    const status = this.backend.status;
+    const indexing = this.backend.state === 'running' && status?.state === 'indexing';
+    if (this.wasIndexing && !indexing) {
+      // Vectors for the open file may exist now.
+      this.relatedPath = undefined;
+      this.relatedSoon.trigger();
+    }
+    this.wasIndexing = indexing;
+  }
+
   private postStatus(): void {
     this.post({
       type: 'status',
@@ -107,13 +138,14 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         for (const item of queued) {
           this.post(item);
         }
+        this.relatedPath = undefined;
+        this.relatedSoon.trigger();
         return;
       }
       case 'search':
         return this.search(message.query);
       case 'open':
-        await this.deps.open(message.uri, message.range);
-        return;
+        return this.open(message.uri, message.range, message.path);
       case 'openLink':
         return this.openLink(message.href);
       case 'ask':
@@ -121,25 +153,51 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'cancelAsk':
         this.ask?.source.cancel();
         return;
-      case 'reindex':
-        await this.deps.executeCommand('kb.reindex');
+      case 'indexControl':
+        return this.indexControl(message.action);
+      case 'related':
+        this.relatedPath = undefined;
+        return this.refreshRelated();
+      case 'schema':
+        return this.schema();
+      case 'copy':
+        await (this.deps.copy ?? ((text: string) => vscode.env.clipboard.writeText(text)))(message.text);
+        vscode.window.setStatusBarMessage('KB: copied', 2000);
+        return;
+      case 'openSettings':
+        await this.deps.executeCommand('workbench.action.openSettings', message.query);
         return;
     }
   }
 
   async search(query: string): Promise<void> {
+    this.lastQuery = query;
     try {
       const outcome = await this.searches.run((source) =>
         this.backend.request(Methods.search, { query }, source.token),
       );
       if (outcome) {
         this.backend.updateStatus(outcome.value.index);
+        rememberList(outcome.value.results);
         this.post({ type: 'results', response: outcome.value });
       }
     } catch (err) {
       if (errorCode(err) !== ErrorCodes.requestCancelled) {
         this.post({ type: 'searchError', query, message: errorMessage(err) });
       }
+    }
+  }
+
+  /** Open a result; a file deleted or moved since the list was made refreshes the list. */
+  private async open(uri: string, range: Range, path: string | undefined): Promise<void> {
+    try {
+      const outcome = await openResult(uri, range, path, this.deps.open);
+      if (outcome === 'missing') {
+        const shown = path ?? uri;
+        this.post({ type: 'stale', path: shown, message: `${shown} was deleted or moved — the list was refreshed.` });
+      }
+    } catch (err) {
+      void vscode.window.showErrorMessage(`KB: could not open ${path ?? uri}: ${errorMessage(err)}`);
     }
   }
 
@@ -170,7 +228,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       this.post({ type: 'askDone', id, response });
     } catch (err) {
       const cancelled = errorCode(err) === ErrorCodes.requestCancelled || source.token.isCancellationRequested;
-      this.post({ type: 'askFailed', id, message: cancelled ? 'Cancelled.' : errorMessage(err) });
+      this.post({ type: 'askFailed', id, message: cancelled ? 'Stopped.' : errorMessage(err) });
     } finally {
       if (this.ask?.id === id) {
         this.ask = undefined;
@@ -195,33 +253,112 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     this.post({ type: 'summary', path, summary, cached });
   }
 
-  private async openLink(href: string): Promise<void> {
-    let uri: vscode.Uri;
+  /** Re-run the panel's last search (after a stale result, or when asked). */
+  async refreshSearch(): Promise<void> {
+    if (this.lastQuery) {
+      await this.search(this.lastQuery);
+    }
+  }
+
+  private async indexControl(action: IndexAction): Promise<void> {
     try {
-      uri = vscode.Uri.parse(href, true);
+      const status = await optionalRequest(this.backend, OptionalMethods.indexControl, { action });
+      if (status) {
+        this.backend.updateStatus(status);
+      } else {
+        void vscode.window.showWarningMessage('KB: this server cannot pause or cancel indexing.');
+      }
+    } catch (err) {
+      void vscode.window.showErrorMessage(`KB: ${errorMessage(err)}`);
+    }
+  }
+
+  private async schema(): Promise<void> {
+    try {
+      const schema = await optionalRequest(this.backend, OptionalMethods.schema, {});
+      this.post({ type: 'schema', schema: schema ?? null });
     } catch {
-      uri = vscode.Uri.file(href);
+      this.post({ type: 'schema', schema: null });
     }
-    if (uri.scheme === 'http' || uri.scheme === 'https' || uri.scheme === 'mailto') {
-      await this.deps.openExternal(uri);
+  }
+
+  /** The workspace path of the active Markdown editor: a path, null (none), undefined (no editor). */
+  private activeMarkdownPath(): string | null | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      return undefined;
+    }
+    const document = editor.document;
+    if (document.languageId !== 'markdown' || document.uri.scheme !== 'file') {
+      return null;
+    }
+    const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    const relative = relativeTo(roots, document.uri.fsPath);
+    if (relative === undefined) {
+      return null;
+    }
+    // With several folders the server's paths start with the folder's name.
+    if (folders.length > 1) {
+      const folder = folders.find((f) => relativeTo([f.uri.fsPath], document.uri.fsPath) !== undefined);
+      return folder ? `${folder.name}/${relative}` : relative;
+    }
+    return relative;
+  }
+
+  /** The Related tab: the nearest notes of the active Markdown file. */
+  refreshRelated(): Promise<void> {
+    this.relating = this.doRefreshRelated();
+    return this.relating;
+  }
+
+  private async doRefreshRelated(): Promise<void> {
+    if (!this.view || this.backend.state !== 'running') {
       return;
     }
-    if (uri.scheme === 'file') {
-      await this.deps.open(uri.toString(), { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
+    const path = this.activeMarkdownPath();
+    if (path === undefined || path === this.relatedPath) {
+      return; // no editor (focus is in the panel), or the same file as shown
+    }
+    this.relatedPath = path;
+    if (path === null) {
+      this.post({ type: 'related', path: null, response: null });
       return;
     }
-    // A workspace-relative path in an answer ("docs/setup.md").
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (folder && !/^[a-z][a-z0-9+.-]*:/i.test(href)) {
-      const [path, line] = href.split('#L');
-      const target = vscode.Uri.joinPath(folder.uri, decodeURIComponent(path ?? href));
-      const n = Math.max(0, Number(line ?? '1') - 1) || 0;
-      await this.deps.open(target.toString(), { start: { line: n, character: 0 }, end: { line: n, character: 0 } });
+    try {
+      const outcome = await this.relatedRequests.run((source) =>
+        optionalRequest(this.backend, OptionalMethods.related, { path, limit: RELATED_LIMIT, numbered: false }, source.token),
+      );
+      if (!outcome) {
+        return;
+      }
+      const response = outcome.value;
+      this.post(
+        response
+          ? { type: 'related', path, response }
+          : { type: 'related', path, response: null, message: 'This kb-lsp server does not offer related notes.' },
+      );
+    } catch (err) {
+      if (errorCode(err) === ErrorCodes.requestCancelled) {
+        return;
+      }
+      this.relatedPath = undefined; // try again next time
+      this.post({ type: 'related', path, response: null, message: errorMessage(err) });
     }
+  }
+
+  private async openLink(href: string): Promise<void> {
+    await openLink(href, {
+      open: this.deps.open,
+      openExternal: this.deps.openExternal,
+      confirm: this.deps.confirm ?? defaultLinkDeps.confirm,
+    });
   }
 
   dispose(): void {
     this.searches.cancel();
+    this.relatedRequests.cancel();
+    this.relatedSoon.cancel();
     this.ask?.source.cancel();
     for (const d of this.disposables.splice(0)) {
       d.dispose();

@@ -44,19 +44,40 @@ export function panelHtml(opts: PanelHtmlOptions): string {
 </head>
 <body>
 <header id="status" class="status" role="status" aria-live="polite">
-  <span id="status-text" class="status-text">Starting the server…</span>
-  <button id="reindex" class="icon-button" type="button" title="Reindex the workspace" aria-label="Reindex">&#x21bb;</button>
+  <div class="status-row">
+    <span id="status-text" class="status-text">Starting the server…</span>
+    <button id="pause-index" class="icon-button" type="button" title="Pause indexing" aria-label="Pause indexing" hidden>&#x23F8;&#xFE0E;</button>
+    <button id="cancel-index" class="icon-button" type="button" title="Cancel indexing" aria-label="Cancel indexing" hidden>&#x2715;</button>
+  </div>
+  <progress id="index-progress" class="index-progress" max="1" value="0" aria-label="Indexing progress" hidden></progress>
 </header>
-<section class="search" aria-label="Search">
-  <form id="search-form" role="search">
-    <input id="query" type="search" placeholder="Search the knowledge base" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false">
+<nav class="tabs" role="tablist" aria-label="Knowledge Base">
+  <button id="tab-search" class="tab" role="tab" type="button" aria-controls="pane-search" aria-selected="true" data-tab="search">Search</button>
+  <button id="tab-related" class="tab" role="tab" type="button" aria-controls="pane-related" aria-selected="false" tabindex="-1" data-tab="related">Related <span id="related-count" class="tab-count"></span></button>
+  <button id="tab-ask" class="tab" role="tab" type="button" aria-controls="pane-ask" aria-selected="false" tabindex="-1" data-tab="ask">Ask</button>
+</nav>
+<section id="pane-search" class="pane search" role="tabpanel" aria-labelledby="tab-search">
+  <form id="search-form" role="search" class="query-box">
+    <input id="query" type="search" placeholder="Search (tag:name, folder:x, …)" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="completions">
+    <ul id="completions" class="completions" role="listbox" aria-label="Filter values" hidden></ul>
   </form>
+  <div id="search-notice" class="notice" role="status" hidden></div>
   <div id="search-info" class="info" aria-live="polite"></div>
   <ol id="results" class="results" role="listbox" aria-label="Results" tabindex="-1"></ol>
   <div id="hover" class="hover-card" role="tooltip" hidden></div>
 </section>
-<section class="ask" aria-label="Ask">
-  <form id="ask-form">
+<section id="pane-related" class="pane related" role="tabpanel" aria-labelledby="tab-related" hidden>
+  <div id="related-info" class="info" aria-live="polite">Open a Markdown file to see the notes related to it.</div>
+  <ol id="related" class="results" role="listbox" aria-label="Related notes" tabindex="-1"></ol>
+</section>
+<section id="pane-ask" class="pane chat" role="tabpanel" aria-labelledby="tab-ask" hidden>
+  <div class="chat-bar">
+    <span class="chat-title">Ask</span>
+    <button id="new-chat" class="link-button" type="button" title="Start a new conversation">New chat</button>
+  </div>
+  <div id="model-card" class="model-card" role="alert" hidden></div>
+  <div id="transcript" class="transcript" aria-live="polite"></div>
+  <form id="ask-form" class="composer">
     <div id="ask-scope" class="scope" hidden>
       <span>About <code id="ask-scope-file"></code></span>
       <button id="ask-scope-clear" class="link-button" type="button" aria-label="Ask about the whole knowledge base">&#x2715;</button>
@@ -64,10 +85,8 @@ export function panelHtml(opts: PanelHtmlOptions): string {
     <textarea id="question" rows="2" placeholder="Ask a question (Enter to ask, Shift+Enter for a new line)" aria-label="Ask a question"></textarea>
     <div class="ask-buttons">
       <button id="ask-button" type="submit">Ask</button>
-      <button id="stop-button" type="button" class="secondary" hidden>Stop</button>
     </div>
   </form>
-  <div id="transcript" class="transcript" aria-live="polite"></div>
 </section>
 <script nonce="${nonce}" src="${escapeAttr(opts.scriptUri)}"></script>
 </body>

@@ -53,6 +53,7 @@ export type SearchMode = 'hybrid' | 'semantic' | 'keyword';
 export type Label = 'filename match' | 'context match' | 'related';
 export type IndexState = 'indexing' | 'ready' | 'error';
 export type IndexPhase = 'scanning' | 'keyword' | 'vectors';
+export type IndexAction = 'pause' | 'resume' | 'cancel';
 export type StopReason =
   | 'answer'
   | 'clarify'
@@ -109,15 +110,24 @@ export interface IndexStatus {
   readOnly?: boolean;
   roots?: string[];
   skipped?: SkippedFile[];
+  problems?: FileProblem[];
   message?: string | null;
   progress?: IndexProgress | null;
   keywordComplete?: boolean;
   vectorsReady?: number;
+  paused?: boolean;
 }
 
 export interface SkippedFile {
   path: string;
   reason: string;
+}
+
+/** Something wrong in an indexed file (the file is still indexed). */
+export interface FileProblem {
+  path: string;
+  line: number;
+  message: string;
 }
 
 export interface SearchParams {
@@ -147,6 +157,7 @@ export interface SearchHit {
   heading: string;
   range: Range;
   meta?: HitMeta | null;
+  marks?: string[];
 }
 
 export interface SearchResponse {
@@ -229,6 +240,7 @@ export interface RelatedParams {
   path?: string | null;
   limit?: number;
   excludeLinked?: boolean;
+  numbered?: boolean;
 }
 
 export interface RelatedResponse {
@@ -260,6 +272,10 @@ export type StatusParams = Record<string, never>;
 
 export interface ReindexParams {
   full?: boolean;
+}
+
+export interface IndexControlParams {
+  action: IndexAction;
 }
 
 // --- requests and notifications ----------------------------------------------------------

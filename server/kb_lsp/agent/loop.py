@@ -36,6 +36,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from kb_lsp.agent import prompts, references
@@ -491,7 +492,11 @@ class _Ask:
         self.toolbox.result_chars = max(2000, int(budget * CHARS_PER_TOKEN / 3))
 
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompts.SYSTEM.format(max_steps=max_steps)}
+            {
+                "role": "system",
+                "content": prompts.SYSTEM.format(max_steps=max_steps)
+                + prompts.metadata_hint(self.kb.schema(), date.today()),
+            }
         ]
         for turn in self.history:
             messages.append({"role": "user", "content": turn.question})

@@ -7,7 +7,10 @@ to clients are 0-based LSP positions.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
+
+from kb_lsp.protocol import SchemaResponse
 
 SYSTEM = """\
 You are the knowledge-base assistant of a code editor. You answer questions about the \
@@ -102,7 +105,14 @@ TOOLS: dict[str, Any] = {
         "search_knowledge_base",
         "Search all notes (keywords and meaning). Returns a numbered list of matching files, "
         "each with its best passage, path and lines.",
-        {"query": {"type": "string", "description": "what to look for"}},
+        {
+            "query": {"type": "string", "description": "what to look for"},
+            "filter": {
+                "type": "string",
+                "description": "optional metadata filter, e.g. 'tag:payments -status:draft "
+                "modified>=2026-10-01' (fields: see the system prompt)",
+            },
+        },
         ["query"],
     ),
     "search_in_document": _tool(
@@ -128,3 +138,30 @@ def tool_schemas(names: list[str], *, page_lines: int) -> list[Any]:
         function["description"] = function["description"].format(page=page_lines)
         out.append({"type": "function", "function": function})
     return out
+
+
+METADATA = """\
+The notes have metadata that search_knowledge_base's `filter` narrows to (applied before \
+ranking): `field:value`, `-field:value` (not), `has:field`, `>`/`>=`/`<`/`<=` for dates and \
+numbers, OR and parentheses; dates as 2026-10-01, 2026-10 or -7d (7 days ago). Today is \
+{today}. Fields (files having them; frequent values):
+{fields}"""
+
+METADATA_FIELDS = 12
+METADATA_VALUES = 6
+
+
+def metadata_hint(schema: SchemaResponse, today: date) -> str:
+    """The schema's fields and top values for the system prompt ("" when there are none)."""
+    lines = []
+    for field in schema.fields[:METADATA_FIELDS]:
+        if field.name in ("size", "words", "title"):
+            continue
+        values = ", ".join(f"{v.value} ({v.count})" for v in field.top[:METADATA_VALUES])
+        kinds = "/".join(field.types)
+        lines.append(
+            f"- {field.name} ({kinds}, {field.files} files){': ' + values if values else ''}"
+        )
+    if not lines:
+        return ""
+    return "\n\n" + METADATA.format(today=today.isoformat(), fields="\n".join(lines))

@@ -153,10 +153,13 @@ def _number_ref(match: re.Match[str], question: str) -> NumberRef:
 
 
 def name_words(info: FileInfo) -> set[str]:
-    """The words a person may use for a file: those of its name, folders and title."""
+    """The words a person may use for a file: those of its name, folders, title and
+    aliases."""
     path = PurePosixPath(info.path)
     words = set(_WORD.findall(path.stem.lower()))
     words |= set(_WORD.findall(info.title.lower()))
+    for alias in info.aliases:
+        words |= set(_WORD.findall(alias.lower()))
     for part in path.parts[:-1]:
         words |= set(_WORD.findall(part.lower()))
     return {_singular(w) for w in words}

@@ -25,6 +25,7 @@ from kb_lsp.agent.summarize import Summarizer, read_lines
 from kb_lsp.agent.usage import Meter
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.llm import LlmCancelled, LlmError
+from kb_lsp.metadata.filters import FilterError
 from kb_lsp.protocol import Range, SearchHit, Source
 from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
 
@@ -247,7 +248,12 @@ class Toolbox:
         self, args: Mapping[str, Any], cancel: threading.Event, meter: Meter | None
     ) -> ToolOutput:
         query = self._text(args, "query")
-        hits = self.kb.search(query, limit=self.kb.settings.search.limit)
+        given = args.get("filter")
+        where = given.strip() if isinstance(given, str) and given.strip() else None
+        try:
+            hits = self.kb.search(query, limit=self.kb.settings.search.limit, filter=where)
+        except FilterError as err:
+            raise ToolError(f"Bad filter: {err}") from err
         if not hits:
             return ToolOutput(
                 f"No file matches {query!r} well enough (results below the relevance "

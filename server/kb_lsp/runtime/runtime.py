@@ -49,6 +49,7 @@ from kb_lsp.knowledge import (
     default_storage,
 )
 from kb_lsp.llm import LlmCancelled, LlmError
+from kb_lsp.metadata.filters import FilterError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
@@ -363,11 +364,18 @@ class Runtime:
 
     def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
         """The numbered list for `params`; it becomes `client`'s last list."""
-        hits = self.read(
-            lambda kb: kb.search(
-                params.query, limit=params.limit, paths=params.paths, mode=params.mode
+        try:
+            hits = self.read(
+                lambda kb: kb.search(
+                    params.query,
+                    limit=params.limit,
+                    paths=params.paths,
+                    mode=params.mode,
+                    filter=params.filter,
+                )
             )
-        )
+        except FilterError as err:
+            raise InvalidRequest(f"filter: {err}") from err
         self.lists.remember(client, params.query, hits)
         return SearchResponse(query=params.query, results=hits, index=self.status())
 

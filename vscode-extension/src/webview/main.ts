@@ -2,16 +2,29 @@
  * The panel's script (runs in the webview). Keeps the panel's state (restored with
  * `setState` when the webview is recreated), renders through `render.ts`, and talks to
  * the extension only through `postMessage`.
+ *
+ * Three tabs: Search (a numbered list, with a notice while the index is being built and
+ * one re-run when it is done), Related (the active Markdown file's nearest notes) and
+ * Ask (a chat: transcript above, the input pinned below, one card for the model's state).
  */
-import type { FromWebview, ToWebview } from '../messages';
-import type { AskResponse, IndexStatus, SearchHit, SearchResponse } from '../protocol';
+import type { FromWebview, PanelTab, ToWebview } from '../messages';
+import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
+import { resultsIncomplete } from '../format';
 import {
+  filterCompletions,
+  filterWordAt,
   hitId,
+  modelProblem,
+  renderCompletions,
   renderHover,
+  renderModelCard,
   renderResults,
   renderTranscript,
   resultsInfo,
+  searchNotice,
   statusLine,
+  type Completion,
+  type ModelProblem,
   type ServerState,
   type TranscriptEntry,
 } from './render';
@@ -24,7 +37,14 @@ interface VsCodeApi {
 
 declare function acquireVsCodeApi(): VsCodeApi;
 
+interface RelatedState {
+  path: string | null;
+  response: RelatedResponse | null;
+  message?: string;
+}
+
 interface PanelState {
+  tab: PanelTab;
   query: string;
   response: SearchResponse | null;
   selected: number;
@@ -37,11 +57,20 @@ interface PanelState {
   conversationId: string | null;
   summaries: Record<string, string>;
   searchError?: string;
+  /** The visible results were made while indexing ran: search again once it is done. */
+  rerunWhenReady: boolean;
+  related: RelatedState | null;
+  relatedSelected: number;
+  schema: SchemaResponse | null;
+  model: ModelProblem | null;
+  lastQuestion: { text: string; file: string | null } | null;
+  staleNote?: string;
 }
 
 const vscode = acquireVsCodeApi();
 
 const initial: PanelState = {
+  tab: 'search',
   query: '',
   response: null,
   selected: 0,
@@ -52,10 +81,18 @@ const initial: PanelState = {
   askFile: null,
   conversationId: null,
   summaries: {},
+  rerunWhenReady: false,
+  related: null,
+  relatedSelected: 0,
+  schema: null,
+  model: null,
+  lastQuestion: null,
 };
 
 const restored = vscode.getState() as Partial<PanelState> | undefined;
 const state: PanelState = { ...initial, ...(restored ?? {}), askId: null };
+// A question left pending when the page went away is no longer running.
+state.transcript = state.transcript.map((e) => (e.kind === 'question' && e.pending ? { ...e, pending: false } : e));
 
 function el<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -67,16 +104,30 @@ function el<T extends HTMLElement>(id: string): T {
 
 const statusBox = el<HTMLElement>('status');
 const statusText = el<HTMLElement>('status-text');
-const reindexButton = el<HTMLButtonElement>('reindex');
+const progressBar = el<HTMLProgressElement>('index-progress');
+const pauseButton = el<HTMLButtonElement>('pause-index');
+const cancelIndexButton = el<HTMLButtonElement>('cancel-index');
+const tabButtons = Array.from(document.querySelectorAll<HTMLButtonElement>('.tab'));
+const panes: Record<PanelTab, HTMLElement> = {
+  search: el('pane-search'),
+  related: el('pane-related'),
+  ask: el('pane-ask'),
+};
+const relatedCount = el<HTMLElement>('related-count');
 const searchForm = el<HTMLFormElement>('search-form');
 const queryInput = el<HTMLInputElement>('query');
+const completionList = el<HTMLUListElement>('completions');
+const searchNoticeBox = el<HTMLElement>('search-notice');
 const searchInfo = el<HTMLElement>('search-info');
 const resultsList = el<HTMLOListElement>('results');
 const hoverCard = el<HTMLElement>('hover');
+const relatedInfo = el<HTMLElement>('related-info');
+const relatedList = el<HTMLOListElement>('related');
+const newChatButton = el<HTMLButtonElement>('new-chat');
+const modelCard = el<HTMLElement>('model-card');
 const askForm = el<HTMLFormElement>('ask-form');
 const questionInput = el<HTMLTextAreaElement>('question');
 const askButton = el<HTMLButtonElement>('ask-button');
-const stopButton = el<HTMLButtonElement>('stop-button');
 const scopeBox = el<HTMLElement>('ask-scope');
 const scopeFile = el<HTMLElement>('ask-scope-file');
 const scopeClear = el<HTMLButtonElement>('ask-scope-clear');
@@ -90,72 +141,231 @@ function save(): void {
   vscode.setState({ ...state, askId: null });
 }
 
-function hits(): SearchHit[] {
+function searchHits(): SearchHit[] {
   return state.response?.results ?? [];
 }
 
-// --- rendering --------------------------------------------------------------------------
+function relatedHits(): SearchHit[] {
+  return state.related?.response?.results ?? [];
+}
+
+// --- header: the one progress ------------------------------------------------------------
 
 function renderStatus(): void {
   const line = statusLine(state.status, state.server, state.serverMessage);
   statusText.textContent = line.text;
   statusBox.className = `status ${line.cls}`;
+  const status = state.status;
+  const indexing = state.server === 'running' && status?.state === 'indexing';
+  const progress = status?.progress;
+  progressBar.hidden = !indexing;
+  if (indexing && progress) {
+    const total = progress.chunksTotal ? progress.chunksTotal : progress.filesTotal;
+    const done = progress.chunksTotal ? (progress.chunksDone ?? 0) : progress.filesDone;
+    progressBar.max = Math.max(1, total);
+    progressBar.value = Math.min(done, progressBar.max);
+  } else if (indexing) {
+    progressBar.removeAttribute('value'); // indeterminate until the sync has counted its work
+  }
+  const controllable = indexing && !status?.readOnly;
+  pauseButton.hidden = !controllable;
+  cancelIndexButton.hidden = !controllable;
+  const paused = Boolean(status?.paused);
+  pauseButton.textContent = paused ? '\u25B6\uFE0E' : '\u23F8\uFE0E';
+  pauseButton.title = paused ? 'Resume indexing' : 'Pause indexing';
+  pauseButton.setAttribute('aria-label', pauseButton.title);
+  renderNotice();
+  renderModel();
 }
 
-function renderSearch(): void {
-  const list = hits();
-  resultsList.innerHTML = renderResults(list, state.response?.query ?? '', state.selected);
-  searchInfo.textContent = state.searchError ?? (state.response ? resultsInfo(list.length, state.response.query) : '');
-  searchInfo.classList.toggle('error', Boolean(state.searchError));
-  resultsList.tabIndex = list.length > 0 ? 0 : -1;
-  if (list.length > 0) {
-    resultsList.setAttribute('aria-activedescendant', hitId(list[state.selected]?.n ?? list[0].n));
-  } else {
-    resultsList.removeAttribute('aria-activedescendant');
+// --- tabs --------------------------------------------------------------------------------
+
+function showTab(tab: PanelTab, focus = false): void {
+  state.tab = tab;
+  for (const button of tabButtons) {
+    const selected = button.dataset.tab === tab;
+    button.setAttribute('aria-selected', String(selected));
+    button.tabIndex = selected ? 0 : -1;
+    if (selected && focus) {
+      button.focus();
+    }
+  }
+  for (const [name, pane] of Object.entries(panes)) {
+    pane.hidden = name !== tab;
   }
   hideHover();
+  if (tab === 'ask') {
+    scrollTranscript();
+  }
+  save();
 }
 
-function renderAsk(): void {
-  transcriptBox.innerHTML = renderTranscript(state.transcript);
-  const busy = state.askId !== null;
-  askButton.disabled = busy;
-  stopButton.hidden = !busy;
-  scopeBox.hidden = !state.askFile;
-  scopeFile.textContent = state.askFile ?? '';
-  transcriptBox.lastElementChild?.scrollIntoView({ block: 'nearest' });
+for (const button of tabButtons) {
+  button.addEventListener('click', () => showTab(button.dataset.tab as PanelTab));
+  button.addEventListener('keydown', (event) => {
+    const order: PanelTab[] = ['search', 'related', 'ask'];
+    const at = order.indexOf(state.tab);
+    if (event.key === 'ArrowRight' || event.key === 'ArrowLeft') {
+      event.preventDefault();
+      const next = order[(at + (event.key === 'ArrowRight' ? 1 : order.length - 1)) % order.length] ?? 'search';
+      showTab(next, true);
+    }
+  });
 }
 
-function select(index: number, focus = true): void {
-  const list = hits();
+// --- numbered lists (search results and related notes) ---------------------------------
+
+interface ListView {
+  element: HTMLOListElement;
+  name: 'hit' | 'related';
+  hits: () => SearchHit[];
+  getSelected: () => number;
+  setSelected: (i: number) => void;
+  onEscape: () => void;
+}
+
+const searchList: ListView = {
+  element: resultsList,
+  name: 'hit',
+  hits: searchHits,
+  getSelected: () => state.selected,
+  setSelected: (i) => (state.selected = i),
+  onEscape: () => queryInput.focus(),
+};
+
+const relatedView: ListView = {
+  element: relatedList,
+  name: 'related',
+  hits: relatedHits,
+  getSelected: () => state.relatedSelected,
+  setSelected: (i) => (state.relatedSelected = i),
+  onEscape: () => el<HTMLButtonElement>('tab-related').focus(),
+};
+
+function renderList(view: ListView): void {
+  const list = view.hits();
+  const selected = Math.min(view.getSelected(), Math.max(0, list.length - 1));
+  view.setSelected(selected);
+  view.element.innerHTML = renderResults(list, selected, view.name);
+  view.element.tabIndex = list.length > 0 ? 0 : -1;
+  const current = list[selected];
+  if (current) {
+    view.element.setAttribute('aria-activedescendant', hitId(current.n, view.name));
+  } else {
+    view.element.removeAttribute('aria-activedescendant');
+  }
+}
+
+function select(view: ListView, index: number, focus = true): void {
+  const list = view.hits();
   if (list.length === 0) {
     return;
   }
-  state.selected = Math.max(0, Math.min(list.length - 1, index));
-  for (const item of Array.from(resultsList.children)) {
-    const isSelected = item.id === hitId(list[state.selected].n);
+  view.setSelected(Math.max(0, Math.min(list.length - 1, index)));
+  const chosen = list[view.getSelected()];
+  for (const item of Array.from(view.element.children)) {
+    const isSelected = chosen !== undefined && item.id === hitId(chosen.n, view.name);
     item.classList.toggle('selected', isSelected);
     item.setAttribute('aria-selected', String(isSelected));
     if (isSelected) {
       item.scrollIntoView({ block: 'nearest' });
     }
   }
-  resultsList.setAttribute('aria-activedescendant', hitId(list[state.selected].n));
+  if (chosen) {
+    view.element.setAttribute('aria-activedescendant', hitId(chosen.n, view.name));
+  }
   if (focus) {
-    resultsList.focus();
+    view.element.focus();
   }
   save();
 }
 
-function openHit(hit: SearchHit | undefined): void {
+function openHit(view: ListView, hit: SearchHit | undefined): void {
   if (hit) {
-    post({ type: 'open', uri: hit.uri, range: hit.range });
+    post({ type: 'open', uri: hit.uri, range: hit.range, path: hit.path, list: view.name === 'hit' ? 'search' : 'related' });
   }
 }
 
+function wireList(view: ListView): void {
+  view.element.addEventListener('keydown', (event) => {
+    const list = view.hits();
+    const at = view.getSelected();
+    switch (event.key) {
+      case 'ArrowDown':
+        select(view, at + 1);
+        break;
+      case 'ArrowUp':
+        if (at === 0) {
+          view.onEscape();
+        } else {
+          select(view, at - 1);
+        }
+        break;
+      case 'Home':
+        select(view, 0);
+        break;
+      case 'End':
+        select(view, list.length - 1);
+        break;
+      case 'Enter':
+      case ' ':
+        openHit(view, list[at]);
+        break;
+      case 'Escape':
+        view.onEscape();
+        break;
+      default:
+        if (/^[1-9]$/.test(event.key)) {
+          const index = list.findIndex((hit) => hit.n === Number(event.key));
+          if (index >= 0) {
+            select(view, index);
+            openHit(view, list[index]);
+            break;
+          }
+        }
+        return;
+    }
+    event.preventDefault();
+  });
+  view.element.addEventListener('click', (event) => {
+    const target = event.target as HTMLElement;
+    const chip = target.closest<HTMLElement>('button.chip');
+    if (chip?.dataset.tag) {
+      event.stopPropagation();
+      addFilter(`tag:${chip.dataset.tag}`);
+      return;
+    }
+    const item = target.closest<HTMLElement>('li.hit');
+    if (!item) {
+      return;
+    }
+    const index = view.hits().findIndex((hit) => hit.n === Number(item.dataset.n));
+    select(view, index, false);
+    openHit(view, view.hits()[index]);
+  });
+  view.element.addEventListener('mouseover', (event) => {
+    const item = (event.target as HTMLElement).closest<HTMLElement>('li.hit');
+    if (item && view === searchList) {
+      showHover(item);
+    }
+  });
+  view.element.addEventListener('mouseleave', hideHover);
+  view.element.addEventListener('blur', hideHover);
+}
+
+wireList(searchList);
+wireList(relatedView);
+
+resultsList.addEventListener('focus', () => {
+  const current = resultsList.querySelector<HTMLElement>('li.hit.selected');
+  if (current) {
+    showHover(current);
+  }
+});
+
 function showHover(item: HTMLElement): void {
   const n = Number(item.dataset.n);
-  const hit = hits().find((h) => h.n === n);
+  const hit = searchHits().find((h) => h.n === n);
   if (!hit) {
     return;
   }
@@ -169,6 +379,27 @@ function hideHover(): void {
 }
 
 // --- search -----------------------------------------------------------------------------
+
+function renderNotice(): void {
+  // While the sync that made these results still runs, show its current numbers.
+  const index = state.response?.index;
+  let notice = '';
+  if (index && resultsIncomplete(index)) {
+    notice = (state.status?.state === 'indexing' ? searchNotice(state.status) : '') || searchNotice(index);
+  }
+  searchNoticeBox.textContent = notice;
+  searchNoticeBox.hidden = !notice;
+}
+
+function renderSearch(): void {
+  renderList(searchList);
+  const list = searchHits();
+  const info = state.searchError ?? (state.response ? resultsInfo(list.length, state.response.query) : '');
+  searchInfo.textContent = state.staleNote ? `${state.staleNote} ${info}`.trim() : info;
+  searchInfo.classList.toggle('error', Boolean(state.searchError));
+  renderNotice();
+  hideHover();
+}
 
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -185,6 +416,21 @@ function runSearch(): void {
   }
 }
 
+/** Whether the word at the cursor is a filter still being typed (`tag:` with no value). */
+function typingFilter(): boolean {
+  const word = filterWordAt(queryInput.value, queryInput.selectionStart ?? queryInput.value.length);
+  return word !== undefined && word.value === '';
+}
+
+function addFilter(filter: string): void {
+  const current = queryInput.value.trim();
+  if (!current.split(/\s+/).includes(filter)) {
+    queryInput.value = current ? `${current} ${filter}` : filter;
+  }
+  showTab('search');
+  runSearch();
+}
+
 searchForm.addEventListener('submit', (event) => {
   event.preventDefault();
   runSearch();
@@ -193,94 +439,158 @@ searchForm.addEventListener('submit', (event) => {
 queryInput.addEventListener('input', () => {
   state.query = queryInput.value;
   save();
+  updateCompletions();
   if (searchTimer) {
     clearTimeout(searchTimer);
   }
-  searchTimer = setTimeout(runSearch, 250);
+  if (!typingFilter()) {
+    searchTimer = setTimeout(runSearch, 250);
+  }
+});
+
+queryInput.addEventListener('focus', () => {
+  if (!state.schema) {
+    post({ type: 'schema' });
+  }
 });
 
 queryInput.addEventListener('keydown', (event) => {
-  if (event.key === 'ArrowDown' && hits().length > 0) {
+  if (completions.length > 0) {
+    switch (event.key) {
+      case 'ArrowDown':
+        activeCompletion = (activeCompletion + 1) % completions.length;
+        renderCompletionList();
+        event.preventDefault();
+        return;
+      case 'ArrowUp':
+        activeCompletion = (activeCompletion + completions.length - 1) % completions.length;
+        renderCompletionList();
+        event.preventDefault();
+        return;
+      case 'Enter':
+      case 'Tab':
+        acceptCompletion(activeCompletion);
+        event.preventDefault();
+        return;
+      case 'Escape':
+        closeCompletions();
+        event.preventDefault();
+        return;
+    }
+  }
+  if (event.key === 'ArrowDown' && searchHits().length > 0) {
     event.preventDefault();
-    select(state.selected);
+    select(searchList, state.selected);
   }
 });
 
-resultsList.addEventListener('keydown', (event) => {
-  const list = hits();
-  switch (event.key) {
-    case 'ArrowDown':
-      select(state.selected + 1);
-      break;
-    case 'ArrowUp':
-      if (state.selected === 0) {
-        queryInput.focus();
-      } else {
-        select(state.selected - 1);
-      }
-      break;
-    case 'Home':
-      select(0);
-      break;
-    case 'End':
-      select(list.length - 1);
-      break;
-    case 'Enter':
-    case ' ':
-      openHit(list[state.selected]);
-      break;
-    case 'Escape':
-      queryInput.focus();
-      break;
-    default:
-      if (/^[1-9]$/.test(event.key)) {
-        const index = list.findIndex((hit) => hit.n === Number(event.key));
-        if (index >= 0) {
-          select(index);
-          openHit(list[index]);
-          break;
-        }
-      }
-      return;
-  }
-  event.preventDefault();
+queryInput.addEventListener('blur', () => {
+  // Let a click on a completion land first.
+  setTimeout(closeCompletions, 150);
 });
 
-resultsList.addEventListener('click', (event) => {
-  const item = (event.target as HTMLElement).closest<HTMLElement>('li.hit');
-  if (!item) {
+// --- filter completion (`tag:` → the tags of kb/schema) --------------------------------
+
+let completions: Completion[] = [];
+let activeCompletion = 0;
+
+function updateCompletions(): void {
+  const cursor = queryInput.selectionStart ?? queryInput.value.length;
+  const word = filterWordAt(queryInput.value, cursor);
+  completions = word ? filterCompletions(state.schema, word.key, word.value) : [];
+  activeCompletion = 0;
+  renderCompletionList();
+}
+
+function renderCompletionList(): void {
+  completionList.innerHTML = renderCompletions(completions, activeCompletion);
+  completionList.hidden = completions.length === 0;
+  queryInput.setAttribute('aria-expanded', String(completions.length > 0));
+  if (completions.length > 0) {
+    queryInput.setAttribute('aria-activedescendant', `completion-${activeCompletion}`);
+  } else {
+    queryInput.removeAttribute('aria-activedescendant');
+  }
+}
+
+function closeCompletions(): void {
+  completions = [];
+  renderCompletionList();
+}
+
+function acceptCompletion(index: number): void {
+  const chosen = completions[index];
+  const cursor = queryInput.selectionStart ?? queryInput.value.length;
+  const word = filterWordAt(queryInput.value, cursor);
+  if (!chosen || !word) {
+    closeCompletions();
     return;
   }
-  const index = hits().findIndex((hit) => hit.n === Number(item.dataset.n));
-  select(index, false);
-  openHit(hits()[index]);
-});
+  const value = queryInput.value;
+  queryInput.value = value.slice(0, word.start) + chosen.insert + value.slice(cursor).replace(/^\S*\s?/, '');
+  const caret = word.start + chosen.insert.length;
+  queryInput.setSelectionRange(caret, caret);
+  closeCompletions();
+  queryInput.focus();
+  runSearch();
+}
 
-resultsList.addEventListener('mouseover', (event) => {
-  const item = (event.target as HTMLElement).closest<HTMLElement>('li.hit');
+completionList.addEventListener('mousedown', (event) => {
+  const item = (event.target as HTMLElement).closest<HTMLElement>('li.completion');
   if (item) {
-    showHover(item);
+    event.preventDefault();
+    acceptCompletion(Number(item.dataset.index));
   }
 });
-resultsList.addEventListener('mouseleave', hideHover);
-resultsList.addEventListener('focus', () => {
-  const current = resultsList.querySelector<HTMLElement>('li.hit.selected');
-  if (current) {
-    showHover(current);
-  }
-});
-resultsList.addEventListener('blur', hideHover);
 
-reindexButton.addEventListener('click', () => post({ type: 'reindex' }));
+// --- related notes ------------------------------------------------------------------------
+
+function renderRelated(): void {
+  renderList(relatedView);
+  const related = state.related;
+  const count = relatedHits().length;
+  relatedCount.textContent = count > 0 ? String(count) : '';
+  if (!related?.path) {
+    relatedInfo.textContent = related?.message ?? 'Open a Markdown file to see the notes related to it.';
+  } else if (related.message) {
+    relatedInfo.textContent = related.message;
+  } else if (count === 0) {
+    relatedInfo.textContent = `Nothing in the knowledge base is close to ${related.path} yet.`;
+  } else {
+    relatedInfo.textContent = `Notes related to ${related.path}:`;
+  }
+  relatedInfo.title = related?.path ?? '';
+}
 
 // --- ask --------------------------------------------------------------------------------
 
-function ask(question: string): void {
+function renderModel(): void {
+  const problem = state.model;
+  modelCard.hidden = !problem;
+  modelCard.innerHTML = problem ? renderModelCard(problem, state.status?.llm) : '';
+}
+
+function scrollTranscript(): void {
+  transcriptBox.scrollTop = transcriptBox.scrollHeight;
+}
+
+function renderAsk(): void {
+  transcriptBox.innerHTML = renderTranscript(state.transcript);
+  const busy = state.askId !== null;
+  askButton.disabled = busy;
+  scopeBox.hidden = !state.askFile;
+  scopeFile.textContent = state.askFile ?? '';
+  renderModel();
+  scrollTranscript();
+}
+
+function ask(question: string, file: string | null = state.askFile): void {
   const text = question.trim();
   if (!text || state.askId !== null) {
     return;
   }
-  post({ type: 'ask', question: text, file: state.askFile, conversationId: state.conversationId });
+  state.lastQuestion = { text, file };
+  post({ type: 'ask', question: text, file, conversationId: state.conversationId });
   questionInput.value = '';
 }
 
@@ -296,26 +606,65 @@ questionInput.addEventListener('keydown', (event) => {
   }
 });
 
-stopButton.addEventListener('click', () => post({ type: 'cancelAsk' }));
-
 scopeClear.addEventListener('click', () => {
   state.askFile = null;
   renderAsk();
   save();
 });
 
+newChatButton.addEventListener('click', () => {
+  if (state.askId !== null) {
+    post({ type: 'cancelAsk' });
+  }
+  state.transcript = [];
+  state.conversationId = null;
+  state.askFile = null;
+  state.askId = null;
+  renderAsk();
+  questionInput.focus();
+  save();
+});
+
+modelCard.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+  switch (button?.dataset.action) {
+    case 'openSettings':
+      post({ type: 'openSettings', query: 'kb.ollama' });
+      break;
+    case 'retry':
+      if (state.lastQuestion) {
+        ask(state.lastQuestion.text, state.lastQuestion.file);
+      }
+      break;
+    case 'copyFix':
+      post({ type: 'copy', text: button.dataset.text ?? '' });
+      button.classList.add('copied');
+      break;
+  }
+});
+
 transcriptBox.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
   const source = target.closest<HTMLElement>('a.source');
   const choice = target.closest<HTMLElement>('button.choice');
+  const copy = target.closest<HTMLButtonElement>('button.copy-answer');
+  const stop = target.closest<HTMLButtonElement>('button.stop');
   const link = target.closest<HTMLAnchorElement>('a');
-  if (source) {
+  if (stop) {
+    post({ type: 'cancelAsk' });
+  } else if (copy) {
+    const entry = state.transcript[Number(copy.dataset.entry)];
+    if (entry?.kind === 'answer') {
+      post({ type: 'copy', text: entry.response.answer });
+      copy.textContent = 'Copied';
+    }
+  } else if (source) {
     event.preventDefault();
     const entry = state.transcript[Number(source.dataset.entry)];
     if (entry?.kind === 'answer') {
       const found = entry.response.sources[Number(source.dataset.source)];
       if (found) {
-        post({ type: 'open', uri: found.uri, range: found.range });
+        post({ type: 'open', uri: found.uri, range: found.range, path: found.path });
       }
     }
   } else if (choice) {
@@ -332,38 +681,87 @@ transcriptBox.addEventListener('click', (event) => {
   }
 });
 
-// --- messages from the extension -------------------------------------------------------
+function pendingQuestionDone(): void {
+  state.transcript = state.transcript.map((e) => (e.kind === 'question' && e.pending ? { ...e, pending: false } : e));
+}
 
 function finishAsk(response: AskResponse): void {
-  state.transcript.push({ kind: 'answer', response });
+  pendingQuestionDone();
+  let lead: string | undefined;
+  if (response.mode === 'fallback') {
+    // The model's trouble goes into the one card; the answer keeps only the passages.
+    const start = state.transcript.map((e) => e.kind).lastIndexOf('question');
+    const error = state.transcript.slice(start).find((e) => e.kind === 'step' && e.event.kind === 'error');
+    const first = response.answer.split(/\n\s*\n/)[0]?.trim() ?? '';
+    const message = error?.kind === 'step' ? error.event.text : first;
+    state.model = modelProblem(message);
+    lead = first === message.trim() ? first : undefined;
+  } else if (response.stop !== 'error') {
+    state.model = null; // a model answered
+  }
+  state.transcript.push({ kind: 'answer', response, lead });
   state.conversationId = response.conversationId ?? state.conversationId;
   state.askId = null;
+}
+
+// --- messages from the extension -------------------------------------------------------
+
+let refreshingStale = false;
+
+function onStatus(status: IndexStatus | null): void {
+  const wasIndexing = state.status?.state === 'indexing';
+  state.status = status;
+  if (status?.llm.reachable === false && !state.model) {
+    state.model = modelProblem(`${status.llm.host} is not reachable.`);
+  } else if (status?.llm.reachable === true && state.model?.kind === 'unreachable') {
+    state.model = null;
+  }
+  if (status && status.state !== 'indexing') {
+    if (wasIndexing) {
+      state.schema = null; // fields and tags may have changed
+    }
+    if (state.rerunWhenReady && state.query.trim()) {
+      state.rerunWhenReady = false;
+      runSearch();
+    }
+  }
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
     case 'status':
-      state.status = message.status;
       state.server = message.server;
       state.serverMessage = message.message;
+      onStatus(message.status);
       renderStatus();
       break;
     case 'results':
       state.response = message.response;
       state.selected = 0;
       state.searchError = undefined;
-      if (message.response.index) {
-        state.status = message.response.index;
-        renderStatus();
-      }
+      // The refresh after a stale result keeps saying why the list changed.
+      state.staleNote = refreshingStale ? state.staleNote : undefined;
+      refreshingStale = false;
+      state.rerunWhenReady = resultsIncomplete(message.response.index);
       renderSearch();
       break;
     case 'searchError':
       state.searchError = message.message;
       renderSearch();
       break;
+    case 'stale':
+      state.staleNote = message.message;
+      refreshingStale = true;
+      if (state.tab === 'related') {
+        post({ type: 'related' });
+      } else {
+        runSearch();
+      }
+      renderSearch();
+      break;
     case 'setQuery':
+      showTab('search');
       queryInput.value = message.query;
       state.query = message.query;
       queryInput.focus();
@@ -372,8 +770,12 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       }
       break;
     case 'focusSearch':
+      showTab('search');
       queryInput.focus();
       queryInput.select();
+      break;
+    case 'showTab':
+      showTab(message.tab);
       break;
     case 'focusAsk':
       if (message.file !== undefined) {
@@ -382,12 +784,16 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
           state.conversationId = null;
         }
       }
+      showTab('ask');
       renderAsk();
       questionInput.focus();
       break;
     case 'askStarted':
+      pendingQuestionDone();
       state.askId = message.id;
-      state.transcript.push({ kind: 'question', text: message.question, file: message.file });
+      state.lastQuestion = { text: message.question, file: message.file ?? null };
+      state.transcript.push({ kind: 'question', text: message.question, file: message.file, pending: true });
+      showTab('ask');
       renderAsk();
       break;
     case 'askEvent':
@@ -404,6 +810,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'askFailed':
       if (message.id === state.askId) {
+        pendingQuestionDone();
         state.transcript.push({ kind: 'error', text: message.message });
         state.askId = null;
         renderAsk();
@@ -412,14 +819,31 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'summary':
       state.summaries[message.path] = message.summary;
       state.transcript.push({ kind: 'summary', path: message.path, summary: message.summary, cached: message.cached });
+      showTab('ask');
       renderAsk();
+      break;
+    case 'related':
+      state.related = { path: message.path, response: message.response, message: message.message };
+      state.relatedSelected = 0;
+      renderRelated();
+      break;
+    case 'schema':
+      state.schema = message.schema;
+      if (document.activeElement === queryInput) {
+        updateCompletions();
+      }
       break;
   }
   save();
 });
 
+pauseButton.addEventListener('click', () => post({ type: 'indexControl', action: state.status?.paused ? 'resume' : 'pause' }));
+cancelIndexButton.addEventListener('click', () => post({ type: 'indexControl', action: 'cancel' }));
+
 queryInput.value = state.query;
+showTab(state.tab);
 renderStatus();
 renderSearch();
+renderRelated();
 renderAsk();
 post({ type: 'ready' });

@@ -4,8 +4,8 @@
  * writes can inject markup or script. `main.ts` wires these to the DOM.
  */
 import MarkdownIt from 'markdown-it';
-import type { AskEvent, AskResponse, IndexStatus, SearchHit, Source } from '../protocol';
-import { formatScore, indexProgress, lineSpan } from '../format';
+import type { AskEvent, AskResponse, IndexStatus, LlmStatus, SchemaResponse, SearchHit, Source } from '../protocol';
+import { formatScore, incompleteNotice, lineSpan, progressDetail, resultsIncomplete } from '../format';
 
 export function escapeHtml(text: string): string {
   return text
@@ -16,76 +16,85 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
-/** The words of a query worth marking in a snippet (2+ letters or digits, no duplicates). */
-export function queryTerms(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}_]{2,}/gu) ?? [];
-  return [...new Set(words)].sort((a, b) => b.length - a.length);
-}
-
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**
- * A snippet as HTML with the query's words in `<mark>`: words starting with a term are
- * marked (so "index" marks "indexing"). Server-side marks (`**word**`) become `<mark>` too.
+ * A snippet as HTML with `marks` — the words the server found distinctive in it, exactly
+ * as written there — in `<mark>`. Whole words only: "in" never marks "index".
  */
-export function highlight(snippet: string, terms: readonly string[]): string {
-  const parts = snippet.split(/\*\*(.+?)\*\*/s);
-  const pattern =
-    terms.length > 0 ? new RegExp(`(?<![\\p{L}\\p{N}_])(${terms.map(escapeRegExp).join('|')})`, 'giu') : undefined;
-  return parts
-    .map((part, i) => {
-      if (i % 2 === 1) {
-        return `<mark>${escapeHtml(part)}</mark>`;
-      }
-      if (!pattern) {
-        return escapeHtml(part);
-      }
-      let out = '';
-      let last = 0;
-      for (const match of part.matchAll(pattern)) {
-        const start = match.index ?? 0;
-        let end = start + match[0].length;
-        while (end < part.length && /[\p{L}\p{N}_]/u.test(part[end] ?? '')) {
-          end++;
-        }
-        out += escapeHtml(part.slice(last, start)) + `<mark>${escapeHtml(part.slice(start, end))}</mark>`;
-        last = end;
-        pattern.lastIndex = Math.max(pattern.lastIndex, end);
-      }
-      return out + escapeHtml(part.slice(last));
-    })
-    .join('');
+export function highlight(snippet: string, marks: readonly string[]): string {
+  const words = [...new Set(marks.filter((m) => m.trim()))].sort((a, b) => b.length - a.length);
+  if (words.length === 0) {
+    return escapeHtml(snippet);
+  }
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
+  let out = '';
+  let last = 0;
+  for (const match of snippet.matchAll(pattern)) {
+    const start = match.index ?? 0;
+    out += `${escapeHtml(snippet.slice(last, start))}<mark>${escapeHtml(match[0])}</mark>`;
+    last = start + match[0].length;
+  }
+  return out + escapeHtml(snippet.slice(last));
 }
 
 export function labelClass(label: string): string {
-  return label === 'filename match' ? 'badge filename' : 'badge context';
+  return label === 'filename match' ? 'badge filename' : label === 'related' ? 'badge related' : 'badge context';
 }
 
-export function hitId(n: number): string {
-  return `hit-${n}`;
+export function hitId(n: number, list = 'hit'): string {
+  return `${list}-${n}`;
 }
 
-/** One result row: number, file, label badge, heading, marked snippet, score. */
-export function renderHit(hit: SearchHit, terms: readonly string[], selected: boolean): string {
+/**
+ * A path that never breaks inside a word: the folder part shrinks first (ellipsis), the
+ * file name stays whole as long as it fits; the full path is the tooltip.
+ */
+export function renderPath(path: string): string {
+  const slash = path.lastIndexOf('/');
+  const dir = slash >= 0 ? path.slice(0, slash + 1) : '';
+  const file = slash >= 0 ? path.slice(slash + 1) : path;
+  return (
+    `<span class="hit-path" title="${escapeHtml(path)}">` +
+    (dir ? `<span class="hit-dir">${escapeHtml(dir)}</span>` : '') +
+    `<span class="hit-file">${escapeHtml(file)}</span></span>`
+  );
+}
+
+/** The file's tags as chips (clicking one searches `tag:NAME`). */
+export function renderChips(tags: readonly string[] | undefined): string {
+  if (!tags || tags.length === 0) {
+    return '';
+  }
+  return (
+    `<span class="chips">` +
+    tags
+      .map((tag) => `<button type="button" class="chip" data-tag="${escapeHtml(tag)}" title="Search tag:${escapeHtml(tag)}">#${escapeHtml(tag)}</button>`)
+      .join('') +
+    `</span>`
+  );
+}
+
+/** One result row: number, path, heading, marked snippet; label, lines, score, tags. */
+export function renderHit(hit: SearchHit, selected: boolean, list = 'hit'): string {
   const heading = hit.heading || hit.title;
   return (
-    `<li id="${hitId(hit.n)}" class="hit${selected ? ' selected' : ''}" role="option" aria-selected="${selected}" data-n="${hit.n}">` +
-    `<div class="hit-top"><span class="hit-n">${hit.n}</span>` +
-    `<span class="hit-path" title="${escapeHtml(hit.path)}">${escapeHtml(hit.path)}</span>` +
-    `<span class="${labelClass(hit.label)}">${escapeHtml(hit.label)}</span></div>` +
-    (heading ? `<div class="hit-heading">${escapeHtml(heading)}</div>` : '') +
-    `<div class="hit-snippet">${highlight(hit.snippet, terms)}</div>` +
-    `<div class="hit-meta"><span class="hit-lines">${lineSpan(hit.range)}</span>` +
+    `<li id="${hitId(hit.n, list)}" class="hit${selected ? ' selected' : ''}" role="option" aria-selected="${selected}" data-n="${hit.n}">` +
+    `<div class="hit-top"><span class="hit-n">${hit.n}</span>${renderPath(hit.path)}</div>` +
+    (heading ? `<div class="hit-heading" title="${escapeHtml(heading)}">${escapeHtml(heading)}</div>` : '') +
+    (hit.snippet ? `<div class="hit-snippet">${highlight(hit.snippet, hit.marks ?? [])}</div>` : '') +
+    `<div class="hit-meta"><span class="${labelClass(hit.label)}">${escapeHtml(hit.label)}</span>` +
+    renderChips(hit.meta?.tags) +
+    `<span class="hit-lines">${lineSpan(hit.range)}</span>` +
     `<span class="hit-score" title="relevance">${formatScore(hit.score)}</span></div>` +
     `</li>`
   );
 }
 
-export function renderResults(hits: readonly SearchHit[], query: string, selected: number): string {
-  const terms = queryTerms(query);
-  return hits.map((hit, i) => renderHit(hit, terms, i === selected)).join('');
+export function renderResults(hits: readonly SearchHit[], selected: number, list = 'hit'): string {
+  return hits.map((hit, i) => renderHit(hit, i === selected, list)).join('');
 }
 
 export function resultsInfo(count: number, query: string): string {
@@ -98,12 +107,18 @@ export function resultsInfo(count: number, query: string): string {
   return `${count} file${count === 1 ? '' : 's'} — Enter or click opens; 1–9 opens that result.`;
 }
 
+/** The line above a list made while indexing ran, or '' when the list is complete. */
+export function searchNotice(index: IndexStatus | null | undefined): string {
+  return index && resultsIncomplete(index) ? incompleteNotice(index) : '';
+}
+
 /** The hover card: the passage, and the file's summary when one is known. */
 export function renderHover(hit: SearchHit, summary: string | undefined): string {
   return (
     `<div class="hover-title">${escapeHtml(hit.path)} <span class="hit-lines">${lineSpan(hit.range)}</span></div>` +
     (hit.heading ? `<div class="hover-heading">${escapeHtml(hit.heading)}</div>` : '') +
-    `<pre class="hover-passage">${escapeHtml(hit.snippet.replace(/\*\*(.+?)\*\*/gs, '$1'))}</pre>` +
+    `<div class="hover-passage">${highlight(hit.snippet, hit.marks ?? [])}</div>` +
+    (hit.meta?.tags?.length ? `<div class="hover-tags">${hit.meta.tags.map((t) => `#${escapeHtml(t)}`).join(' ')}</div>` : '') +
     (summary ? `<div class="hover-summary"><strong>Summary</strong> ${escapeHtml(summary)}</div>` : '')
   );
 }
@@ -127,7 +142,7 @@ export function statusLine(status: IndexStatus | null, server: ServerState, mess
   }
   const suffix = flags.length > 0 ? ` · ${flags.join(' · ')}` : '';
   if (status.state === 'indexing') {
-    return { text: `Indexing ${indexProgress(status)}${suffix}`, cls: 'indexing' };
+    return { text: `Indexing ${progressDetail(status)}${suffix}`, cls: status.paused ? 'indexing paused' : 'indexing' };
   }
   if (status.state === 'error') {
     return { text: `Index error${status.message ? `: ${status.message}` : ''}${suffix}`, cls: 'error' };
@@ -135,12 +150,67 @@ export function statusLine(status: IndexStatus | null, server: ServerState, mess
   return { text: `Ready · ${status.files} files · ${status.chunks} chunks${suffix}`, cls: status.readOnly ? 'read-only' : 'ready' };
 }
 
+// --- metadata completion ------------------------------------------------------------------
+
+export interface Completion {
+  /** What replaces the word being typed, e.g. `tag:payments `. */
+  insert: string;
+  label: string;
+  detail: string;
+}
+
+/** The filter word under the cursor: `tag:pay` at the end of `mexico tag:pay`. */
+export function filterWordAt(text: string, cursor: number): { start: number; key: string; value: string } | undefined {
+  const before = text.slice(0, cursor);
+  const match = /(^|\s)(-?)([A-Za-z_][\w-]*):("?[^\s"]*)$/.exec(before);
+  if (!match) {
+    return undefined;
+  }
+  const start = (match.index ?? 0) + (match[1] ?? '').length;
+  return { start, key: `${match[2] ?? ''}${match[3] ?? ''}`, value: (match[4] ?? '').replace(/^"/, '') };
+}
+
+/**
+ * Completions for the filter word being typed, from `kb/schema`: `tag:` offers the tags
+ * (the field `tags`, or `tag`), `status:` the statuses, and so on, most used first.
+ */
+export function filterCompletions(schema: SchemaResponse | null, key: string, value: string, max = 12): Completion[] {
+  if (!schema) {
+    return [];
+  }
+  const negated = key.startsWith('-');
+  const name = (negated ? key.slice(1) : key).toLowerCase();
+  const field = schema.fields.find((f) => f.name.toLowerCase() === name) ?? schema.fields.find((f) => f.name.toLowerCase() === `${name}s`);
+  if (!field) {
+    return [];
+  }
+  const prefix = value.toLowerCase();
+  return (field.top ?? [])
+    .filter((v) => v.value.toLowerCase().startsWith(prefix) || (prefix.length > 1 && v.value.toLowerCase().includes(prefix)))
+    .slice(0, max)
+    .map((v) => {
+      const quoted = /[\s"]/.test(v.value) ? `"${v.value.replace(/"/g, '')}"` : v.value;
+      return { insert: `${negated ? '-' : ''}${name}:${quoted} `, label: `${name}:${v.value}`, detail: `${v.count} file${v.count === 1 ? '' : 's'}` };
+    });
+}
+
+export function renderCompletions(items: readonly Completion[], active: number): string {
+  return items
+    .map(
+      (item, i) =>
+        `<li id="completion-${i}" class="completion${i === active ? ' active' : ''}" role="option" aria-selected="${i === active}" data-index="${i}">` +
+        `<span class="completion-label">${escapeHtml(item.label)}</span><span class="completion-detail">${escapeHtml(item.detail)}</span></li>`,
+    )
+    .join('');
+}
+
 // --- the Ask transcript -------------------------------------------------------------------
 
 export type TranscriptEntry =
-  | { kind: 'question'; text: string; file?: string | null }
+  | { kind: 'question'; text: string; file?: string | null; pending?: boolean }
   | { kind: 'step'; event: Pick<AskEvent, 'kind' | 'text' | 'tool' | 'args'> }
-  | { kind: 'answer'; response: AskResponse }
+  /** `lead`: the answer's first paragraph when the model card already says it. */
+  | { kind: 'answer'; response: AskResponse; lead?: string }
   | { kind: 'error'; text: string }
   | { kind: 'summary'; path: string; summary: string; cached: boolean };
 
@@ -164,6 +234,8 @@ export function renderStep(event: Pick<AskEvent, 'kind' | 'text' | 'tool' | 'arg
   switch (event.kind) {
     case 'thinking':
       return `<div class="step thinking"><span class="step-kind">Thinking:</span> ${escapeHtml(event.text)}</div>`;
+    case 'status':
+      return `<div class="step status-step">${escapeHtml(event.text)}</div>`;
     case 'tool_call': {
       const args = compactArgs(event.args);
       const text = event.text && !event.tool ? ` ${escapeHtml(event.text)}` : '';
@@ -202,18 +274,26 @@ export function clarifyChoices(answer: string): { question: string; choices: { n
   return { question: rest.join('\n').trim(), choices };
 }
 
-export function sourceText(source: Source): string {
-  return `${source.n ? `[${source.n}] ` : ''}${source.path} ${lineSpan(source.range)}`;
+/** `[2] docs/setup.md L4–9`: one numbering style, the answer's own `[n]`. */
+export function sourceText(source: Source, index: number): string {
+  return `[${source.n ?? index + 1}] ${source.path} ${lineSpan(source.range)}`;
 }
 
 const STOP_NOTES: Record<string, string> = {
   step_limit: 'Stopped at the step limit — the answer may be incomplete.',
-  error: 'The question could not be answered completely.',
-  cancelled: 'Cancelled.',
+  length: 'The model was cut off — the answer is incomplete.',
+  empty: 'The model gave no answer.',
+  cancelled: 'Stopped.',
 };
 
-/** The final answer: markdown, clickable sources, choices for a clarification. */
-export function renderAnswer(response: AskResponse, entryIndex: number): string {
+const MODE_BADGES: Record<string, { text: string; title: string }> = {
+  agent: { text: 'agent', title: 'The model searched and read the notes with its tools.' },
+  grounded: { text: 'grounded', title: 'The model answered from the best passages, which it cites.' },
+  fallback: { text: 'no model', title: 'No model answered: these are the best passages for the question.' },
+};
+
+/** The final answer: mode, markdown, copy, clickable sources, choices for a clarification. */
+export function renderAnswer(response: AskResponse, entryIndex: number, hideLead?: string): string {
   let body: string;
   if (response.stop === 'clarify') {
     const { question, choices } = clarifyChoices(response.answer);
@@ -229,29 +309,53 @@ export function renderAnswer(response: AskResponse, entryIndex: number): string 
             .join('')}</ol>`
         : '');
   } else {
-    body = `<div class="markdown">${renderMarkdown(response.answer)}</div>`;
+    body = `<div class="markdown">${renderMarkdown(withoutLead(response.answer, hideLead))}</div>`;
   }
+  const mode = MODE_BADGES[response.mode ?? 'agent'];
+  const badges =
+    (mode && response.stop !== 'clarify' ? `<span class="badge mode mode-${escapeHtml(response.mode ?? 'agent')}" title="${escapeHtml(mode.title)}">${mode.text}</span>` : '') +
+    (response.grounded === false && response.stop !== 'clarify'
+      ? `<span class="badge ungrounded" title="This answer cites none of the passages it was given: check it against your notes.">ungrounded</span>`
+      : '');
+  const tools =
+    `<div class="answer-bar">${badges}<span class="spacer"></span>` +
+    `<button type="button" class="link-button copy-answer" data-entry="${entryIndex}" title="Copy the answer as Markdown">Copy</button></div>`;
   const note = STOP_NOTES[response.stop];
   const sources =
     response.sources.length > 0
-      ? `<div class="sources"><span class="sources-title">Sources</span><ol>${response.sources
+      ? `<div class="sources"><span class="sources-title">Sources</span><ul>${response.sources
           .map(
             (source, i) =>
-              `<li><a href="#" class="source" data-entry="${entryIndex}" data-source="${i}" title="${escapeHtml(source.uri)}">${escapeHtml(sourceText(source))}</a></li>`,
+              `<li><a href="#" class="source" data-entry="${entryIndex}" data-source="${i}" title="${escapeHtml(source.path)}">${escapeHtml(sourceText(source, i))}</a></li>`,
           )
-          .join('')}</ol></div>`
+          .join('')}</ul></div>`
       : '';
-  return `<div class="answer stop-${escapeHtml(response.stop)}">${body}${note ? `<div class="stop-note">${note}</div>` : ''}${sources}</div>`;
+  const cls = `answer stop-${escapeHtml(response.stop)}${response.grounded === false ? ' is-ungrounded' : ''}`;
+  return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${note}</div>` : ''}${sources}</div>`;
+}
+
+/** The answer without its first paragraph when that paragraph is `lead` (the model card says it). */
+export function withoutLead(answer: string, lead: string | undefined): string {
+  if (!lead) {
+    return answer;
+  }
+  const [first, ...rest] = answer.split(/\n\s*\n/);
+  return first?.trim() === lead.trim() ? rest.join('\n\n') : answer;
 }
 
 export function renderEntry(entry: TranscriptEntry, index: number): string {
   switch (entry.kind) {
     case 'question':
-      return `<div class="question"><span class="q-mark">Q</span> ${escapeHtml(entry.text)}${entry.file ? ` <span class="q-file">(about <code>${escapeHtml(entry.file)}</code>)</span>` : ''}</div>`;
+      return (
+        `<div class="question${entry.pending ? ' pending' : ''}"><span class="q-mark">Q</span><span class="q-text">${escapeHtml(entry.text)}` +
+        `${entry.file ? ` <span class="q-file">(about <code>${escapeHtml(entry.file)}</code>)</span>` : ''}</span>` +
+        (entry.pending ? `<button id="stop-button" type="button" class="secondary stop" title="Stop this question">Stop</button>` : '') +
+        `</div>`
+      );
     case 'step':
       return renderStep(entry.event);
     case 'answer':
-      return renderAnswer(entry.response, index);
+      return renderAnswer(entry.response, index, entry.lead);
     case 'error':
       return `<div class="error-line">${escapeHtml(entry.text)}</div>`;
     case 'summary':
@@ -259,6 +363,77 @@ export function renderEntry(entry: TranscriptEntry, index: number): string {
   }
 }
 
+/**
+ * The transcript. Model errors are not repeated line by line: when an ask fell back
+ * (no model answered), its `error` steps are left out — the model card says it once.
+ */
 export function renderTranscript(entries: readonly TranscriptEntry[]): string {
-  return entries.map((entry, i) => renderEntry(entry, i)).join('');
+  const fellBack = new Set<number>();
+  let start = 0;
+  entries.forEach((entry, i) => {
+    if (entry.kind === 'question') {
+      start = i;
+    } else if (entry.kind === 'answer' && entry.response.mode === 'fallback') {
+      for (let k = start; k < i; k++) {
+        fellBack.add(k);
+      }
+    }
+  });
+  return entries
+    .map((entry, i) => (fellBack.has(i) && entry.kind === 'step' && entry.event.kind === 'error' ? '' : renderEntry(entry, i)))
+    .join('');
+}
+
+// --- the model card -------------------------------------------------------------------------
+
+export interface ModelProblem {
+  /** What went wrong, as the server said it. */
+  message: string;
+  /** `unreachable` (start the server), `missing` (pull the model), `timeout`, `other`. */
+  kind: 'unreachable' | 'missing' | 'timeout' | 'other';
+}
+
+/** Classify a model error message from the server. */
+export function modelProblem(message: string): ModelProblem {
+  const text = message.toLowerCase();
+  const kind: ModelProblem['kind'] = /not (available|found|pulled)|pull /.test(text)
+    ? 'missing'
+    : /timed? ?out|timeout|did not answer|no answer within/.test(text)
+      ? 'timeout'
+      : /not reachable|unreachable|connect|refused|not running/.test(text)
+        ? 'unreachable'
+        : 'other';
+  return { message, kind };
+}
+
+/** The command a user runs to fix it: `ollama serve`, or `ollama pull MODEL`. */
+export function fixCommand(problem: ModelProblem, llm: LlmStatus | undefined): string {
+  if (problem.kind === 'missing') {
+    return `ollama pull ${llm?.model ?? ''}`.trim();
+  }
+  return 'ollama serve';
+}
+
+/** The one card saying what is wrong with the model, with what to do about it. */
+export function renderModelCard(problem: ModelProblem, llm: LlmStatus | undefined): string {
+  const command = fixCommand(problem, llm);
+  const title =
+    problem.kind === 'missing'
+      ? 'The model is not installed'
+      : problem.kind === 'timeout'
+        ? 'The model did not answer in time'
+        : problem.kind === 'unreachable'
+          ? 'No model is reachable'
+          : 'The model could not answer';
+  const where = llm ? `<div class="model-where"><code>${escapeHtml(llm.model)}</code> at <code>${escapeHtml(llm.host)}</code></div>` : '';
+  return (
+    `<div class="model-title">${escapeHtml(title)}</div>` +
+    `<div class="model-message">${escapeHtml(problem.message)}</div>${where}` +
+    `<div class="model-note">Questions get the best matching passages until a model answers.</div>` +
+    `<div class="model-actions">` +
+    `<button type="button" class="secondary" data-action="openSettings">Open settings</button>` +
+    `<button type="button" class="secondary" data-action="retry">Retry</button>` +
+    `<button type="button" class="secondary" data-action="copyFix" data-text="${escapeHtml(command)}" title="Copy to run in a terminal">Copy <code>${escapeHtml(command)}</code></button>` +
+    `</div>`
+  );
 }

@@ -35,12 +35,15 @@ export const Shapes = {
     readOnly: true,
     roots: true,
     skipped: true,
+    problems: true,
     message: true,
     progress: true,
     keywordComplete: true,
     vectorsReady: true,
+    paused: true,
   }),
   SkippedFile: keys<P.SkippedFile>()({ path: true, reason: true }),
+  FileProblem: keys<P.FileProblem>()({ path: true, line: true, message: true }),
   SearchParams: keys<P.SearchParams>()({
     query: true,
     limit: true,
@@ -61,6 +64,7 @@ export const Shapes = {
     heading: true,
     range: true,
     meta: true,
+    marks: true,
   }),
   SearchResponse: keys<P.SearchResponse>()({ query: true, results: true, index: true }),
   OpenResultParams: keys<P.OpenResultParams>()({ n: true }),
@@ -97,12 +101,14 @@ export const Shapes = {
     path: true,
     limit: true,
     excludeLinked: true,
+    numbered: true,
   }),
   RelatedResponse: keys<P.RelatedResponse>()({ path: true, results: true, index: true }),
   SchemaValue: keys<P.SchemaValue>()({ value: true, count: true }),
   SchemaField: keys<P.SchemaField>()({ name: true, types: true, files: true, top: true }),
   SchemaResponse: keys<P.SchemaResponse>()({ files: true, fields: true }),
   ReindexParams: keys<P.ReindexParams>()({ full: true }),
+  IndexControlParams: keys<P.IndexControlParams>()({ action: true }),
 };
 
 export type ShapeName = keyof typeof Shapes;
@@ -110,7 +116,7 @@ export type ShapeName = keyof typeof Shapes;
 /** Fields that hold another payload (or a list of them), by payload. */
 export const Nested: Partial<Record<ShapeName, Record<string, ShapeName>>> = {
   Range: { start: 'Position', end: 'Position' },
-  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', progress: 'IndexProgress' },
+  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', problems: 'FileProblem', progress: 'IndexProgress' },
   SearchHit: { range: 'Range', meta: 'HitMeta' },
   SearchResponse: { results: 'SearchHit', index: 'IndexStatus' },
   OpenResultResponse: { range: 'Range' },

@@ -60,11 +60,18 @@ export class FakeBackend implements KbBackend {
     return this;
   }
 
+  /** A handler for a method the typed contract does not list yet (kb/related, …). */
+  onAny(method: string, handler: (params: never) => Promise<unknown>): this {
+    (this.handlers as Record<string, unknown>)[method] = handler;
+    return this;
+  }
+
   request<M extends MethodName>(method: M, params: RequestTypes[M][0], token?: unknown): Promise<RequestTypes[M][1]> {
     this.requests.push({ method, params, token: token as { isCancellationRequested: boolean } });
     const handler = this.handlers[method];
     if (!handler) {
-      return Promise.reject(new Error(`no handler for ${method}`));
+      // What a server answers for a method it does not have.
+      return Promise.reject(Object.assign(new Error(`Unhandled method ${method}`), { code: -32601 }));
     }
     return handler(params, token as vscode.CancellationTokenSource['token']);
   }

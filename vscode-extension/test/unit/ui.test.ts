@@ -9,11 +9,16 @@ import { KbPanel } from '../../src/panel';
 import type { SearchHit } from '../../src/protocol';
 import { SearchQuickPick } from '../../src/quickPick';
 import { KbStatusBar } from '../../src/statusBar';
+import { rememberList } from '../../src/lastList';
+import { IndexProgressNotification } from '../../src/indexProgress';
 import { deferred, FakeBackend, hit, READY, searchResponse, tick } from './fakes';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
-beforeEach(() => vscode.reset());
+beforeEach(() => {
+  vscode.reset();
+  rememberList([]);
+});
 
 describe('KB: Search quick pick', () => {
   it('searches after the user pauses, cancels stale requests, lists numbered items', async () => {
@@ -59,7 +64,7 @@ describe('KB: Search quick pick', () => {
     const qp = new SearchQuickPick(backend, {
       initialQuery: 'setup',
       debounceMs: 1,
-      open: (h) => Promise.resolve(opened.push(h)),
+      open: (h) => Promise.resolve(opened.push(h)).then(() => 'opened' as const),
     });
     const pick = vscode.quickPicks[0];
     await tick(10);
@@ -168,7 +173,7 @@ describe('panel', () => {
     assert.deepEqual(backend.requests.at(-1)?.params, { question: 'How do I install?', file: 'docs/setup.md' });
     const kinds = posted.filter((m) => m.type.startsWith('ask')).map((m) => (m.type === 'askEvent' ? `event:${m.event.text || m.event.tool}` : m.type));
     assert.deepEqual(kinds, ['askStarted', 'event:Look at setup', 'event:read_file', 'askFailed']);
-    assert.deepEqual(posted.at(-1), { type: 'askFailed', id: 1, message: 'Cancelled.' });
+    assert.deepEqual(posted.at(-1), { type: 'askFailed', id: 1, message: 'Stopped.' });
   });
 
   it('posts the ask response when it arrives', async () => {
@@ -207,17 +212,38 @@ describe('commands', () => {
     assert.ok(manifest.contributes.keybindings.some((k) => k.command === 'kb.search'));
   });
 
-  it('KB: Open Result… asks for N and opens that result at its range', async () => {
+  it('KB: Open Result… lists the last search; typing a number picks it, a wrong one is refused at once', async () => {
+    const { backend, panel } = setup();
+    backend.on('kb/search', (p) => Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'docs/b.md')])));
+    await panel.search('setup');
+    const running = vscode.commands.executeCommand('kb.openResult');
+    const pick = vscode.quickPicks.at(-1) as vscode.FakeQuickPick<{ label: string; hit?: { path: string } }>;
+    assert.deepEqual(pick.items.map((i) => i.label), ['1 · a.md', '2 · docs/b.md']);
+    pick.type('7');
+    assert.deepEqual(pick.items.map((i) => i.label), ['$(warning) The last search listed 2 results.']);
+    pick.type('2');
+    assert.deepEqual(pick.items.map((i) => i.label), ['2 · docs/b.md']);
+    pick.accept(pick.items[0]);
+    await running;
+    assert.equal(vscode.calls.shown[0]?.uri, 'file:///ws/docs/b.md');
+    assert.equal(vscode.calls.shown[0]?.options.selection?.start.line, 8);
+    assert.equal(vscode.calls.revealed[0]?.end.line, 11);
+  });
+
+  it('KB: Open Result… without a list asks the server for result N', async () => {
     const { backend } = setup();
     backend.on('kb/openResult', (p) =>
       Promise.resolve({ uri: 'file:///ws/docs/b.md', path: 'docs/b.md', range: hit(p.n, 'docs/b.md').range }),
     );
-    vscode.responses.inputBox.push('2');
-    await vscode.commands.executeCommand('kb.openResult');
+    const running = vscode.commands.executeCommand('kb.openResult');
+    const pick = vscode.quickPicks.at(-1) as vscode.FakeQuickPick<{ label: string }>;
+    pick.type('x');
+    assert.match(pick.items[0]?.label ?? '', /Type the number of a result/);
+    pick.type('2');
+    pick.accept(pick.items[0]);
+    await running;
     assert.deepEqual(backend.requests.at(-1), { method: 'kb/openResult', params: { n: 2 }, token: undefined });
     assert.equal(vscode.calls.shown[0]?.uri, 'file:///ws/docs/b.md');
-    assert.equal(vscode.calls.shown[0]?.options.selection?.start.line, 8);
-    assert.equal(vscode.calls.revealed[0]?.end.line, 11);
   });
 
   it("shows the server's message when result N does not exist", async () => {
@@ -276,5 +302,187 @@ describe('status bar', () => {
     assert.equal(item.text, '$(error) KB: not running');
     assert.equal(item.command, 'kb.showLog');
     bar.dispose();
+  });
+});
+
+const INDEXING = {
+  ...READY,
+  state: 'indexing' as const,
+  files: 20,
+  progress: { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 1204, chunksTotal: 3036 },
+};
+
+/** Poll a condition (the code under test waits on timers of its own); fail after 5 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > end) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await tick(5);
+  }
+}
+
+describe('no dead ends', () => {
+  function ready() {
+    const backend = new FakeBackend();
+    const made = makePanel(backend);
+    made.panel.resolveWebviewView(made.view as never);
+    void made.panel.handle({ type: 'ready' });
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    return { backend, ...made };
+  }
+
+  it('a result whose file is gone says so and refreshes the list instead of failing', async () => {
+    const backend = new FakeBackend().on('kb/search', (p) => Promise.resolve(searchResponse(p.query, [hit(1, 'gone.md')])));
+    const posted: ToWebview[] = [];
+    const panel = new KbPanel(vscode.Uri.file('/ext') as never, backend, {
+      open: () => Promise.reject(new Error('Unable to read file /ws/gone.md')),
+      executeCommand: () => Promise.resolve(undefined),
+      openExternal: () => Promise.resolve(true),
+    });
+    panel.resolveWebviewView({ ...makePanel(backend).view, webview: { ...makePanel(backend).view.webview, postMessage: (m: ToWebview) => Promise.resolve(posted.push(m)) } } as never);
+    await panel.handle({ type: 'ready' });
+    await panel.handle({ type: 'search', query: 'x' });
+    await panel.handle({ type: 'open', uri: 'file:///ws/gone.md', range: hit(1, 'gone.md').range, path: 'gone.md', list: 'search' });
+    assert.deepEqual(vscode.calls.messages.at(-1), { level: 'warning', text: 'KB: gone.md was deleted or moved.' });
+    assert.deepEqual(posted.at(-1), { type: 'stale', path: 'gone.md', message: 'gone.md was deleted or moved — the list was refreshed.' });
+    // A file that exists but fails to open is an error, not "deleted".
+    vscode.existingFiles.add('/ws/gone.md');
+    await panel.handle({ type: 'open', uri: 'file:///ws/gone.md', range: hit(1, 'gone.md').range, path: 'gone.md' });
+    assert.match(vscode.calls.messages.at(-1)?.text ?? '', /could not open gone\.md: Unable to read file/);
+  });
+
+  it('links in answers: workspace files open, anything else asks first', async () => {
+    const { panel, opened } = ready();
+    vscode.existingFiles.add('/ws/docs/setup.md');
+    await panel.handle({ type: 'openLink', href: 'docs/setup.md#L12' });
+    assert.deepEqual(opened, [{ uri: 'file:///ws/docs/setup.md', line: 11 }]);
+    for (const href of ['/etc/passwd', '../../../../root/.ssh/id_rsa', 'file:///etc/passwd', 'https://example.com/x']) {
+      vscode.responses.modal.push(undefined); // the user does not confirm
+      await panel.handle({ type: 'openLink', href });
+    }
+    assert.equal(opened.length, 1, 'nothing outside the workspace opened without asking');
+    assert.deepEqual(
+      vscode.calls.modals.map((m) => m.detail),
+      [
+        'The link points to /etc/passwd, which is not in this workspace.',
+        'The link points to /root/.ssh/id_rsa, which is not in this workspace.',
+        'The link points to /etc/passwd, which is not in this workspace.',
+        'The link leads outside the workspace.',
+      ],
+    );
+    vscode.responses.modal.push('Open');
+    await panel.handle({ type: 'openLink', href: '/etc/hosts' });
+    assert.deepEqual(opened.at(-1), { uri: 'file:///etc/hosts', line: 0 });
+  });
+
+  it('KB: Show Status opens a modal with the details', async () => {
+    const backend = new FakeBackend().on('kb/status', () => Promise.resolve({ ...INDEXING, skipped: [{ path: 'big.md', reason: 'larger than 2 MiB' }] }));
+    const { panel } = makePanel(backend);
+    registerCommands(backend, panel);
+    await vscode.commands.executeCommand('kb.showStatus');
+    const modal = vscode.calls.modals[0];
+    assert.equal(modal?.text, 'KB: indexing 38/155 · no model');
+    assert.match(modal?.detail ?? '', /^Progress: 38\/155 files · 1,204\/3,036 chunks · embedding\n/);
+    assert.match(modal?.detail ?? '', /Embedder: minilm/);
+    assert.match(modal?.detail ?? '', /skipped big\.md: larger than 2 MiB/);
+    assert.deepEqual(modal?.items, ['Show Panel', 'Reindex', 'Show Log']);
+  });
+});
+
+describe('one progress', () => {
+  it('the notification shows the status bar’s numbers and cancels the sync', async () => {
+    const backend = new FakeBackend().onAny('kb/indexControl', () => Promise.resolve({ ...INDEXING, message: 'cancelling' }));
+    const bar = new KbStatusBar(backend);
+    const notification = new IndexProgressNotification(backend);
+    backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesTotal: 5, filesDone: 1 } });
+    assert.equal(vscode.calls.progress.length, 0, 'no notification for a small sync');
+    backend.updateStatus(INDEXING);
+    const shown = vscode.calls.progress[0];
+    assert.equal(shown?.options.location, vscode.ProgressLocation.Notification);
+    assert.equal(shown?.options.cancellable, true);
+    assert.equal(shown?.reports.at(-1)?.message, '38/155 files · 1,204/3,036 chunks · embedding');
+    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: indexing 38\/155/);
+    backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesDone: 80, chunksDone: 2000 } });
+    assert.equal(shown?.reports.at(-1)?.message, '80/155 files · 2,000/3,036 chunks · embedding');
+    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: indexing 80\/155/);
+    assert.ok((shown?.reports ?? []).every((r) => r.increment === undefined || r.increment >= 0));
+    shown?.cancel.cancel();
+    await until(() => backend.requests.some((r) => r.method === 'kb/indexControl'), 'the cancel request');
+    assert.deepEqual(backend.requests.at(-1)?.params, { action: 'cancel' });
+    backend.updateStatus(READY);
+    await until(() => shown?.done === true, 'the notification to close');
+    notification.dispose();
+    bar.dispose();
+  });
+
+  it('the panel pauses and resumes through kb/indexControl', async () => {
+    const backend = new FakeBackend().onAny('kb/indexControl', (p: { action: string }) => Promise.resolve({ ...INDEXING, paused: p.action === 'pause' }));
+    const { panel, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'indexControl', action: 'pause' });
+    assert.equal(backend.status?.paused, true);
+    await panel.handle({ type: 'indexControl', action: 'resume' });
+    assert.equal(backend.status?.paused, false);
+  });
+});
+
+describe('searching while indexing', () => {
+  it('the quick pick says the list may be incomplete, and searches again once indexing is done', async () => {
+    let index = INDEXING as typeof INDEXING | typeof READY;
+    const backend = new FakeBackend().on('kb/search', (p) => Promise.resolve({ ...searchResponse(p.query, [hit(1, 'a.md')]), index }));
+    const qp = new SearchQuickPick(backend, { initialQuery: 'cors', debounceMs: 1 });
+    const pick = vscode.quickPicks[0] as vscode.FakeQuickPick<{ label: string; kind?: number }>;
+    await until(() => pick.items.length > 0, 'the first list');
+    assert.deepEqual(pick.items[0], { label: 'Indexing 38/155 — results may be incomplete', kind: vscode.QuickPickItemKind.Separator });
+    index = READY;
+    backend.updateStatus(READY);
+    await until(() => backend.requests.length === 2, 'the second search');
+    await qp.running;
+    assert.deepEqual(pick.items.map((i) => i.label), ['1 · a.md']);
+    backend.updateStatus(READY); // a search would start at once: none does
+    assert.equal(backend.requests.length, 2, 'once');
+    qp.dispose();
+  });
+});
+
+describe('related notes', () => {
+  it('follow the active Markdown editor, without replacing the numbered list', async () => {
+    const backend = new FakeBackend().onAny('kb/related', (p: { path: string }) =>
+      Promise.resolve({ path: p.path, results: [hit(1, 'b.md', { label: 'related' })], index: READY }),
+    );
+    const { panel, posted, view } = makePanel(backend);
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/notes/a.md'), languageId: 'markdown' } });
+    await until(() => posted.some((m) => m.type === 'related' && m.path === 'notes/a.md'), 'the related list of a.md');
+    assert.deepEqual(backend.requests.at(-1)?.params, { path: 'notes/a.md', limit: 10, numbered: false });
+    const related = posted.find((m) => m.type === 'related');
+    assert.equal(related?.type === 'related' && related.response?.results[0]?.path, 'b.md');
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/code.py'), languageId: 'python' } });
+    await until(() => posted.at(-1)?.type === 'related' && (posted.at(-1) as { path: unknown }).path === null, 'no file');
+    const count = backend.requests.length;
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/code.py'), languageId: 'python' } });
+    await panel.refreshRelated();
+    assert.equal(backend.requests.length, count, 'the same file is not asked again');
+  });
+
+  it('say so when the server has no kb/related', async () => {
+    const backend = new FakeBackend();
+    const { panel, posted, view } = makePanel(backend);
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/a.md'), languageId: 'markdown' } });
+    await panel.refreshRelated();
+    await until(() => posted.some((m) => m.type === 'related'), 'an answer');
+    assert.deepEqual(posted.filter((m) => m.type === 'related').at(-1), {
+      type: 'related',
+      path: 'a.md',
+      response: null,
+      message: 'This kb-lsp server does not offer related notes.',
+    });
   });
 });

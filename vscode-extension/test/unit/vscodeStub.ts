@@ -90,6 +90,7 @@ export class ThemeColor {
 export const StatusBarAlignment = { Left: 1, Right: 2 };
 export const TextEditorRevealType = { Default: 0, InCenter: 1, InCenterIfOutsideViewport: 2, AtTop: 3 };
 export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 };
+export const QuickPickItemKind = { Separator: -1, Default: 0 };
 
 /** What the extension did through the stub, for assertions. */
 export const calls = {
@@ -98,11 +99,19 @@ export const calls = {
   messages: [] as { level: string; text: string }[],
   commands: [] as { id: string; args: unknown[] }[],
   inputBoxes: [] as unknown[],
+  modals: [] as { level: string; text: string; detail?: string; items: string[] }[],
+  clipboard: [] as string[],
+  progress: [] as { options: { location?: number; title?: string; cancellable?: boolean }; reports: { message?: string; increment?: number }[]; cancel: CancellationTokenSource; done: boolean }[],
 };
 
 export const responses = {
   inputBox: [] as (string | undefined)[],
+  /** Answers of modal messages (the button chosen), in order. */
+  modal: [] as (string | undefined)[],
 };
+
+/** Files that exist, by path, for `workspace.fs.stat`. */
+export const existingFiles = new Set<string>();
 
 export class FakeQuickPick<T> {
   value = '';
@@ -171,6 +180,18 @@ export let activeTextEditor: unknown;
 export const workspaceFolders: { uri: Uri; name: string; index: number }[] = [];
 export const configuration = new Map<string, unknown>();
 
+const activeEditorChanged = new EventEmitter<unknown>();
+
+function message(level: string, text: string, rest: unknown[]): Promise<string | undefined> {
+  const options = rest[0];
+  if (typeof options === 'object' && options !== null && (options as { modal?: boolean }).modal) {
+    calls.modals.push({ level, text, detail: (options as { detail?: string }).detail, items: rest.slice(1) as string[] });
+    return Promise.resolve(responses.modal.shift());
+  }
+  calls.messages.push({ level, text });
+  return Promise.resolve(undefined);
+}
+
 export const window = {
   get activeTextEditor(): unknown {
     return activeTextEditor;
@@ -197,16 +218,23 @@ export const window = {
     calls.messages.push({ level: 'error', text });
     return Promise.resolve(undefined);
   },
-  showWarningMessage(text: string): Promise<undefined> {
-    calls.messages.push({ level: 'warning', text });
-    return Promise.resolve(undefined);
+  showWarningMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
+    return message('warning', text, rest);
   },
-  showInformationMessage(text: string): Promise<undefined> {
-    calls.messages.push({ level: 'info', text });
-    return Promise.resolve(undefined);
+  showInformationMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
+    return message('info', text, rest);
   },
-  withProgress<R>(_options: unknown, task: (progress: unknown, token: unknown) => Promise<R>): Promise<R> {
-    return task({ report: () => undefined }, new CancellationTokenSource().token);
+  setStatusBarMessage(text: string): { dispose(): void } {
+    calls.messages.push({ level: 'statusBar', text });
+    return { dispose: () => undefined };
+  },
+  onDidChangeActiveTextEditor: activeEditorChanged.event,
+  withProgress<R>(options: { location?: number; title?: string; cancellable?: boolean }, task: (progress: unknown, token: unknown) => Promise<R>): Promise<R> {
+    const record = { options, reports: [] as { message?: string; increment?: number }[], cancel: new CancellationTokenSource(), done: false };
+    calls.progress.push(record);
+    return task({ report: (r: { message?: string; increment?: number }) => record.reports.push(r) }, record.cancel.token).finally(() => {
+      record.done = true;
+    });
   },
   createOutputChannel(): unknown {
     return { appendLine: () => undefined, show: () => undefined, dispose: () => undefined };
@@ -235,12 +263,26 @@ export const workspace = {
   getConfiguration(): { get: (key: string) => unknown } {
     return { get: (key: string) => configuration.get(key) };
   },
+  fs: {
+    stat(uri: Uri): Promise<object> {
+      return existingFiles.has(uri.path) ? Promise.resolve({}) : Promise.reject(new Error(`FileNotFound: ${uri.path}`));
+    },
+  },
 };
 
-export const env = { openExternal: (): Promise<boolean> => Promise.resolve(true) };
+export const env = {
+  openExternal: (): Promise<boolean> => Promise.resolve(true),
+  clipboard: {
+    writeText(text: string): Promise<void> {
+      calls.clipboard.push(text);
+      return Promise.resolve();
+    },
+  },
+};
 
 export function setActiveEditor(editor: unknown): void {
   activeTextEditor = editor;
+  activeEditorChanged.fire(editor);
 }
 
 export function reset(): void {
@@ -249,7 +291,12 @@ export function reset(): void {
   calls.messages.length = 0;
   calls.commands.length = 0;
   calls.inputBoxes.length = 0;
+  calls.modals.length = 0;
+  calls.clipboard.length = 0;
+  calls.progress.length = 0;
   responses.inputBox.length = 0;
+  responses.modal.length = 0;
+  existingFiles.clear();
   quickPicks.length = 0;
   statusBarItems.length = 0;
   registeredCommands.clear();

@@ -58,6 +58,7 @@ const HITS: SearchHit[] = [
   hit(2, 'onboarding/setup.md', 'context match', 'To deploy from a laptop, install the CLI and log in first.', 'Setup › Tools'),
   hit(3, 'meetings/2024-05-02.md', 'context match', 'We agreed to freeze deploys on Fridays <b>after</b> 3pm.', 'Decisions'),
 ];
+HITS[2].marks = ['deploys'];
 
 const STATUS = {
   state: 'ready' as const,
@@ -79,8 +80,17 @@ let pageUrl: string;
 const violations: string[] = [];
 const pageErrors: string[] = [];
 
+/** Post a message as the extension does, and return once the page has handled it: our
+ * listener is added after the page's own, so it runs after the page's handler. */
 async function send(message: ToWebview): Promise<void> {
-  await page.evaluate((m) => window.postMessage(m, '*'), message);
+  await page.evaluate(
+    (m) =>
+      new Promise<void>((resolve) => {
+        window.addEventListener('message', () => resolve(), { once: true });
+        window.postMessage(m, '*');
+      }),
+    message,
+  );
 }
 
 async function posted(): Promise<FromWebview[]> {
@@ -95,8 +105,17 @@ async function lastPosted(type: FromWebview['type']): Promise<FromWebview | unde
   return (await posted()).filter((m) => m.type === type).at(-1);
 }
 
-async function openPage(savedState?: unknown): Promise<void> {
-  page = await browser.newPage({ viewport: { width: 420, height: 760 } });
+/** Type a query and wait for the search the panel sends after the typing pause. */
+async function typeQuery(query: string): Promise<void> {
+  await page.fill('#query', query);
+  await page.waitForFunction(
+    (q) => (window as unknown as { __posted: { type: string; query?: string }[] }).__posted.some((m) => m.type === 'search' && m.query === q),
+    query,
+  );
+}
+
+async function openPage(savedState?: unknown, viewport = { width: 420, height: 760 }): Promise<void> {
+  page = await browser.newPage({ viewport });
   page.on('pageerror', (err) => pageErrors.push(String(err)));
   page.on('console', (msg) => {
     if (msg.type() === 'error' && /Content Security Policy/.test(msg.text())) {
@@ -149,7 +168,7 @@ describe('panel webview in Chromium', () => {
     await send({ type: 'status', status: STATUS, server: 'running' });
     assert.equal(await page.textContent('#status-text'), 'Ready · 42 files · 318 chunks');
     await send({ type: 'status', status: { ...STATUS, state: 'indexing', files: 12, pending: 30, readOnly: true }, server: 'running' });
-    assert.equal(await page.textContent('#status-text'), 'Indexing 12/42 · read-only');
+    assert.equal(await page.textContent('#status-text'), 'Indexing 12/42 files · read-only');
     await send({ type: 'status', status: STATUS, server: 'running' });
     await page.fill('#query', 'deploy');
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
@@ -185,11 +204,11 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.getAttribute('#results', 'aria-activedescendant'), 'hit-2');
     assert.equal(await page.getAttribute('#hit-2', 'aria-selected'), 'true');
     await page.keyboard.press('Enter');
-    assert.deepEqual(await lastPosted('open'), { type: 'open', uri: HITS[1].uri, range: HITS[1].range });
+    assert.deepEqual(await lastPosted('open'), { type: 'open', uri: HITS[1].uri, range: HITS[1].range, path: HITS[1].path, list: 'search' });
     await page.keyboard.press('End');
     assert.equal(await page.getAttribute('#results', 'aria-activedescendant'), 'hit-3');
     await page.keyboard.press('1');
-    assert.deepEqual(await lastPosted('open'), { type: 'open', uri: HITS[0].uri, range: HITS[0].range });
+    assert.deepEqual(await lastPosted('open'), { type: 'open', uri: HITS[0].uri, range: HITS[0].range, path: HITS[0].path, list: 'search' });
     await page.keyboard.press('Home');
     await page.keyboard.press('ArrowUp');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'query');
@@ -197,6 +216,7 @@ describe('panel webview in Chromium', () => {
 
   it('opens a clicked result at its range and shows the passage on hover', async () => {
     await send({ type: 'summary', path: 'meetings/2024-05-02.md', summary: 'Deploy freeze decided.', cached: true });
+    await page.click('#tab-search');
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
     await page.hover('#hit-3');
     const card = page.locator('#hover');
@@ -206,15 +226,17 @@ describe('panel webview in Chromium', () => {
     await page.screenshot({ path: artifact('webview-hover.png'), fullPage: true });
     await clearPosted();
     await page.click('#hit-3 .hit-path');
-    assert.deepEqual(await posted(), [{ type: 'open', uri: HITS[2].uri, range: HITS[2].range }]);
+    assert.deepEqual(await posted(), [{ type: 'open', uri: HITS[2].uri, range: HITS[2].range, path: HITS[2].path, list: 'search' }]);
   });
 
   it('streams ask events into the transcript and renders the answer with clickable sources', async () => {
+    await page.click('#tab-ask');
     await page.fill('#question', 'How do I deploy?');
     await page.press('#question', 'Enter');
     assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null });
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
-    assert.equal(await page.isVisible('#stop-button'), true);
+    // Stop sits next to the pending question.
+    assert.equal(await page.isVisible('.question.pending #stop-button'), true);
     assert.equal(await page.isDisabled('#ask-button'), true);
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'thinking', text: 'Search the runbooks first.' } });
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'tool_call', text: '', tool: 'search_knowledge_base', args: { query: 'deploy' } } });
@@ -247,11 +269,12 @@ describe('panel webview in Chromium', () => {
     assert.match((await answer.textContent()) ?? '', /<script>window.__pwned = 1<\/script>/);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
     assert.deepEqual(await answer.locator('a.source').allTextContents(), ['[1] runbooks/deploy.md L11–16', '[2] onboarding/setup.md L21–26']);
+    assert.equal(await answer.locator('.sources ol').count(), 0, 'one numbering style: [n] only');
     assert.equal(await page.isVisible('#stop-button'), false);
     await page.screenshot({ path: artifact('webview-ask.png'), fullPage: true });
     await clearPosted();
     await answer.locator('a.source').nth(1).click();
-    assert.deepEqual(await posted(), [{ type: 'open', uri: HITS[1].uri, range: HITS[1].range }]);
+    assert.deepEqual(await posted(), [{ type: 'open', uri: HITS[1].uri, range: HITS[1].range, path: HITS[1].path }]);
     // The follow-up carries the conversation.
     await page.fill('#question', 'And roll back?');
     await page.click('#ask-button');
@@ -260,6 +283,7 @@ describe('panel webview in Chromium', () => {
 
   it('shows a clarification as numbered choices the user can click', async () => {
     await send({ type: 'focusAsk', file: 'runbooks/deploy.md' });
+    assert.equal(await page.isVisible('#pane-ask'), true, 'focusAsk shows the Ask tab');
     assert.equal(await page.textContent('#ask-scope-file'), 'runbooks/deploy.md');
     await page.fill('#question', 'What does the setup file say?');
     await page.press('#question', 'Enter');
@@ -295,8 +319,7 @@ describe('panel webview in Chromium', () => {
       img.src = 'https://example.com/x.png';
       document.body.appendChild(img);
     });
-    // The browser reports each blocked load as an event: wait for both reports (not for
-    // a fixed time a loaded machine may not keep to).
+    // Both are refused: wait for the two violation reports (no fixed sleep).
     await page.waitForFunction(() => {
       const v = (window as unknown as { __violations: string[] }).__violations;
       return v.includes('img-src') && (v.includes('script-src-elem') || v.includes('script-src'));
@@ -319,5 +342,265 @@ describe('panel webview in Chromium', () => {
     await openPage(saved);
     assert.equal(await page.inputValue('#query'), 'deploy');
     assert.equal(await page.locator('#results li.hit').count(), 3);
+  });
+
+  it('at 300 px, paths never break inside a word and snippets take at most two lines', async () => {
+    await page.close();
+    await openPage(undefined, { width: 300, height: 700 });
+    const long = [
+      hit(1, 'docs/tutorial/security/oauth2-jwt-with-refresh-tokens.md', 'filename match', 'OAuth2 with Password (and hashing), Bearer with JWT tokens. '.repeat(4), 'OAuth2 with Password (and hashing), Bearer with JWT tokens'),
+      hit(2, 'docs/tutorial/cors.md', 'context match', 'CORS or "Cross-Origin Resource Sharing" refers to the situations when a frontend running in a browser has JavaScript code that communicates with a backend.', 'CORS (Cross-Origin Resource Sharing)'),
+      hit(3, 'engineering/deploy-checklist.md', 'context match', 'A bad deploy can pay someone twice, so every release follows this list.', 'Deploy checklist: payments service'),
+      hit(4, 'a/very/deep/folder/structure/that/goes/on/and/on/README.md', 'context match', 'Short.', ''),
+      hit(5, 'averyveryverylongfilenamewithoutanyseparatorsatalltobreakon.md', 'context match', 'Long name.', ''),
+    ];
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    await page.fill('#query', 'oauth2 cors');
+    await send({ type: 'results', response: { query: 'oauth2 cors', results: long, index: STATUS } });
+    const layout = await page.evaluate(() => {
+      const lines = (el: Element): number => {
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        return new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top))).size;
+      };
+      return {
+        paths: Array.from(document.querySelectorAll('.hit-path')).map((el) => ({
+          title: el.getAttribute('title'),
+          text: el.textContent,
+          lines: lines(el),
+          fileFits: (() => {
+            const file = el.querySelector<HTMLElement>('.hit-file');
+            return file ? file.scrollWidth <= file.clientWidth + 1 : false;
+          })(),
+        })),
+        snippets: Array.from(document.querySelectorAll<HTMLElement>('.hit-snippet')).map((el) => ({
+          height: el.getBoundingClientRect().height,
+          lineHeight: parseFloat(getComputedStyle(el).lineHeight),
+        })),
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        wrap: getComputedStyle(document.querySelector('.hit-path') as Element).overflowWrap,
+      };
+    });
+    assert.equal(layout.overflow, 0, 'nothing wider than the panel');
+    assert.notEqual(layout.wrap, 'anywhere');
+    for (const [i, path] of layout.paths.entries()) {
+      assert.equal(path.title, long[i]?.path, 'the full path is the tooltip');
+      assert.equal(path.text, long[i]?.path, 'the text is the path, unbroken');
+      assert.equal(path.lines, 1, `${path.text} renders on one line`);
+    }
+    assert.ok(layout.paths[1]?.fileFits && layout.paths[2]?.fileFits && layout.paths[3]?.fileFits, 'short file names are shown whole');
+    for (const snippet of layout.snippets) {
+      assert.ok(snippet.height <= snippet.lineHeight * 2 + 1, `a snippet is ${snippet.height}px, more than two lines`);
+    }
+    await page.screenshot({ path: artifact('webview-300px.png'), fullPage: true });
+  });
+
+  it('marks only the words the server marked, and shows snippet text as text', async () => {
+    const snippet = 'How to add CORS in the app: use <abbr>CORSMiddleware</abbr> with **care**.';
+    await send({ type: 'results', response: { query: 'how do I add CORS', results: [{ ...HITS[0], snippet, marks: ['CORS'] }], index: STATUS } });
+    assert.deepEqual(await page.locator('.hit-snippet mark').allTextContents(), ['CORS']);
+    assert.equal(await page.locator('.hit-snippet').textContent(), snippet);
+    assert.equal(await page.locator('.hit-snippet abbr, .hit-snippet strong').count(), 0);
+  });
+
+  it('shows tags as chips; a chip narrows the search to that tag', async () => {
+    await typeQuery('deploy');
+    await send({ type: 'results', response: { query: 'deploy', results: [{ ...HITS[0], meta: { tags: ['payments', 'runbook'] } }, HITS[1]], index: STATUS } });
+    assert.deepEqual(await page.locator('#hit-1 .chip').allTextContents(), ['#payments', '#runbook']);
+    assert.equal(await page.locator('#hit-2 .chip').count(), 0);
+    await clearPosted();
+    await page.click('#hit-1 .chip >> nth=1');
+    assert.equal(await page.inputValue('#query'), 'deploy tag:runbook');
+    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy tag:runbook' }], 'a search, not an open');
+  });
+
+  it('completes tag: from the schema', async () => {
+    await page.focus('#query');
+    await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'schema'));
+    await send({
+      type: 'schema',
+      schema: {
+        files: 12,
+        fields: [
+          { name: 'tags', types: ['list'], files: 9, top: [{ value: 'payments', count: 6 }, { value: 'pay day', count: 2 }, { value: 'runbook', count: 3 }] },
+          { name: 'status', types: ['string'], files: 5, top: [{ value: 'draft', count: 5 }] },
+        ],
+      },
+    });
+    await page.keyboard.type('mexico tag:pa');
+    const items = page.locator('#completions li');
+    await page.locator('#completions').waitFor({ state: 'visible' });
+    assert.deepEqual(await items.locator('.completion-label').allTextContents(), ['tag:payments', 'tag:pay day']);
+    assert.deepEqual(await items.locator('.completion-detail').allTextContents(), ['6 files', '2 files']);
+    assert.equal(await page.getAttribute('#query', 'aria-expanded'), 'true');
+    await page.screenshot({ path: artifact('webview-tag-completion.png') });
+    await clearPosted();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.inputValue('#query'), 'mexico tag:"pay day" ');
+    assert.equal(await page.isVisible('#completions'), false);
+    assert.deepEqual(await lastPosted('search'), { type: 'search', query: 'mexico tag:"pay day"' });
+    // A negated field completes too, and a field the schema does not know offers nothing.
+    await page.keyboard.type('-status:');
+    assert.deepEqual(await page.locator('#completions .completion-label').allTextContents(), ['status:draft']);
+    await page.keyboard.press('Escape');
+    await page.keyboard.type(' owner:');
+    assert.equal(await page.isVisible('#completions'), false);
+  });
+
+  it('says a list made while indexing may be incomplete, and searches again once when indexing is done', async () => {
+    const indexing = { ...STATUS, state: 'indexing' as const, files: 30, progress: { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 900, chunksTotal: 3036 } };
+    await send({ type: 'status', status: indexing, server: 'running' });
+    await typeQuery('how do I add CORS');
+    await send({ type: 'results', response: { query: 'how do I add CORS', results: HITS, index: indexing } });
+    assert.equal(await page.textContent('#search-notice'), 'Indexing 38/155 — results may be incomplete');
+    await send({ type: 'status', status: { ...indexing, progress: { ...indexing.progress, filesDone: 80 } }, server: 'running' });
+    assert.equal(await page.textContent('#search-notice'), 'Indexing 80/155 — results may be incomplete');
+    await clearPosted();
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.deepEqual(await posted(), [{ type: 'search', query: 'how do I add CORS' }]);
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.equal((await posted()).length, 1, 'once');
+    await send({ type: 'results', response: { query: 'how do I add CORS', results: HITS, index: STATUS } });
+    assert.equal(await page.isVisible('#search-notice'), false);
+  });
+
+  it('shows one progress bar with pause and cancel while indexing', async () => {
+    const progress = { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 900, chunksTotal: 3036 };
+    await send({ type: 'status', status: { ...STATUS, state: 'indexing', progress }, server: 'running' });
+    assert.equal(await page.textContent('#status-text'), 'Indexing 38/155 files · 900/3,036 chunks · embedding');
+    assert.equal(await page.isVisible('#index-progress'), true);
+    assert.deepEqual(await page.evaluate(() => {
+      const bar = document.getElementById('index-progress') as HTMLProgressElement;
+      return [bar.value, bar.max];
+    }), [900, 3036]);
+    await clearPosted();
+    await page.click('#pause-index');
+    assert.deepEqual(await posted(), [{ type: 'indexControl', action: 'pause' }]);
+    await send({ type: 'status', status: { ...STATUS, state: 'indexing', progress, paused: true }, server: 'running' });
+    assert.equal(await page.getAttribute('#pause-index', 'title'), 'Resume indexing');
+    assert.match((await page.textContent('#status-text')) ?? '', /· paused/);
+    await page.click('#pause-index');
+    await page.click('#cancel-index');
+    assert.deepEqual((await posted()).slice(1), [{ type: 'indexControl', action: 'resume' }, { type: 'indexControl', action: 'cancel' }]);
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.equal(await page.isVisible('#index-progress'), false);
+    assert.equal(await page.isVisible('#pause-index'), false);
+    assert.equal(await page.isVisible('#cancel-index'), false);
+  });
+
+  it('shows the model trouble once, as a card with actions', async () => {
+    const note = 'Ollama is not reachable at http://127.0.0.1:9 — start it with `ollama serve` or set kb.ollama.host.';
+    const down = { ...STATUS, llm: { host: 'http://127.0.0.1:9', model: 'qwen2.5:7b', reachable: false } };
+    await send({ type: 'status', status: down, server: 'running' });
+    await page.click('#tab-ask');
+    assert.equal(await page.locator('.model-card').count(), 1);
+    await page.fill('#question', 'How do I deploy?');
+    await page.press('#question', 'Enter');
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: 'Waiting for the model…' } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'error', text: note } });
+    await send({
+      type: 'askDone',
+      id: 1,
+      response: {
+        answer: `${note}\n\nBest matching passages in the knowledge base:\n\n1. \`runbooks/deploy.md\` lines 11–16\n   > Deploy the service with make deploy.`,
+        sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }],
+        stop: 'error',
+        mode: 'fallback',
+        steps: [],
+        usage: {},
+      },
+    });
+    const mentions = await page.evaluate(() => document.body.innerText.split('is not reachable at').length - 1);
+    assert.equal(mentions, 1, 'the model problem is said once');
+    assert.equal(await page.locator('#model-card:visible').count(), 1);
+    assert.equal(await page.locator('.step-error').count(), 0);
+    assert.equal(await page.textContent('.status-step'), 'Waiting for the model…');
+    assert.match((await page.textContent('.answer')) ?? '', /Best matching passages/);
+    assert.equal(await page.textContent('.answer .badge.mode'), 'no model');
+    assert.match((await page.textContent('#model-card')) ?? '', /No model is reachable/);
+    await page.screenshot({ path: artifact('webview-model-card.png') });
+    await clearPosted();
+    await page.click('#model-card [data-action="copyFix"]');
+    await page.click('#model-card [data-action="openSettings"]');
+    await page.click('#model-card [data-action="retry"]');
+    assert.deepEqual(await posted(), [
+      { type: 'copy', text: 'ollama serve' },
+      { type: 'openSettings', query: 'kb.ollama' },
+      { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null },
+    ]);
+    // A model that answers clears the card.
+    await send({ type: 'status', status: { ...down, llm: { ...down.llm, reachable: true } }, server: 'running' });
+    assert.equal(await page.isVisible('#model-card'), false);
+  });
+
+  it('is a chat: input pinned at the bottom, New chat, copy answer, mode badges', async () => {
+    await page.close();
+    await openPage(undefined, { width: 300, height: 600 });
+    await page.click('#tab-ask');
+    const answer = (n: number) => ({
+      answer: `Answer ${n}: run \`make deploy\` [1].`,
+      sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }],
+      stop: 'answer' as const,
+      mode: (n % 2 ? 'agent' : 'grounded'),
+      grounded: n !== 3,
+      steps: [],
+      usage: {},
+      conversationId: 'conv-1',
+    });
+    for (let n = 1; n <= 8; n++) {
+      await send({ type: 'askStarted', id: n, question: `Question ${n}?`, file: null });
+      await send({ type: 'askDone', id: n, response: answer(n) });
+    }
+    const box = await page.locator('#ask-form').boundingBox();
+    assert.ok(box && Math.abs(box.y + box.height - 600) < 8, `the input is at the bottom (${JSON.stringify(box)})`);
+    const scroll = await page.evaluate(() => {
+      const t = document.getElementById('transcript') as HTMLElement;
+      return { top: t.scrollTop, max: t.scrollHeight - t.clientHeight };
+    });
+    assert.ok(scroll.max > 0 && Math.abs(scroll.top - scroll.max) < 2, 'the transcript scrolls, showing the latest answer');
+    assert.deepEqual(await page.locator('.answer .badge.mode').allTextContents(), ['agent', 'grounded', 'agent', 'grounded', 'agent', 'grounded', 'agent', 'grounded']);
+    assert.equal(await page.locator('.answer.is-ungrounded').count(), 1);
+    assert.equal(await page.locator('.answer').nth(2).locator('.badge.ungrounded').textContent(), 'ungrounded');
+    await page.screenshot({ path: artifact('webview-chat.png') });
+    await clearPosted();
+    await page.locator('.copy-answer').last().click();
+    assert.deepEqual(await posted(), [{ type: 'copy', text: 'Answer 8: run `make deploy` [1].' }]);
+    await page.click('#new-chat');
+    assert.equal(await page.locator('#transcript > *').count(), 0);
+    await page.fill('#question', 'Fresh start?');
+    await page.press('#question', 'Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'Fresh start?', file: null, conversationId: null });
+  });
+
+  it('lists related notes in their own tab and opens them', async () => {
+    const related = [
+      { ...HITS[1], n: 1, label: 'related' as const, marks: [] },
+      { ...HITS[2], n: 2, label: 'related' as const, marks: [] },
+    ];
+    await send({ type: 'related', path: 'runbooks/deploy.md', response: { path: 'runbooks/deploy.md', results: related, index: STATUS } });
+    assert.equal(await page.textContent('#related-count'), '2');
+    await page.click('#tab-related');
+    assert.equal(await page.textContent('#related-info'), 'Notes related to runbooks/deploy.md:');
+    assert.deepEqual(await page.locator('#related .hit-n').allTextContents(), ['1', '2']);
+    assert.deepEqual(await page.locator('#related .badge').allTextContents(), ['related', 'related']);
+    await clearPosted();
+    await page.click('#related-2');
+    assert.deepEqual(await posted(), [{ type: 'open', uri: HITS[2].uri, range: HITS[2].range, path: HITS[2].path, list: 'related' }]);
+    await send({ type: 'related', path: null, response: null });
+    assert.match((await page.textContent('#related-info')) ?? '', /Open a Markdown file/);
+    assert.equal(await page.textContent('#related-count'), '');
+  });
+
+  it('after a stale result, runs the search again and says why the list changed', async () => {
+    await typeQuery('deploy');
+    await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
+    await clearPosted();
+    await send({ type: 'stale', path: 'runbooks/deploy.md', message: 'runbooks/deploy.md was deleted or moved — the list was refreshed.' });
+    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
+    await send({ type: 'results', response: { query: 'deploy', results: HITS.slice(1), index: STATUS } });
+    assert.match((await page.textContent('#search-info')) ?? '', /^runbooks\/deploy\.md was deleted or moved — the list was refreshed\. 2 files/);
+    assert.equal(await page.locator('#results li.hit').count(), 2);
   });
 });

@@ -1,0 +1,115 @@
+"""Snippets read as plain text: no markup, no directives, whole sentences, honest marks."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb_lsp.search import make_snippet, query_terms, snippet_marks
+from kb_lsp.snippets import Block, inline_text, readable_blocks
+
+
+def test_inline_markup_becomes_its_text() -> None:
+    source = (
+        'Use an <abbr title="Object-Relational Mapper">ORM</abbr> with **care**, see '
+        "[the guide](../guide.md) and ![a diagram](d.png); `query_params` stays, "
+        "snake_case_words stay, &amp; entities decode. <!-- a comment -->"
+    )
+    assert inline_text(source) == (
+        "Use an ORM with care, see the guide and a diagram; query_params stays, "
+        "snake_case_words stay, & entities decode."
+    )
+
+
+def test_myst_roles_wiki_links_and_attribute_lists() -> None:
+    assert inline_text("See {ref}`the setup <setup>` and [[runbooks/close|the close]].") == (
+        "See the setup <setup> and the close."
+    )
+    assert inline_text("Install it { #install }") == "Install it"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        # pymdown blocks: the marker lines go, a title after `|` stays.
+        ("/// tip | Good to know\n\nUse the CLI.\n\n///", ["Good to know", "Use the CLI."]),
+        ("/// warning\n\nCareful here.\n\n///", ["Careful here."]),
+        # mkdocs admonitions.
+        ('!!! note "Heads up"\n    Indented body.', ["Heads up", "Indented body."]),
+        # mkdocstrings: the target stays, its indented options go.
+        (
+            "::: fastapi.WebSocket\n    options:\n        members:\n            - scope\n\nNext.",
+            ["fastapi.WebSocket", "Next."],
+        ),
+        # MyST colon fences and directive options.
+        (":::{note} Title here\n:class: tip\nBody text.\n:::", ["Title here", "Body text."]),
+        # MyST fenced directives are prose, other fences are code (one block a line).
+        ("```{note}\nProse *inside*.\n```", ["Prose inside."]),
+        ("```python\nx = 1\ny = 2\n```", ["x = 1", "y = 2"]),
+        # HTML-only lines vanish, tables read as rows.
+        ('<div class="termy">\n\n</div>\n\nText.', ["Text."]),
+        ("| a | b |\n|---|---|\n| 1 | **2** |", ["a · b", "1 · 2"]),
+        # Headings are shown apart from the snippet.
+        ("# Title\n\n## Section\n\nBody.", ["Body."]),
+        # A hard-wrapped paragraph is one block; list items are blocks of their own.
+        ("First line\nof one paragraph.\n\n- item one\n- item two", [
+            "First line of one paragraph.",
+            "item one",
+            "item two",
+        ]),
+    ],
+)
+def test_readable_blocks(markdown: str, expected: list[str]) -> None:
+    assert [block.text for block in readable_blocks(markdown)] == expected
+
+
+def test_a_chunk_that_starts_inside_a_code_block() -> None:
+    # Chunks are cut between blocks, so one may begin with the closing fence of a block.
+    text = "print('end of code')\n```\n\nThen `AsyncClient` runs [the app](x.md).\n"
+    blocks = readable_blocks(text)
+    assert blocks == [
+        Block("print('end of code')", code=True),
+        Block("Then AsyncClient runs the app."),
+    ]
+
+
+def test_snippet_starts_at_the_sentence_with_the_query() -> None:
+    text = (
+        "Intro text that wraps\nacross lines. The SPEI cut-off is 14:30\nin Mexico City. "
+        "Later text.\n"
+    )
+    snippet = make_snippet(text, query_terms("SPEI cut-off"), None)
+    assert snippet.startswith("The SPEI cut-off is 14:30 in Mexico City.")
+
+
+def test_snippet_prefers_distinctive_words_and_cuts_at_a_word() -> None:
+    text = "Add it to the app. Configure CORS with the middleware. " + "word " * 80
+    terms = query_terms("how do I add CORS")
+    snippet = make_snippet(text, terms, None, distinctive=["cor"])
+    assert snippet.startswith("Configure CORS")
+    assert snippet.endswith("…") and len(snippet) <= 221
+    assert not snippet[:-1].endswith(" ")
+
+
+def test_snippet_has_no_markup_on_a_real_docs_page() -> None:
+    text = (
+        "# WebSockets\n\nWhen defining WebSockets, you declare a parameter of type `WebSocket`.\n\n"
+        "/// tip\n\nUse an `HTTPConnection` for both.\n\n///\n\n"
+        "::: fastapi.WebSocket\n    options:\n        members:\n            - scope\n"
+    )
+    snippet = make_snippet(text, query_terms("websocket parameter"), None)
+    assert snippet.startswith("When defining WebSockets")
+    for markup in ("`", "///", ":::", "options:", "#", "<"):
+        assert markup not in snippet
+
+
+def test_list_items_and_rows_are_visibly_separated() -> None:
+    snippet = make_snippet("- first item\n- second item", ["item"], None)
+    assert snippet == "first item — second item"
+
+
+def test_marks_are_words_of_the_snippet_without_stopwords() -> None:
+    snippet = "How to add Payments: every payment is checked in the payments service."
+    terms = query_terms("how do I add payments in the service")
+    assert "how" not in terms and "in" not in terms
+    assert snippet_marks(snippet, ["payment"]) == ["Payments", "payment", "payments"]
+    assert snippet_marks(snippet, []) == []

@@ -1,0 +1,54 @@
+/**
+ * Requests of the wire contract that a server may not offer yet (an older kb-lsp, or a
+ * build where the feature is off): `kb/related`, `kb/schema`, `kb/indexControl`. Each
+ * answers `undefined` when the server says the method does not exist, so the UI can say
+ * "not available" instead of failing.
+ */
+import type * as vscode from 'vscode';
+import type { KbBackend } from './backend';
+import type {
+  IndexControlParams,
+  IndexStatus,
+  MethodName,
+  RelatedParams,
+  RelatedResponse,
+  SchemaParams,
+  SchemaResponse,
+} from './protocol';
+import { errorCode } from './util';
+
+export const OptionalMethods = {
+  related: 'kb/related',
+  schema: 'kb/schema',
+  indexControl: 'kb/indexControl',
+} as const;
+
+interface OptionalTypes {
+  'kb/related': [RelatedParams, RelatedResponse];
+  'kb/schema': [SchemaParams, SchemaResponse];
+  'kb/indexControl': [IndexControlParams, IndexStatus];
+}
+
+const METHOD_NOT_FOUND = -32601;
+
+export async function optionalRequest<M extends keyof OptionalTypes>(
+  backend: KbBackend,
+  method: M,
+  params: OptionalTypes[M][0],
+  token?: vscode.CancellationToken,
+): Promise<OptionalTypes[M][1] | undefined> {
+  // The typed `request` knows only the methods every server has; these are checked here.
+  const send = backend.request.bind(backend) as unknown as (
+    method: MethodName,
+    params: unknown,
+    token?: vscode.CancellationToken,
+  ) => Promise<OptionalTypes[M][1]>;
+  try {
+    return await send(method as unknown as MethodName, params, token);
+  } catch (err) {
+    if (errorCode(err) === METHOD_NOT_FOUND) {
+      return undefined;
+    }
+    throw err;
+  }
+}
