@@ -543,7 +543,7 @@ describe('panel webview in Chromium', () => {
       answer: `Answer ${n}: run \`make deploy\` [1].`,
       sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }],
       stop: 'answer' as const,
-      mode: (n % 2 ? 'agent' : 'grounded'),
+      mode: n % 2 ? ('agent' as const) : ('grounded' as const),
       grounded: n !== 3,
       steps: [],
       usage: {},
