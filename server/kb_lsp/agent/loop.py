@@ -68,6 +68,7 @@ from kb_lsp.llm import (
     ModelUnavailable,
     create_llm,
 )
+from kb_lsp.llm.base import WAIT_NOTICE_SECONDS
 from kb_lsp.protocol import (
     AskEventKind,
     AskMode,
@@ -85,7 +86,9 @@ from kb_lsp.workspace import UnreadableFile
 log = logging.getLogger(__name__)
 
 MAX_SOURCES = 8
-CAPABILITIES_TIMEOUT = 5.0  # seconds to ask the server about the model, before any answer
+# Seconds to ask the server about the model before any answer (at most the configured
+# timeout): a server that does not answer that is taken as hung, and passages answer.
+CAPABILITIES_TIMEOUT = 10.0
 STEP_TEXT_CHARS = 4000  # a thinking step longer than this is cut (the panel is not a log)
 _CITATION = re.compile(
     r"(?P<path>[\w./-]+\.(?:md|markdown))`?"
@@ -443,7 +446,15 @@ class _Ask:
     def choose_mode(self) -> AskMode:
         """`agent` or `grounded`, from the server's word on the model (`kb.llm.mode`
         forces one); raises `ModelUnavailable` when no model can answer."""
-        caps = self.llm.capabilities(timeout=CAPABILITIES_TIMEOUT)
+        # The server is asked first; a silent one gets the same "waiting" step as a
+        # silent model (a timer: the probe is one blocking request).
+        timer = threading.Timer(WAIT_NOTICE_SECONDS, self.waiting)
+        timer.daemon = True
+        timer.start()
+        try:
+            caps = self.llm.capabilities(timeout=CAPABILITIES_TIMEOUT)
+        finally:
+            timer.cancel()
         forced = self.llm.config.mode
         model = self.llm.model
         if forced == "agent":

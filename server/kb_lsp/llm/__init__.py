@@ -30,6 +30,7 @@ from kb_lsp.llm.errors import (
     LlmUnreachable,
     ModelNotFound,
     ModelUnavailable,
+    ServerHung,
     WrongApi,
 )
 from kb_lsp.llm.ollama_chat import OllamaChat, model_missing_message, unreachable_message
@@ -71,6 +72,7 @@ __all__ = [
     "ModelUnavailable",
     "OllamaChat",
     "OpenAIChat",
+    "ServerHung",
     "ToolCall",
     "WrongApi",
     "create_llm",

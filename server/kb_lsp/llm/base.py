@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from kb_lsp.config import LlmProviderName
 from kb_lsp.llm.config import LlmConfig
-from kb_lsp.llm.errors import LlmCancelled, LlmError, LlmTimeout, ModelUnavailable
+from kb_lsp.llm.errors import LlmCancelled, LlmError, LlmTimeout, ModelUnavailable, ServerHung
 from kb_lsp.llm.thinking import Delta, ThinkSplitter, split_thinking
 from kb_lsp.protocol import LlmStatus
 
@@ -164,7 +164,17 @@ class ChatModel(ABC):
         with self._caps_lock:
             if self._caps is not None and not refresh:
                 return self._caps
-        caps = self._probe(timeout)
+        timeout = min(timeout, self.timeout)
+        try:
+            caps = self._probe(timeout)
+        except LlmTimeout as err:
+            raise ServerHung(
+                f"{self.label} at {self.host} accepted the connection but did not answer "
+                f"within {timeout:g} s when asked about the model: it may be hung, or busy "
+                f"loading it. Restart it, or check {self.config.base_url_setting}.",
+                host=self.host,
+                model=self.model,
+            ) from err
         with self._caps_lock:
             self._caps = caps
         return caps

@@ -39,6 +39,10 @@ class AuthFailed(ModelUnavailable):
     """The server refused the API key (or its absence)."""
 
 
+class ServerHung(ModelUnavailable):
+    """The server accepted the connection but did not say what the model can do."""
+
+
 class ContextTooLong(LlmError):
     """The prompt does not fit the model's context window."""
 
