@@ -14,14 +14,11 @@ class SilentServer:
         self._socket.bind(("127.0.0.1", 0))
         self._socket.listen(8)
         self._socket.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
         self._closed = threading.Event()
         self._connections: list[socket.socket] = []
         self.accepted = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="silent-server", daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
 
     def _serve(self) -> None:
         while not self._closed.is_set():
