@@ -27,6 +27,7 @@ from kb_lsp.agent.summarize import read_lines
 from kb_lsp.agent.tools import PASSAGE_THRESHOLD_FACTOR, defuse
 from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.protocol import Range, SearchHit, Source
+from kb_lsp.workspace import UnreadableFile
 
 MAX_PASSAGES = 5
 MAX_FILES = 4  # files of the workspace search whose chunks are candidates
@@ -104,7 +105,10 @@ def gather(
         start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
         if any(p.path == hit.path and p.start <= end and start <= p.end for p in passages):
             continue  # overlaps a passage already shown (chunks overlap)
-        lines = read_lines(kb, hit.path)
+        try:
+            lines = read_lines(kb, hit.path)
+        except UnreadableFile:
+            continue  # changed into something unreadable since it was indexed
         end = min(end, len(lines) - 1)
         if end < start:
             continue

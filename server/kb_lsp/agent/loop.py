@@ -438,6 +438,9 @@ class _Ask:
             return self.respond("cancelled", "Cancelled.", self.found.sources)
         except ModelUnavailable as err:
             return self.fallback(err, focus, summary_only)
+        except UnreadableFile as err:
+            answer = f"A file the question needs cannot be read now: {err.reason}."
+            return self.respond("error", answer, self.found.sources)
         except LlmError as err:
             self.emit("error", err.message)
             answer = f"{err.message}\n\nWhat I found before that:\n{self.found.report()}"
