@@ -94,6 +94,9 @@ class Summarizer:
         `EmptyAnswer` when the model twice said nothing."""
         if self.llm is None:
             raise RuntimeError("no model configured")
+        # Which model answers is part of the cache key (an OpenAI-compatible server
+        # names its model only when asked); no model at all raises `ModelUnavailable`.
+        self.llm.capabilities()
         run = _Run(cancel, meter, on_wait)
         hit = self.cached(info)
         lines = read_lines(self.kb, info.path)
