@@ -349,7 +349,7 @@ def test_kb_llm_settings_win_over_kb_ollama_and_keep_it_working() -> None:
 
 def test_bad_llm_settings_are_reported_and_defaulted() -> None:
     loaded = load_settings(
-        {"llm": {"provider": "lmstudio", "apiKeyEnv": "sk-12345 secret", "maxTokens": 0}}
+        {"llm": {"provider": "lmstudio", "apiKeyEnv": "sk-12345 secret", "maxTokens": -1}}
     )
     text = " ".join(loaded.problems)
     assert "kb.llm.provider" in text and "kb.llm.apiKeyEnv" in text and "kb.llm.maxTokens" in text
