@@ -248,7 +248,7 @@ class LlmSettings(_Section):
             "vLLM, LocalAI, Jan, llama-cpp-python, Ollama's /v1)."
         ),
         json_schema_extra=ui(
-            21,
+            31,
             "start",
             env="KB_LLM_PROVIDER",
             enum_descriptions=(
@@ -265,7 +265,7 @@ class LlmSettings(_Section):
             "http://127.0.0.1:8080/v1, llama-server's); for `ollama` its host (empty: "
             "`kb.ollama.host`)."
         ),
-        json_schema_extra=ui(22, "start", restricted=True, env="KB_LLM_BASE_URL"),
+        json_schema_extra=ui(32, "start", restricted=True, env="KB_LLM_BASE_URL"),
     )
     api_key_env: OptionalText = Field(
         default=None,
@@ -274,7 +274,7 @@ class LlmSettings(_Section):
             "The NAME of an environment variable holding the API key (`openai` only), "
             "e.g. `OPENAI_API_KEY`. The key itself is never a setting."
         ),
-        json_schema_extra=ui(23, "start"),
+        json_schema_extra=ui(33, "start"),
     )
     model: OptionalText = Field(
         default=None,
@@ -282,7 +282,7 @@ class LlmSettings(_Section):
             "The chat model. Empty: `kb.ollama.model` for `ollama`; for `openai` the first "
             "model the server lists at /v1/models (llama-server serves one)."
         ),
-        json_schema_extra=ui(24, "start", env="KB_LLM_MODEL"),
+        json_schema_extra=ui(34, "start", env="KB_LLM_MODEL"),
     )
     mode: Literal["auto", "agent", "grounded"] = Field(
         default="auto",
@@ -291,7 +291,7 @@ class LlmSettings(_Section):
             "tools; `agent` or `grounded` force one."
         ),
         json_schema_extra=ui(
-            25,
+            35,
             "start",
             env="KB_LLM_MODE",
             enum_descriptions=(

@@ -56,8 +56,15 @@ async def expect_error(kb: KbClient, method: str, params: object, code: int) -> 
     return str(err.value)
 
 
-def events_of(kb: KbClient, ask_id: str) -> list[dict[str, Any]]:
-    return [event for event in kb.ask_events if event["askId"] == ask_id]
+def events_of(kb: KbClient, ask_id: str, *, waiting: bool = False) -> list[dict[str, Any]]:
+    """The events of one ask; "Waiting for the model…" comes whenever the machine is slow,
+    so it is left out unless asked for."""
+    return [
+        event
+        for event in kb.ask_events
+        if event["askId"] == ask_id
+        and (waiting or not event["text"].startswith("Waiting for the model"))
+    ]
 
 
 def progress_titled(kb: KbClient, title: str) -> list[list[Any]]:
@@ -113,7 +120,7 @@ async def test_two_step_answer_streams_its_steps_and_cites_sources(
     assert events[1]["args"] == {"query": "mexico payment cut-off"}
     assert MEXICO in events[2]["text"]
     assert events[-1]["text"] == response["answer"]
-    assert [(e["kind"], e["text"]) for e in events] == [
+    assert [(e["kind"], e["text"]) for e in events_of(kb, events[0]["askId"], waiting=True)] == [
         (s["kind"], s["text"]) for s in response["steps"]
     ]
 
@@ -121,8 +128,8 @@ async def test_two_step_answer_streams_its_steps_and_cites_sources(
     (bar,) = progress_titled(kb, "Asking…")
     assert isinstance(bar[-1], types.WorkDoneProgressEnd)
     reports = [r.message for r in bar if isinstance(r, types.WorkDoneProgressReport)]
-    assert reports[1] == "Calling search_knowledge_base"
-    assert len(reports) == len(events)
+    assert "Calling search_knowledge_base" in reports
+    assert len(reports) == len(events_of(kb, events[0]["askId"], waiting=True))
 
     # The search the agent ran is the client's numbered list now.
     opened = await kb.request("kb/openResult", {"n": 1})
@@ -401,7 +408,8 @@ async def test_openai_provider_without_tools_answers_grounded(
     assert "14:30" in "\n".join(
         lines[source["range"]["start"]["line"] : source["range"]["end"]["line"]]
     )
-    assert kb.ask_events[0]["kind"] == "status" and "grounded" in kb.ask_events[0]["text"]
+    mode = next(e for e in kb.ask_events if e["text"].startswith("Mode:"))
+    assert mode["kind"] == "status" and mode["text"].startswith("Mode: grounded")
 
 
 async def test_a_model_that_never_answers_says_waiting_then_times_out(

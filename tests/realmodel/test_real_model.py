@@ -97,7 +97,8 @@ async def test_grounded_answer_about_the_example_workspace(
         events = list(kb.ask_events)
     assert response["mode"] == "grounded"
     assert response["stop"] in ("answer", "length")
-    assert events[0]["kind"] == "status" and f"{ALIAS} does not call tools" in events[0]["text"]
+    mode = next(e for e in events if e["text"].startswith("Mode:"))
+    assert mode["kind"] == "status" and f"{ALIAS} does not call tools" in mode["text"]
     assert response["usage"]["calls"] == 1 and response["usage"]["promptTokens"] > 0
     sources = response["sources"]
     assert sources, response
