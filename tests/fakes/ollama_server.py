@@ -4,7 +4,9 @@ It is a real HTTP server on 127.0.0.1 (a free port), so the real `ollama` client
 agent loop and the real LSP server run against it unchanged. It answers:
 
 * `GET /api/tags` — the configured models; `GET /api/version`; `GET /api/ps`;
-* `POST /api/show` — details of a configured model, 404 for any other;
+* `POST /api/show` — details of a configured model (its `capabilities`: `["completion",
+  "tools"]` unless `capabilities=` says otherwise, e.g. `["completion"]` for a model that
+  does not call tools), 404 for any other;
 * `POST /api/chat` — the next turn of the script, streamed as Ollama streams (NDJSON over
   chunked HTTP: content in small pieces, `thinking` pieces, `tool_calls`, then a final
   chunk with `done: true`, `done_reason`, token counts and durations), or as one JSON
@@ -135,8 +137,10 @@ class ScriptedOllama:
         default: ScriptItem | None = None,
         port: int = 0,
         embed_dimension: int = 64,
+        capabilities: Sequence[str] = ("completion", "tools"),
     ) -> None:
         self.models = list(models)
+        self.capabilities = list(capabilities)
         self.default = default
         self.requests: list[Recorded] = []
         self.errors: list[str] = []
@@ -145,9 +149,14 @@ class ScriptedOllama:
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._embedder = HashingEmbedder(embed_dimension)
-        self._server = _Server(("127.0.0.1", port), _make_handler(self))
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
+
+    chat_path = "/api/chat"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # -- life cycle --
 
@@ -202,7 +211,7 @@ class ScriptedOllama:
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [r.body for r in self.requests if r.path == "/api/chat"]
+            return [r.body for r in self.requests if r.path == self.chat_path]
 
     def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
         with self._lock:
@@ -302,7 +311,7 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
             elif self.path == "/api/show":
                 name = str(body.get("model") or body.get("name") or "")
                 if _known(owner.models, name):
-                    self._json(200, _show(name))
+                    self._json(200, _show(name, owner.capabilities))
                 else:
                     self._json(404, {"error": f"model '{name}' not found"})
             elif self.path == "/api/embed":
@@ -429,14 +438,14 @@ def _model_entry(name: str) -> dict[str, Any]:
     }
 
 
-def _show(name: str) -> dict[str, Any]:
+def _show(name: str, capabilities: list[str]) -> dict[str, Any]:
     return {
         "modelfile": f"FROM {name}",
         "parameters": "",
         "template": "{{ .Prompt }}",
         "details": _model_entry(name)["details"],
         "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
-        "capabilities": ["completion", "tools"],
+        "capabilities": capabilities,
         "modified_at": "2025-01-01T00:00:00Z",
     }
 

@@ -58,8 +58,11 @@ def ask(
     *,
     numbered: list[SearchHit] | None = None,
     cancel: threading.Event | None = None,
+    keep_waiting: bool = False,
     **params: Any,
 ) -> tuple[AskOutcome, list[Step]]:
+    """The outcome and the streamed steps; "Waiting for the model…" steps come whenever
+    the machine is slow, so they are left out unless asked for."""
     events: list[Step] = []
     outcome = agent.ask(
         AskParams(question=question, **params),
@@ -68,6 +71,8 @@ def ask(
         cancel=cancel,
     )
     assert events == outcome.response.steps  # every step was streamed, in order
+    if not keep_waiting:
+        events = [e for e in events if not e.text.startswith("Waiting for the model")]
     return outcome, events
 
 
@@ -109,10 +114,12 @@ def test_two_step_answer_cites_its_sources(kb: KnowledgeBase, ollama: ScriptedOl
 
     assert response.stop == "answer"
     assert "14:30" in response.answer
-    assert [s.kind for s in steps] == ["tool_call", "tool_result", "answer"]
-    assert steps[0].tool == "search_knowledge_base"
-    assert steps[0].args == {"query": "mexico payment cut-off"}
-    assert MEXICO in steps[1].text
+    assert [s.kind for s in steps] == ["status", "tool_call", "tool_result", "answer"]
+    assert steps[0].text.startswith("Mode: agent") and "qwen2.5:7b calls tools" in steps[0].text
+    assert steps[1].tool == "search_knowledge_base"
+    assert steps[1].args == {"query": "mexico payment cut-off"}
+    assert MEXICO in steps[2].text
+    assert (response.mode, response.grounded) == ("agent", True)
     # The cited lines come back as a source with an LSP range (0-based).
     assert [(s.path, s.range.start.line, s.range.end.line) for s in response.sources] == [
         (MEXICO, 8, 11)
@@ -136,6 +143,8 @@ def test_uncited_answer_gets_the_sources_it_was_shown(
     outcome, _ = ask(make_agent(kb, ollama.url), "When is the Mexico cut-off?")
     assert outcome.response.sources and outcome.response.sources[0].path == MEXICO
     assert f"Sources: `{MEXICO}` lines" in outcome.response.answer
+    # It cites nothing itself: marked ungrounded.
+    assert outcome.response.grounded is False
 
 
 def test_think_blocks_and_thinking_stay_out_of_the_answer(
@@ -198,7 +207,8 @@ def test_summarize_file_n_after_a_search_is_resolved_without_the_model(
 
     assert response.stop == "answer"
     assert steps[0].kind == "thinking" and MEXICO in steps[0].text  # the resolution, shown
-    assert steps[1].kind == "tool_call" and steps[1].args == {"path": MEXICO}
+    assert steps[1].kind == "status" and steps[1].text.startswith("Mode: agent")
+    assert steps[2].kind == "tool_call" and steps[2].args == {"path": MEXICO}
     assert "14:30" in response.answer
     assert response.sources[0].path == MEXICO
     assert len(ollama.chat_requests) == 1
@@ -452,13 +462,17 @@ def test_ollama_down_gives_passages_and_how_to_start_it(kb: KnowledgeBase) -> No
     host = f"http://127.0.0.1:{closed_port()}"
     outcome, steps = ask(make_agent(kb, host), "What is the cut-off time for Mexico payments?")
     response = outcome.response
-    assert response.stop == "error"
-    first_line = response.answer.splitlines()[0]
-    assert host in first_line and "ollama serve" in first_line
+    # It did what it could, and says what that is: no failure claimed.
+    assert (response.stop, response.mode) == ("answer", "fallback")
+    assert response.answer.startswith("**No model: here are the best passages**")
     assert MEXICO in response.answer
     assert response.sources and response.sources[0].path == MEXICO
     assert outcome.numbered is not None and outcome.numbered[0].path == MEXICO
-    assert any(s.kind == "error" for s in steps)
+    # The model's state (host and fix) is said exactly once, as a status step.
+    mentions = [s for s in steps if "ollama serve" in s.text]
+    assert [s.kind for s in mentions] == ["status"] and host in mentions[0].text
+    assert "ollama serve" not in response.answer
+    assert not any(s.kind == "error" for s in steps)
 
 
 def test_ollama_down_summary_is_extractive(kb: KnowledgeBase) -> None:
@@ -468,27 +482,33 @@ def test_ollama_down_summary_is_extractive(kb: KnowledgeBase) -> None:
     assert "Monthly wire run" in result.summary
 
     numbered = kb.search("mexico payments")
-    outcome, _ = ask(agent, "summarize file 1", numbered=numbered)
-    assert outcome.response.stop == "error"
-    assert "ollama serve" in outcome.response.answer.splitlines()[0]
-    assert "extractive summary" in outcome.response.answer
+    outcome, steps = ask(agent, "summarize file 1", numbered=numbered)
+    assert (outcome.response.stop, outcome.response.mode) == ("answer", "fallback")
+    assert outcome.response.answer.startswith("**Extractive summary**")
+    assert "Monthly wire run" in outcome.response.answer
+    assert [s.kind for s in steps if "ollama serve" in s.text] == ["status"]
 
 
 def test_model_not_pulled(kb: KnowledgeBase) -> None:
     with ScriptedOllama(models=["llama3.2:3b"]) as server:
-        outcome, _ = ask(make_agent(kb, server.url), "What is the Mexico cut-off?")
-    assert outcome.response.stop == "error"
-    assert "ollama pull qwen2.5:7b" in outcome.response.answer
+        outcome, steps = ask(make_agent(kb, server.url), "What is the Mexico cut-off?")
+    assert outcome.response.mode == "fallback"
+    assert any("ollama pull qwen2.5:7b" in s.text for s in steps if s.kind == "status")
     assert MEXICO in outcome.response.answer
 
 
 def test_timeout(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
     ollama.add(stall(after_chunks=0))
-    agent = make_agent(kb, ollama.url)
-    agent.llm.settings = agent.llm.settings.model_copy(update={"timeout": 0.3})
-    outcome, _ = ask(agent, "What is the Mexico cut-off?")
-    assert outcome.response.stop == "error"
-    assert "did not answer within 0.3 s" in outcome.response.answer
+    agent = make_agent(kb, ollama.url, llm={"timeout": 1.5})
+    outcome, steps = ask(agent, "What is the Mexico cut-off?", keep_waiting=True)
+    assert (outcome.response.stop, outcome.response.mode) == ("error", "agent")
+    assert "did not answer within 1.5 s" in outcome.response.answer
+    assert "kb.llm.timeout" in outcome.response.answer
+    # A second of silence was announced before the timeout.
+    waiting = [
+        s for s in steps if s.kind == "status" and s.text.startswith("Waiting for the model")
+    ]
+    assert len(waiting) == 1 and ollama.url in waiting[0].text
 
 
 def test_http_500_mid_conversation(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
@@ -530,3 +550,144 @@ def test_summarize_target_errors(kb: KnowledgeBase, ollama: ScriptedOllama) -> N
         agent.summarize(file="../outside.md")
     with pytest.raises(InvalidInput, match="Say which file"):
         agent.summarize()
+
+
+# --- honest stop reasons --------------------------------------------------------------------------
+
+
+def test_a_cut_off_answer_is_stop_length(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
+    ollama.add(answer("Payments to Mexico must be released befo", done_reason="length"))
+    agent = make_agent(kb, ollama.url, llm={"maxTokens": 12})
+    outcome, _ = ask(agent, "When is the Mexico cut-off?")
+    response = outcome.response
+    assert response.stop == "length"
+    assert response.answer.startswith("Payments to Mexico must be released befo")
+    assert "Cut off: the model reached its limit of 12 tokens for one reply (kb.llm.maxTokens)" in (
+        response.answer
+    )
+    assert ollama.chat_requests[0]["options"]["num_predict"] == 12
+
+
+def test_an_empty_reply_is_retried_once_then_stop_empty(
+    kb: KnowledgeBase, ollama: ScriptedOllama
+) -> None:
+    ollama.add(answer(""), answer("It is 14:30."))
+    outcome, steps = ask(make_agent(kb, ollama.url), "When is the Mexico cut-off?")
+    assert outcome.response.stop == "answer" and outcome.response.answer.startswith("It is 14:30.")
+    assert any(s.kind == "status" and "empty" in s.text for s in steps)
+
+    ollama.add(answer(""), answer("   "))
+    outcome, _ = ask(make_agent(kb, ollama.url), "When is the Mexico cut-off?")
+    assert outcome.response.stop == "empty"
+    assert "returned an empty reply twice" in outcome.response.answer
+    assert len(ollama.chat_requests) == 4
+
+
+def test_an_empty_summary_is_never_cached(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
+    agent = make_agent(kb, ollama.url)
+    numbered = kb.search("mexico payments")
+    ollama.add(answer(""), answer(""))
+    outcome, _ = ask(agent, "summarize file 1", numbered=numbered)
+    assert outcome.response.stop == "empty"
+    assert "nothing was cached" in outcome.response.answer
+    # The next request asks the model again, and its real summary is cached.
+    ollama.add(answer("Mexico is paid by SPEI."))
+    outcome, steps = ask(agent, "summarize file 1", numbered=numbered)
+    assert outcome.response.stop == "answer" and "SPEI" in outcome.response.answer
+    assert not any("(cached)" in s.text for s in steps)
+    again = agent.summarize(file=MEXICO)
+    assert (again.summary, again.cached) == ("Mexico is paid by SPEI.", True)
+    # The cache key names the provider and the model.
+    assert agent.summarizer.cache_key().startswith("ollama/qwen2.5:7b#")
+
+
+def test_a_cut_off_summary_is_not_cached(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
+    agent = make_agent(kb, ollama.url)
+    numbered = kb.search("mexico payments")
+    ollama.add(answer("Mexico is paid", done_reason="length"))
+    outcome, _ = ask(agent, "summarize file 1", numbered=numbered)
+    assert outcome.response.stop == "length" and "Cut off" in outcome.response.answer
+    ollama.add(answer("Mexico is paid by SPEI."))
+    assert agent.summarize(file=MEXICO).cached is False
+
+
+# --- grounded mode: models without tool calls ----------------------------------------------------
+
+
+def lines_of(workspace: Path, source: Any) -> str:
+    lines = (workspace / source.path).read_text(encoding="utf-8").splitlines()
+    return "\n".join(lines[source.range.start.line : source.range.end.line])
+
+
+def test_a_model_without_tools_answers_grounded_with_valid_citations(
+    kb: KnowledgeBase, workspace: Path
+) -> None:
+    shown: dict[str, str] = {}
+
+    def cite_the_mexico_passage(request: dict[str, Any]) -> Turn:
+        assert not request.get("tools")  # nothing the model cannot use
+        prompt = request["messages"][-1]["content"]
+        shown["prompt"] = prompt
+        number = next(
+            line.split("]")[0].lstrip("[")
+            for line in prompt.splitlines()
+            if line.startswith("[") and MEXICO in line
+        )
+        return answer(f"Payments must be released before 14:30 [{number}].")
+
+    with ScriptedOllama([cite_the_mexico_passage], capabilities=["completion"]) as server:
+        outcome, steps = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+        assert server.errors == []
+    response = outcome.response
+    assert (response.stop, response.mode, response.grounded) == ("answer", "grounded", True)
+    assert steps[0].kind == "status" and "qwen2.5:7b does not call tools" in steps[0].text
+    assert [s.path for s in response.sources] == [MEXICO]
+    # The source points at lines that hold the passage the model was shown.
+    passage = lines_of(workspace, response.sources[0])
+    assert "14:30" in passage and passage in shown["prompt"]
+    assert f"Sources: [{response.sources[0].n}] `{MEXICO}` lines" in response.answer
+    # "file N" now means passage N, as numbered in the answer.
+    assert outcome.numbered is not None
+    assert outcome.numbered[response.sources[0].n - 1].path == MEXICO
+    assert response.usage.calls == 1
+
+
+def test_a_grounded_answer_citing_nothing_is_marked_ungrounded(kb: KnowledgeBase) -> None:
+    with ScriptedOllama([answer("The cut-off is at noon.")], capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+    response = outcome.response
+    assert (response.mode, response.grounded) == ("grounded", False)
+    assert "its answer cites none of them" in response.answer
+    assert response.sources  # what the model was given, for the user to check
+
+
+def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None:
+    numbered = kb.search("mexico payments")
+    seen: list[str] = []
+
+    def only_the_file(request: dict[str, Any]) -> Turn:
+        prompt = request["messages"][-1]["content"]
+        seen.append(prompt)
+        return answer("It is funded monthly [1].")
+
+    # The model calls tools, but kb.llm.mode says grounded.
+    with ScriptedOllama([only_the_file]) as server:
+        agent = make_agent(kb, server.url, llm={"mode": "grounded"})
+        outcome, steps = ask(agent, "how is file 1 funded?", numbered=numbered)
+    response = outcome.response
+    assert (response.mode, response.grounded) == ("grounded", True)
+    assert "kb.llm.mode is grounded" in steps[1].text
+    # Only the file the question names gives passages; the client's list is kept.
+    assert {s.path for s in response.sources} == {MEXICO}
+    assert all(
+        f"] {MEXICO} (lines" in line for line in seen[0].splitlines() if line.startswith("[")
+    )
+    assert outcome.numbered is None
+
+
+def test_grounded_with_nothing_relevant_does_not_ask_the_model(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "zxqv wplk")
+        assert server.chat_requests == []
+    assert outcome.response.mode == "grounded"
+    assert "Nothing matches the question well enough" in outcome.response.answer

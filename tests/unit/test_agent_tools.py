@@ -16,7 +16,7 @@ from kb_lsp.agent.summarize import Summarizer, extractive_summary
 from kb_lsp.agent.tools import ALL_TOOLS, READ_PAGE_LINES, Toolbox, defuse
 from kb_lsp.config import OllamaSettings, Settings
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
-from kb_lsp.llm import LlmClient
+from kb_lsp.llm import ChatModel, ollama_chat
 from kb_lsp.markdown import parse_markdown
 
 MEXICO = "payments/mexico-payments.md"
@@ -37,7 +37,7 @@ def kb(workspace: Path, storage: Path) -> Iterator[KnowledgeBase]:
     base.close()
 
 
-def toolbox(kb: KnowledgeBase, llm: LlmClient | None = None) -> Toolbox:
+def toolbox(kb: KnowledgeBase, llm: ChatModel | None = None) -> Toolbox:
     return Toolbox(kb, Summarizer(kb, llm))
 
 
@@ -167,7 +167,7 @@ def test_map_reduce_summary_of_a_long_file_is_cached(kb: KnowledgeBase) -> None:
         return answer("- some batches settled")
 
     with ScriptedOllama(default=model) as server:
-        llm = LlmClient(OllamaSettings(host=server.url, num_ctx=2048, timeout=10))
+        llm = ollama_chat(OllamaSettings(host=server.url, num_ctx=2048, timeout=10))
         summarizer = Summarizer(kb, llm)
         info = kb.file_info(BIG)
         assert info is not None

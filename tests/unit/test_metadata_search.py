@@ -204,3 +204,15 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
     assert [round(h.bm25, 6) for h in store.keyword_search(match, 10, wanted)] == [
         round(h.bm25, 6) for h in restricted
     ]
+
+
+def test_hover_shows_the_linked_files_metadata(kb: KnowledgeBase, notes: Path) -> None:
+    from kb_lsp.lsp.hover import compute_hover
+
+    document = notes / "runbooks" / "close.md"
+    line = "See [Mexico](../payments/mexico.md) for the wires."
+    found = compute_hover(kb, document, line, line.index("Mexico"))
+    assert found is not None
+    text, _ = found
+    assert "`#payments` `#runbook` · status: draft · modified 2026-10-14" in text
+    assert kb.file_meta("payments/missing.md") is None

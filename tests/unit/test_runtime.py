@@ -15,12 +15,13 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
 from kb_lsp.records import SyncProgress
 from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
 from kb_lsp.runtime.changes import SettingsChange, settings_change
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
-from kb_lsp.runtime.worker import rate_line
+from kb_lsp.runtime.worker import Job, rate_line
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
 HASHING = "tests.fakes.embedder:HashingEmbedder"
@@ -307,3 +308,36 @@ def test_read_file_gives_lines_confined_to_the_workspace(
     for path in ("../secret.md", str(outside), "link.md"):
         with pytest.raises(InvalidRequest):
             runtime.read_file(path)
+
+
+def test_removing_a_folder_waits_for_the_reads_in_flight(
+    workspace: Path, storage: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    other = tmp_path / "other-notes"
+    other.mkdir()
+    (other / "okapi.md").write_text("# Okapi\n\nThe okapi budget is approved.\n")
+    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    try:
+        settings = load_settings({"storage": str(storage)}).settings
+        runtime.open([workspace, other.resolve()], settings, index=False).result()
+        runtime.reindex().result()
+        reading, go = threading.Event(), threading.Event()
+
+        def slow_read(kb: KnowledgeBase) -> list[str]:
+            reading.set()
+            assert go.wait(60)
+            return [hit.path for hit in kb.search("okapi budget")]
+
+        read = runtime.submit_read(runtime.read, slow_read)
+        assert reading.wait(60)
+        runtime.change_roots([], [other.resolve()])
+        removed = runtime.worker.submit(Job(fn=lambda: None))  # done once the removal is
+        go.set()
+        assert "other-notes/okapi.md" in read.result(60)  # the store was still open
+        removed.result(60)
+        assert all(
+            h.path != "okapi.md" for h in runtime.search(SearchParams(query="okapi")).results
+        )
+    finally:
+        runtime.close()

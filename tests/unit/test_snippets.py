@@ -51,11 +51,14 @@ def test_myst_roles_wiki_links_and_attribute_lists() -> None:
         # Headings are shown apart from the snippet.
         ("# Title\n\n## Section\n\nBody.", ["Body."]),
         # A hard-wrapped paragraph is one block; list items are blocks of their own.
-        ("First line\nof one paragraph.\n\n- item one\n- item two", [
-            "First line of one paragraph.",
-            "item one",
-            "item two",
-        ]),
+        (
+            "First line\nof one paragraph.\n\n- item one\n- item two",
+            [
+                "First line of one paragraph.",
+                "item one",
+                "item two",
+            ],
+        ),
     ],
 )
 def test_readable_blocks(markdown: str, expected: list[str]) -> None:

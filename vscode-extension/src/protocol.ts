@@ -63,6 +63,7 @@ export type StopReason =
   | 'error'
   | 'cancelled';
 export type AskMode = 'agent' | 'grounded' | 'fallback';
+export type LlmProvider = 'ollama' | 'openai';
 export type AskEventKind =
   | 'thinking'
   | 'tool_call'
@@ -88,6 +89,9 @@ export interface LlmStatus {
   host: string;
   model: string;
   reachable?: boolean | null;
+  provider?: LlmProvider;
+  message?: string | null;
+  tools?: boolean | null;
 }
 
 /** The one progress of a running sync: totals fixed when the sync starts. */

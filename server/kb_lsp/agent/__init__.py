@@ -2,7 +2,8 @@
 
 Public API, for the LSP handlers and the CLI:
 
-* `Agent(kb, settings, llm=None)` — `llm` defaults to `LlmClient(settings.ollama)`.
+* `Agent(kb, settings, llm=None)` — `llm` defaults to `create_llm(settings)` (the model of
+  `kb.llm.*`, else `kb.ollama.*`).
 * `Agent.ask(params, *, numbered, on_event, cancel) -> AskOutcome` — `kb/ask`.
 * `Agent.summarize(file, n, *, numbered, cancel) -> SummarizeResponse` — `kb/summarize`.
 * `InvalidInput` — a bad `file`/`n` for `summarize` (answer it as `InvalidParams`).

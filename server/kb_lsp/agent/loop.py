@@ -8,24 +8,35 @@ One `ask` goes through these stages, each of which may end it:
    named in the question ("my brief") that matches several files ends it with a question
    back (`stop: "clarify"`), its candidates numbered: they become the client's list, so
    the reply "the first one" or "file 2" continues the original question.
-2. **A bare summary request** of one resolved file ("summarize file 1") runs the
+2. **The mode**, from what the server says about the model (`kb.llm.mode` can force
+   it), announced as a `status` step: `agent` (the model calls tools: stage 4),
+   `grounded` (it does not: stage 5), or `fallback` (no model can answer: stage 6).
+3. **A bare summary request** of one resolved file ("summarize file 1") runs the
    summarizer directly: one tool step, no model turn spent on choosing the tool.
-3. **The tool loop.** The model gets the system prompt, earlier turns of the conversation
-   (answers only, without usage blocks), the question annotated with the resolved paths,
-   and the tools. At most `kb.agent.maxSteps` tool calls are run; when the model asks for
-   more, the request stops (`stop: "step_limit"`) with what was found so far. A tool
-   error goes back to the model and into the steps; the same failing call is never run
-   twice (the request stops with the error instead), and errors the answer does not
-   mention are appended to it.
-4. **Without a model** (Ollama unreachable, model not pulled) the answer is the best
-   passages from the same retrieval with their sources, after one line saying what to do;
-   `stop` is `"error"` so that clients know the model did not answer, but the answer is
-   useful as it is. A bare summary request gets an extractive summary instead.
+4. **The tool loop** (mode `agent`). The model gets the system prompt, earlier turns of
+   the conversation (answers only, without usage blocks), the question annotated with the
+   resolved paths, and the tools. At most `kb.agent.maxSteps` tool calls are run; when the
+   model asks for more, the request stops (`stop: "step_limit"`) with what was found so
+   far. A tool error goes back to the model and into the steps; the same failing call is
+   never run twice (the request stops with the error instead), and errors the answer does
+   not mention are appended to it.
+5. **Grounded** (mode `grounded`, `grounded.py`): the question is searched, the passages
+   graded, and the best ones given to the model as numbered sources it must cite.
+6. **Without a model** (nothing at the address, model missing, another API, a refused
+   key) the answer is the best passages from the same retrieval with their sources, under
+   "No model: here are the best passages"; a bare summary request gets an extractive
+   summary. Why there is no model, with the fix, is one `status` step, said once.
 
-Everything a client sees streams through `on_event` as `Step`s (thinking, tool_call with
-its arguments, tool_result summary, and the final answer / clarify / error), and every
-step is also in the response. Usage (model calls, tokens, seconds) is only in
-`response.usage`. `cancel` stops the model stream and the loop at once (`"cancelled"`).
+Honest endings: a reply cut at the token limit is `stop: "length"` (the partial answer
+and a note); a reply with no text is asked once more, then `stop: "empty"`. An answer
+that cites none of what it was given is `grounded: false`.
+
+Everything a client sees streams through `on_event` as `Step`s (status, thinking,
+tool_call with its arguments, tool_result summary, and the final answer / clarify /
+error), and every step is also in the response. After about a second of silence from the
+model a "Waiting for the model…" `status` step is sent. Usage (model calls, tokens,
+seconds) is only in `response.usage`. `cancel` stops the model stream and the loop at
+once (`"cancelled"`).
 """
 
 from __future__ import annotations
@@ -39,8 +50,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from kb_lsp.agent import prompts, references
-from kb_lsp.agent.budget import CHARS_PER_TOKEN, fit, tools_tokens
+from kb_lsp.agent import grounded, prompts, references
+from kb_lsp.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
 from kb_lsp.agent.conversations import Conversations, Turn
 from kb_lsp.agent.fallback import degraded_answer
 from kb_lsp.agent.summarize import Summarizer
@@ -49,14 +60,18 @@ from kb_lsp.agent.usage import Meter
 from kb_lsp.config import Settings
 from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.llm import (
+    ChatModel,
+    ChatResult,
+    EmptyAnswer,
     LlmCancelled,
-    LlmClient,
     LlmError,
-    LlmUnreachable,
-    ModelNotFound,
+    ModelUnavailable,
+    create_llm,
 )
+from kb_lsp.llm.base import WAIT_NOTICE_SECONDS
 from kb_lsp.protocol import (
     AskEventKind,
+    AskMode,
     AskParams,
     AskResponse,
     Range,
@@ -71,6 +86,9 @@ from kb_lsp.workspace import UnreadableFile
 log = logging.getLogger(__name__)
 
 MAX_SOURCES = 8
+# Seconds to ask the server about the model before any answer (at most the configured
+# timeout): a server that does not answer that is taken as hung, and passages answer.
+CAPABILITIES_TIMEOUT = 10.0
 STEP_TEXT_CHARS = 4000  # a thinking step longer than this is cut (the panel is not a log)
 _CITATION = re.compile(
     r"(?P<path>[\w./-]+\.(?:md|markdown))`?"
@@ -104,12 +122,14 @@ class _Stop(Exception):
         *,
         sources: list[Source] | None = None,
         numbered: list[SearchHit] | None = None,
+        grounded: bool = True,
     ) -> None:
         super().__init__(answer)
         self.stop = stop
         self.answer = answer
         self.sources = sources or []
         self.numbered = numbered
+        self.grounded = grounded
 
 
 def _no_list(ref_text: str, numbered: list[SearchHit] | None) -> str:
@@ -157,7 +177,8 @@ def sources_line(sources: list[Source]) -> str:
 
 
 class Agent:
-    """Answers questions over one `KnowledgeBase` with the model of `settings.ollama`.
+    """Answers questions over one `KnowledgeBase` with the configured model
+    (`kb.llm.*`, else `kb.ollama.*`: `create_llm`).
 
     Thread-safe: requests share only the conversation memory (locked) and the knowledge
     base (whose readers may run concurrently).
@@ -167,13 +188,13 @@ class Agent:
         self,
         kb: KnowledgeBase,
         settings: Settings,
-        llm: LlmClient | None = None,
+        llm: ChatModel | None = None,
         *,
         conversations: Conversations | None = None,
     ) -> None:
         self.kb = kb
         self.settings = settings
-        self.llm = llm if llm is not None else LlmClient(settings.ollama)
+        self.llm = llm if llm is not None else create_llm(settings)
         self.summarizer = Summarizer(kb, self.llm)
         self.conversations = conversations or Conversations()
 
@@ -218,19 +239,23 @@ class Agent:
         cancel: threading.Event | None = None,
     ) -> SummarizeResponse:
         """`kb/summarize`: the cached or a new model summary; an extractive one, marked
-        `extractive`, when no model is reachable. Raises `InvalidInput` for a bad target,
-        `LlmCancelled` when cancelled, other `LlmError`s (timeout, HTTP 500) as they are."""
+        `extractive`, when no model can answer. Raises `InvalidInput` for a bad target,
+        `LlmCancelled` when cancelled, other `LlmError`s (timeout, HTTP 500, `EmptyAnswer`)
+        as they are. A summary cut at the token limit says so at its end."""
         info = self.target(file, n, numbered)
         try:
             summary = self.summarizer.summarize(info, cancel=cancel or threading.Event())
-        except (LlmUnreachable, ModelNotFound) as err:
+        except ModelUnavailable as err:
             log.info("summary of %s is extractive: %s", info.path, err)
             summary = self.summarizer.extractive(info)
         except UnreadableFile as err:
             raise InvalidInput(f"{info.path} cannot be read now: {err.reason}.") from err
+        text = summary.text
+        if summary.truncated:
+            text += "\n\n" + cut_off_note(self.llm)
         return SummarizeResponse(
             path=info.path,
-            summary=summary.text,
+            summary=text,
             cached=summary.cached,
             extractive=summary.extractive,
         )
@@ -239,6 +264,7 @@ class Agent:
 @dataclass
 class _Found:
     sources: list[Source] = field(default_factory=list)
+    passages: list[grounded.Passage] = field(default_factory=list)  # grounded mode
     notes: list[str] = field(default_factory=list)  # tool_result summaries, in order
     errors: list[str] = field(default_factory=list)
 
@@ -255,6 +281,14 @@ class _Found:
         if self.sources:
             lines.append("- " + sources_line(self.sources[:MAX_SOURCES]))
         return "\n".join(lines) if lines else "- nothing yet"
+
+
+def cut_off_note(llm: ChatModel) -> str:
+    setting = "kb.llm.maxTokens"
+    return (
+        f"> Cut off: the model reached its limit of {llm.num_predict} tokens for one reply "
+        f"({setting}). Ask a narrower question, or raise the limit."
+    )
 
 
 class _Ask:
@@ -279,6 +313,7 @@ class _Ask:
         self.meter = Meter()
         self.steps: list[Step] = []
         self.found = _Found()
+        self.mode: AskMode = "agent"
         self.conversation_id = params.conversation_id or Conversations.new_id()
         self.history = agent.conversations.turns(self.conversation_id)
         self.toolbox = Toolbox(self.kb, agent.summarizer)
@@ -304,6 +339,13 @@ class _Ask:
             except Exception:  # a broken listener must not break the answer
                 log.exception("ask event listener failed")
 
+    def waiting(self) -> None:
+        """The model has been silent for a second: say so (the timer is in the client)."""
+        self.emit(
+            "status",
+            f"Waiting for the model ({self.llm.model or 'the server’s model'} at {self.llm.host})…",
+        )
+
     def check_cancel(self) -> None:
         if self.cancel.is_set():
             raise LlmCancelled("Cancelled.")
@@ -314,17 +356,19 @@ class _Ask:
         answer: str,
         sources: list[Source],
         numbered: list[SearchHit] | None = None,
+        *,
+        grounded_answer: bool = True,
     ) -> AskOutcome:
         kind: AskEventKind = (
             "answer"
-            if stop in ("answer", "step_limit")
+            if stop in ("answer", "step_limit", "length")
             else "clarify"
             if stop == "clarify"
             else "error"
         )
         if stop != "cancelled":
             self.emit(kind, answer)
-        if stop in ("answer", "clarify", "step_limit"):
+        if stop in ("answer", "clarify", "step_limit", "length"):
             self.agent.conversations.add(self.conversation_id, self.params.question, answer, stop)
         response = AskResponse(
             answer=answer,
@@ -332,42 +376,128 @@ class _Ask:
             stop=stop,
             steps=list(self.steps),
             usage=self.meter.usage(),
+            mode=self.mode,
+            grounded=grounded_answer,
             conversation_id=self.conversation_id,
         )
         return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
+
+    def model_call(
+        self, messages: list[dict[str, Any]], tools: list[Any] | None = None
+    ) -> ChatResult:
+        """One model turn. A reply with no text (and no tool call) is asked once more;
+        a second empty one ends the request with `stop: "empty"`."""
+        for attempt in (1, 2):
+            self.check_cancel()
+            result = self.llm.chat(messages, tools, cancel=self.cancel, on_wait=self.waiting)
+            self.meter.add(result)
+            if result.thinking:
+                self.emit("thinking", result.thinking)
+            if result.tool_calls or result.content.strip() or result.truncated:
+                return result
+            if attempt == 1:
+                self.emit("status", "The model's reply was empty: asking it once more.")
+        found = (
+            "What was found:\n" + self.found.report()
+            if self.found.sources or self.found.notes
+            else "Nothing was found before that."
+        )
+        raise _Stop(
+            "empty",
+            f"The model ({self.llm.model}) returned an empty reply twice, so there is no "
+            f"answer. Try again, rephrase the question, or use another model.\n\n{found}",
+            sources=self.found.sources,
+        )
 
     # --- the request -----------------------------------------------------------------------
 
     def run(self) -> AskOutcome:
         focus: list[FileInfo] = []
+        summary_only = False
         try:
             self.check_cancel()
             focus, question, plain, spans = self.resolve()
-            if len(focus) == 1 and (
+            summary_only = len(focus) == 1 and (
                 references.is_summarize_only(plain, spans)
                 or (
                     bool(self.params.file or self.params.n)
                     and references.is_summarize_only(plain, [])
                 )
-            ):
+            )
+            self.mode = self.choose_mode()
+            if summary_only:
                 return self.summarize_one(focus[0])
+            if self.mode == "grounded":
+                return self.grounded(focus, question)
             return self.loop(focus, question, spans)
         except _Stop as stop:
-            return self.respond(stop.stop, stop.answer, stop.sources, stop.numbered)
+            return self.respond(
+                stop.stop, stop.answer, stop.sources, stop.numbered, grounded_answer=stop.grounded
+            )
         except LlmCancelled:
             return self.respond("cancelled", "Cancelled.", self.found.sources)
-        except (LlmUnreachable, ModelNotFound) as err:
-            return self.degrade(err, focus)
+        except ModelUnavailable as err:
+            return self.fallback(err, focus, summary_only)
+        except UnreadableFile as err:
+            answer = f"A file the question needs cannot be read now: {err.reason}."
+            return self.respond("error", answer, self.found.sources)
         except LlmError as err:
             self.emit("error", err.message)
             answer = f"{err.message}\n\nWhat I found before that:\n{self.found.report()}"
             return self.respond("error", answer, self.found.sources)
 
-    def degrade(self, err: LlmError, focus: list[FileInfo]) -> AskOutcome:
-        note = f"No language model answered: {err.message}"
-        self.emit("error", note)
-        degraded = degraded_answer(self.kb, self.params.question, note, focus)
-        return self.respond("error", degraded.answer, degraded.sources, degraded.numbered)
+    def choose_mode(self) -> AskMode:
+        """`agent` or `grounded`, from the server's word on the model (`kb.llm.mode`
+        forces one); raises `ModelUnavailable` when no model can answer."""
+        # The server is asked first; a silent one gets the same "waiting" step as a
+        # silent model (a timer: the probe is one blocking request).
+        timer = threading.Timer(WAIT_NOTICE_SECONDS, self.waiting)
+        timer.daemon = True
+        timer.start()
+        try:
+            caps = self.llm.capabilities(timeout=CAPABILITIES_TIMEOUT)
+        finally:
+            timer.cancel()
+        forced = self.llm.config.mode
+        model = self.llm.model
+        if forced == "agent":
+            mode: AskMode = "agent"
+            why = "kb.llm.mode is agent"
+        elif forced == "grounded":
+            mode, why = "grounded", "kb.llm.mode is grounded"
+        elif caps.tools is False:
+            mode, why = "grounded", f"{model} does not call tools"
+        elif caps.tools is True:
+            mode, why = "agent", f"{model} calls tools"
+        else:
+            mode, why = "agent", f"the server does not say whether {model} calls tools"
+        text = (
+            "the model searches the notes with tools"
+            if mode == "agent"
+            else "the best passages are given to the model to answer from, with citations"
+        )
+        self.emit("status", f"Mode: {mode} — {text} ({why}).")
+        return mode
+
+    def fallback(self, err: LlmError, focus: list[FileInfo], summary_only: bool) -> AskOutcome:
+        """No model can answer: say why once (a status step), then what can be done
+        without one: an extractive summary, or the best passages."""
+        self.mode = "fallback"
+        self.emit("status", f"No model: {err.message}")
+        if summary_only and len(focus) == 1:
+            info = focus[0]
+            summary = self.agent.summarizer.extractive(info)
+            self.emit(
+                "tool_result", f"Extractive summary of {info.path}", tool="summarize_document"
+            )
+            source = source_of(info, 0, max(0, summary.line_count - 1))
+            answer = (
+                f"**Extractive summary** (no model: the first sentence of each section)\n\n"
+                f"{summary.text}\n\n{sources_line([source])}"
+            )
+            return self.respond("answer", answer, [source])
+        degraded = degraded_answer(self.kb, self.params.question, focus)
+        return self.respond("answer", degraded.answer, degraded.sources, degraded.numbered)
 
     # --- references --------------------------------------------------------------------------
 
@@ -456,28 +586,75 @@ class _Ask:
             args=args,
         )
         try:
-            summary = self.agent.summarizer.summarize(info, cancel=self.cancel, meter=self.meter)
-        except (LlmUnreachable, ModelNotFound) as err:
-            # No model: an extractive summary, after the one line saying how to get one.
-            summary = self.agent.summarizer.extractive(info)
-            note = f"No language model answered: {err.message}"
-            self.emit(
-                "tool_result", f"Extractive summary of {info.path}", tool="summarize_document"
+            summary = self.agent.summarizer.summarize(
+                info, cancel=self.cancel, meter=self.meter, on_wait=self.waiting
             )
-            self.emit("error", note)
-            source = source_of(info, 0, max(0, summary.line_count - 1))
-            answer = f"{note}\n\n{summary.text}\n\n{sources_line([source])}"
-            return self.respond("error", answer, [source])
-        except LlmCancelled:
+        except (LlmCancelled, ModelUnavailable):
             raise
+        except EmptyAnswer as err:
+            self.emit("tool_result", f"Error: {err.message}", tool="summarize_document")
+            raise _Stop("empty", err.message) from err
         except LlmError as err:
             self.emit("tool_result", f"Error: {err.message}", tool="summarize_document")
             raise _Stop("error", err.message) from err
         cached = " (cached)" if summary.cached else ""
         self.emit("tool_result", f"Summarized {info.path}{cached}", tool="summarize_document")
         source = source_of(info, 0, max(0, summary.line_count - 1))
+        if summary.truncated:
+            answer = f"{summary.text}\n\n{cut_off_note(self.llm)}\n\n{sources_line([source])}"
+            return self.respond("length", answer, [source])
         answer = f"{summary.text}\n\n{sources_line([source])}"
         return self.respond("answer", answer, [source])
+
+    # --- grounded: retrieve, grade, answer with citations --------------------------------------
+
+    def grounded(self, focus: list[FileInfo], question: str) -> AskOutcome:
+        overhead = estimate_tokens(prompts.GROUNDED_SYSTEM + prompts.GROUNDED_USER + question)
+        history_tokens = sum(estimate_tokens(t.question + t.answer) for t in self.history)
+        budget = max(1024, self.llm.num_ctx - self.llm.num_predict - overhead - 64)
+        passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
+        passages, _files = grounded.gather(
+            self.kb, question, focus, budget_chars=min(passage_chars, 8 * 1500)
+        )
+        self.found.passages = passages
+        self.found.sources = [p.source() for p in passages]
+        if not passages:
+            where = " in " + ", ".join(f"`{f.path}`" for f in focus) if focus else ""
+            raise _Stop(
+                "answer",
+                f"Nothing{where} matches the question well enough to answer it from the "
+                "notes (results below the relevance threshold are not shown).",
+            )
+        listing = "; ".join(f"[{p.n}] {p.path} lines {p.start + 1}–{p.end + 1}" for p in passages)
+        self.emit("tool_result", f"{len(passages)} passages for the model: {listing}")
+        if not focus:
+            # "file 2" now means passage 2, as the answer numbers them.
+            self.numbered_out = [p.hit() for p in passages]
+        history = [(t.question, t.answer) for t in self.history]
+        messages = grounded.messages(question, passages, history, focus)
+        result = self.model_call(fit(messages, budget))
+        answer = result.content.strip()
+        numbers = grounded.cited_numbers(answer, len(passages))
+        cited = [passages[n - 1] for n in numbers]
+        # A path citation ("[payments/mexico.md:9-11]") counts when it names a passage shown.
+        cited += [
+            p
+            for p in passages
+            if p not in cited and any(s.path == p.path for s in self.cited(answer))
+        ]
+        shown = [p.source() for p in (cited or passages)]
+        if cited:
+            tail = "Sources: " + "; ".join(
+                f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in cited
+            )
+        else:
+            tail = "Passages the model was given (its answer cites none of them): " + "; ".join(
+                f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages
+            )
+        if result.truncated:
+            text = f"{answer}\n\n{cut_off_note(self.llm)}\n\n{tail}".lstrip()
+            return self.respond("length", text, shown, grounded_answer=bool(cited))
+        return self.respond("answer", f"{answer}\n\n{tail}", shown, grounded_answer=bool(cited))
 
     # --- the tool loop -----------------------------------------------------------------------
 
@@ -509,13 +686,9 @@ class _Ask:
         used = 0
         failed: dict[str, str] = {}
         while True:
-            self.check_cancel()
-            result = self.llm.chat(fit(messages, budget), schemas, cancel=self.cancel)
-            self.meter.add(result)
-            if result.thinking:
-                self.emit("thinking", result.thinking)
+            result = self.model_call(fit(messages, budget), schemas)
             if not result.tool_calls:
-                return self.finish(result.content)
+                return self.finish(result.content, truncated=result.truncated)
             if result.content:
                 self.emit("thinking", result.content)
             messages.append(
@@ -523,7 +696,11 @@ class _Ask:
                     "role": "assistant",
                     "content": result.content,
                     "tool_calls": [
-                        {"function": {"name": c.name, "arguments": c.arguments}}
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments},
+                        }
                         for c in result.tool_calls
                     ],
                 }
@@ -573,25 +750,31 @@ class _Ask:
                     )
                 if output.hits:
                     self.numbered_out = output.hits
-                messages.append({"role": "tool", "tool_name": call.name, "content": output.text})
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "tool_name": call.name,
+                        "content": output.text,
+                    }
+                )
 
-    def finish(self, content: str) -> AskOutcome:
+    def finish(self, content: str, *, truncated: bool = False) -> AskOutcome:
         answer = content.strip()
-        if not answer:
-            raise _Stop(
-                "error",
-                "The model returned an empty answer. What I found:\n" + self.found.report(),
-                sources=self.found.sources,
-            )
         for error in dict.fromkeys(self.found.errors):
             message = error.removeprefix("Error: ")
             if message[:60] not in answer:
                 answer += f"\n\n> Tool error: {message}"
         sources = self.cited(answer)
+        cites = bool(sources)
+        if truncated:
+            answer = f"{answer}\n\n{cut_off_note(self.llm)}".lstrip()
         if not sources and self.found.sources:
             sources = self.found.sources[:MAX_SOURCES]
             answer += "\n\n" + sources_line(sources)
-        return self.respond("answer", answer, sources)
+        return self.respond(
+            "length" if truncated else "answer", answer, sources, grounded_answer=cites
+        )
 
     def cited(self, answer: str) -> list[Source]:
         """The sources the answer cites by path (with lines when it gives them)."""

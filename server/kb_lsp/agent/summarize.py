@@ -5,8 +5,11 @@
   summaries are combined (reduce, repeated while they do not fit). A very long file is
   sampled: at most `MAX_PARTS` evenly spread parts are summarized, and the summary says so.
 * The result is stored with `KnowledgeBase.store_summary`, keyed by the file's content
-  hash and the model (plus a prompt version), so a second summary of an unchanged file
-  is instant, and any edit makes a new one.
+  hash, the provider and the model (plus a prompt version), so a second summary of an
+  unchanged file is instant, and any edit makes a new one.
+* Only real summaries are stored: a model reply with no text is asked once more and then
+  raises `EmptyAnswer`; a reply cut at the token limit is returned (`truncated`) but not
+  stored. An empty text found in the cache is treated as missing.
 * `extractive` needs no model: the title and the first sentence of each section. It is
   never cached, so a real summary replaces it as soon as a model is reachable.
 """
@@ -15,22 +18,33 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kb_lsp.agent import prompts
 from kb_lsp.agent.budget import CHARS_PER_TOKEN
 from kb_lsp.agent.usage import Meter
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
-from kb_lsp.llm import LlmClient
+from kb_lsp.llm import ChatModel, EmptyAnswer
 
-# Bumped when the prompts change, so that old cached summaries are not served.
-PROMPT_VERSION = "summary-v1"
+# Bumped when the prompts or the key change, so that old cached summaries are not served
+# (v2: keys carry the provider; v1 caches could hold empty summaries).
+PROMPT_VERSION = "summary-v2"
 MAX_PARTS = 24
 _PROMPT_OVERHEAD_TOKENS = 400
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
 _MARKUP = re.compile(r"[*_`>]+|^\s*(?:[-+]|\d+[.)])\s+|\[([^\]]*)\]\([^)]*\)")
+
+
+@dataclass
+class _Run:
+    """One summary's model calls: what they share, and whether one was cut off."""
+
+    cancel: threading.Event
+    meter: Meter | None
+    on_wait: Callable[[], None] | None
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,7 @@ class Summary:
     cached: bool
     extractive: bool
     line_count: int
+    truncated: bool = False  # the model's reply was cut at its token limit (not cached)
 
 
 def read_lines(kb: KnowledgeBase, path: str) -> list[str]:
@@ -49,30 +64,40 @@ def read_lines(kb: KnowledgeBase, path: str) -> list[str]:
 
 
 class Summarizer:
-    def __init__(self, kb: KnowledgeBase, llm: LlmClient | None) -> None:
+    def __init__(self, kb: KnowledgeBase, llm: ChatModel | None) -> None:
         self.kb = kb
         self.llm = llm
 
     def cache_key(self) -> str:
         assert self.llm is not None
-        return f"{self.llm.model}#{PROMPT_VERSION}"
+        return f"{self.llm.cache_identity}#{PROMPT_VERSION}"
 
     def cached(self, info: FileInfo) -> Summary | None:
         if self.llm is None:
             return None
         text = self.kb.cached_summary(info.path, self.cache_key())
-        if text is None:
+        if text is None or not text.strip():
             return None
         return Summary(info.path, text, cached=True, extractive=False, line_count=-1)
 
     def summarize(
-        self, info: FileInfo, *, cancel: threading.Event, meter: Meter | None = None
+        self,
+        info: FileInfo,
+        *,
+        cancel: threading.Event,
+        meter: Meter | None = None,
+        on_wait: Callable[[], None] | None = None,
     ) -> Summary:
         """A model summary of `info`'s file, from the cache when it is there.
 
-        Raises `LlmError` (the caller decides whether to fall back to `extractive`)."""
+        Raises `LlmError` (the caller decides whether to fall back to `extractive`),
+        `EmptyAnswer` when the model twice said nothing."""
         if self.llm is None:
             raise RuntimeError("no model configured")
+        # Which model answers is part of the cache key (an OpenAI-compatible server
+        # names its model only when asked); no model at all raises `ModelUnavailable`.
+        self.llm.capabilities()
+        run = _Run(cancel, meter, on_wait)
         hit = self.cached(info)
         lines = read_lines(self.kb, info.path)
         if hit is not None:
@@ -89,8 +114,7 @@ class Summarizer:
             text = parts[0][2]
             summary = self._ask(
                 prompts.SUMMARY_ONE.format(path=info.path, title=info.title, text=text),
-                cancel,
-                meter,
+                run,
             )
         else:
             partials = [
@@ -99,14 +123,15 @@ class Summarizer:
                     prompts.SUMMARY_MAP.format(
                         path=info.path, title=info.title, start=start, end=end, text=text
                     ),
-                    cancel,
-                    meter,
+                    run,
                 )
                 for start, end, text in parts
             ]
-            summary = self._reduce(info, partials, budget_chars, sampled, cancel, meter)
-        self.kb.store_summary(info.path, self.cache_key(), summary)
-        return Summary(info.path, summary, False, False, len(lines))
+            summary = self._reduce(info, partials, budget_chars, sampled, run)
+        truncated = run.truncated
+        if not truncated:
+            self.kb.store_summary(info.path, self.cache_key(), summary)
+        return Summary(info.path, summary, False, False, len(lines), truncated=truncated)
 
     def _reduce(
         self,
@@ -114,8 +139,7 @@ class Summarizer:
         partials: list[str],
         budget_chars: int,
         sampled: bool,
-        cancel: threading.Event,
-        meter: Meter | None,
+        run: _Run,
     ) -> str:
         while True:
             groups: list[list[str]] = [[]]
@@ -134,8 +158,7 @@ class Summarizer:
                         parts="\n\n".join(group),
                         sampled=prompts.SUMMARY_SAMPLED if sampled else "",
                     ),
-                    cancel,
-                    meter,
+                    run,
                 )
                 for group in groups
             ]
@@ -143,12 +166,26 @@ class Summarizer:
                 return combined[0]
             partials = combined
 
-    def _ask(self, prompt: str, cancel: threading.Event, meter: Meter | None) -> str:
+    def _ask(self, prompt: str, run: _Run) -> str:
+        """One model call; an empty reply is asked once more, then `EmptyAnswer`."""
         assert self.llm is not None
-        result = self.llm.chat([{"role": "user", "content": prompt}], cancel=cancel)
-        if meter is not None:
-            meter.add(result)
-        return result.content.strip()
+        for _ in range(2):
+            result = self.llm.chat(
+                [{"role": "user", "content": prompt}], cancel=run.cancel, on_wait=run.on_wait
+            )
+            if run.meter is not None:
+                run.meter.add(result)
+            text = result.content.strip()
+            if result.truncated:
+                run.truncated = True
+            if text:
+                return text
+        raise EmptyAnswer(
+            f"The model {self.llm.model} returned an empty summary twice; nothing was "
+            "cached. Try again, or another model.",
+            host=self.llm.host,
+            model=self.llm.model,
+        )
 
     def _part_chars(self) -> int:
         assert self.llm is not None

@@ -1,5 +1,5 @@
-"""Hover on a workspace link in Markdown: the linked file's title, heading path and the
-passage that best matches the link text.
+"""Hover on a workspace link in Markdown: the linked file's title, its key metadata (tags,
+status, last change), heading path and the passage that best matches the link text.
 
 A link is `[text](other.md)` (also `<other.md>`, `#anchors`, `"titles"`) or a bare
 `other.md` / `notes/other.md` in prose. Targets resolve against the document's folder, a
@@ -72,6 +72,12 @@ def resolve_target(kb: KnowledgeBase, document: Path, target: str) -> str | None
 
 def hover_text(kb: KnowledgeBase, info: FileInfo, query: str) -> str:
     lines = [f"**{info.title}** · `{info.path}`"]
+    meta = kb.file_meta(info.path)
+    if meta is not None:
+        facts = [" ".join(f"`#{tag}`" for tag in meta.tags)] if meta.tags else []
+        facts += [f"status: {meta.status}"] if meta.status else []
+        facts += [f"modified {meta.modified}"] if meta.modified else []
+        lines.append(" · ".join(facts))
     best = kb.search_in_file(info.path, query or info.title, limit=1)
     if best:
         hit = best[0]

@@ -273,14 +273,12 @@ class Runtime:
         """Workspace folders added and removed; new ones are indexed."""
 
         def apply() -> None:
-            for root in removed:
-                if root in self.roots:
-                    self.roots.remove(root)
-                self._missing.discard(root)
-                if self._watcher is not None:
-                    self._watcher.remove_root(root)
-                if self._kb is not None:
-                    self._kb.remove_root(root)
+            if removed:
+                # Closing a folder's store under a read in flight would fail that read:
+                # wait for the reads (and stop the asks, as a reopen does).
+                self.running.cancel_all()
+                with self.gate.exclusive():
+                    self._remove_roots(removed)
             for root in added:
                 if root in self.roots:
                     continue
@@ -295,6 +293,16 @@ class Runtime:
             self.worker.submit(
                 Job(paths=frozenset(added), title="Indexing new folders", progress="always")
             )
+
+    def _remove_roots(self, removed: list[Path]) -> None:
+        for root in removed:
+            if root in self.roots:
+                self.roots.remove(root)
+            self._missing.discard(root)
+            if self._watcher is not None:
+                self._watcher.remove_root(root)
+            if self._kb is not None:
+                self._kb.remove_root(root)
 
     def notify_changed(self, paths: list[Path]) -> None:
         """Paths an editor says changed (saved, or seen by its own file watcher)."""

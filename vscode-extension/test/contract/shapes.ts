@@ -16,7 +16,14 @@ function keys<T>() {
 export const Shapes = {
   Position: keys<P.Position>()({ line: true, character: true }),
   Range: keys<P.Range>()({ start: true, end: true }),
-  LlmStatus: keys<P.LlmStatus>()({ host: true, model: true, reachable: true }),
+  LlmStatus: keys<P.LlmStatus>()({
+    host: true,
+    model: true,
+    reachable: true,
+    provider: true,
+    message: true,
+    tools: true,
+  }),
   IndexProgress: keys<P.IndexProgress>()({
     phase: true,
     filesDone: true,

@@ -1,0 +1,222 @@
+"""Answer quality of `kb/ask` in grounded mode on the FastAPI docs.
+
+    python -m bench ask [--backend scripted|smollm2|both|server] [--n 20] [--store DIR]
+        [--provider ollama|openai --base-url URL --model NAME] [--max-tokens N]
+
+The first `--n` questions of `bench/queries/fastapi.json` (each with the files that answer
+it) are asked through the real `Agent` in grounded mode (`kb.llm.mode = grounded`: the
+question is searched, the passages graded, the best ones numbered for the model, which must
+cite them), over an in-process index of a copy of fastapi-docs (real MiniLM embedder).
+
+Backends:
+
+* `smollm2` — llama.cpp's llama-server with SmolLM2-135M-Instruct (one thread), as
+  `scripts/real-model/install.sh` caches them; provider `openai`.
+* `scripted` — `ScriptedOpenAI` (tests/fakes) answering every question by quoting the
+  first sentence of passage [1] and citing it: what the retrieval and grading alone give a
+  model that always cites the top passage. A floor for the plumbing, not a model.
+* `server` — any server you run: `--provider ollama --base-url http://127.0.0.1:11434
+  --model qwen2.5:7b` for Ollama and a 7B model, or `--provider openai --base-url
+  http://127.0.0.1:8080/v1` for llama-server, LM Studio, vLLM… The bench runs unchanged.
+
+Per backend: the share of answers citing a passage of a file that answers the question;
+the share of answers that cite anything (`grounded`); citation validity (a cited number is
+one of the passages given, and its source's lines hold exactly the text the model was
+shown); how often a passage of an answering file was given at all (the ceiling for the
+first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench import llama
+from bench.quality import build, load_queries
+from bench.report import percentiles, table, write_json
+from kb_lsp.agent import Agent
+from kb_lsp.config import load_settings
+from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.protocol import AskParams
+
+_CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
+_SOURCE_LINE = re.compile(r"^\[(\d+)\] (\S+) \(lines (\d+)-(\d+)\)", re.M)
+
+
+def scripted_answer(request: dict[str, Any]) -> dict[str, Any]:
+    """Quote the first sentence of passage [1] and cite it."""
+    prompt = request["messages"][-1]["content"]
+    match = re.search(r"<passage>\n(.*?)\n</passage>", prompt, re.S)
+    text = " ".join((match.group(1) if match else "").split())
+    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0][:300]
+    return {"content": f"{sentence} [1]"}
+
+
+def ask_all(
+    kb: KnowledgeBase, llm_settings: dict[str, Any], questions: list[dict[str, Any]]
+) -> dict[str, Any]:
+    settings = load_settings({"llm": llm_settings}).settings  # the shipped threshold
+    kb.settings = settings
+    agent = Agent(kb, settings)
+    prompts: list[str] = []
+    chat = agent.llm.chat
+
+    def recording_chat(messages: Any, *args: Any, **kwargs: Any) -> Any:
+        prompts.append(str(messages[-1]["content"]))
+        return chat(messages, *args, **kwargs)
+
+    agent.llm.chat = recording_chat  # type: ignore[method-assign]
+    rows: list[dict[str, Any]] = []
+    for item in questions:
+        before = len(prompts)
+        started = time.perf_counter()
+        outcome = agent.ask(AskParams(question=item["query"]))
+        seconds = time.perf_counter() - started
+        response = outcome.response
+        prompt = prompts[-1] if len(prompts) > before else ""
+        given = {int(n): path for n, path, _, _ in _SOURCE_LINE.findall(prompt)}
+        expected = set(item["files"])
+        body = response.answer.split("\n\nSources: ")[0].split("\n\nPassages the model")[0]
+        numbers = [int(n) for n in _CITE.findall(body)]
+        cited_paths = {given[n] for n in numbers if n in given}
+        valid_lines = 0
+        for source in response.sources if response.grounded else []:
+            lines = (kb.roots[0] / source.path).read_text(encoding="utf-8").splitlines()
+            held = "\n".join(lines[source.range.start.line : source.range.end.line])
+            valid_lines += bool(held.strip()) and held in prompt
+        rows.append(
+            {
+                "query": item["query"],
+                "mode": response.mode,
+                "stop": response.stop,
+                "grounded": response.grounded,
+                "cites_answering_file": bool(cited_paths & expected),
+                "answering_file_given": bool(set(given.values()) & expected),
+                "citations": len(numbers),
+                "valid_numbers": sum(1 for n in numbers if n in given),
+                "cited_sources": len(response.sources) if response.grounded else 0,
+                "valid_lines": valid_lines,
+                "prompt_tokens": response.usage.prompt_tokens,
+                "completion_tokens": response.usage.completion_tokens,
+                "seconds": round(seconds, 3),
+            }
+        )
+    return summarize(rows)
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    citations = sum(r["citations"] for r in rows)
+    cited_sources = sum(r["cited_sources"] for r in rows)
+    times = [r["seconds"] for r in rows]
+    return {
+        "questions": n,
+        "cites_answering_file": sum(r["cites_answering_file"] for r in rows) / n,
+        "answering_file_given": sum(r["answering_file_given"] for r in rows) / n,
+        "grounded": sum(r["grounded"] for r in rows) / n,
+        "citation_number_validity": (
+            sum(r["valid_numbers"] for r in rows) / citations if citations else None
+        ),
+        "citation_line_validity": (
+            sum(r["valid_lines"] for r in rows) / cited_sources if cited_sources else None
+        ),
+        "stops": dict(Counter(r["stop"] for r in rows)),
+        "modes": dict(Counter(r["mode"] for r in rows)),
+        "prompt_tokens_mean": statistics.mean(r["prompt_tokens"] for r in rows),
+        "completion_tokens_mean": statistics.mean(r["completion_tokens"] for r in rows),
+        "seconds": percentiles(times),
+        "per_question": rows,
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    questions = load_queries()["questions"][: args.n]
+    backends = ["scripted", "smollm2"] if args.backend == "both" else [args.backend]
+    out: dict[str, Any] = {"n": len(questions), "max_tokens": args.max_tokens, "backends": {}}
+    with tempfile.TemporaryDirectory(prefix="kb-bench-ask-") as tmp:
+        kb, _, seconds = build(args.store or Path(tmp))
+        out["index_seconds"] = seconds
+        try:
+            for backend in backends:
+                llm: dict[str, Any] = {"mode": "grounded", "maxTokens": args.max_tokens}
+                print(f"\n--- {backend} ---", flush=True)
+                if backend == "scripted":
+                    from tests.fakes.openai_server import ScriptedOpenAI
+
+                    with ScriptedOpenAI(default=scripted_answer, tools=False) as server:
+                        llm |= {"provider": "openai", "baseUrl": server.base_url}
+                        out["backends"][backend] = ask_all(kb, llm, questions)
+                elif backend == "smollm2":
+                    log = Path(tmp) / "llama-server.log"
+                    with llama.llama_server(log, context=args.context) as running:
+                        llm |= {"provider": "openai", "baseUrl": running.base_url, "timeout": 600}
+                        out["backends"][backend] = ask_all(kb, llm, questions)
+                else:
+                    llm |= {"provider": args.provider, "baseUrl": args.base_url, "timeout": 600}
+                    if args.model:
+                        llm["model"] = args.model
+                    out["backends"][f"{args.provider}:{args.model or 'default'}"] = ask_all(
+                        kb, llm, questions
+                    )
+        finally:
+            kb.close()
+    rows = []
+    for name, m in out["backends"].items():
+        rows.append(
+            [
+                name,
+                m["cites_answering_file"],
+                m["answering_file_given"],
+                m["grounded"],
+                "-" if m["citation_number_validity"] is None else m["citation_number_validity"],
+                "-" if m["citation_line_validity"] is None else m["citation_line_validity"],
+                ", ".join(f"{k} {v}" for k, v in sorted(m["stops"].items())),
+                round(m["prompt_tokens_mean"]),
+                round(m["completion_tokens_mean"]),
+                m["seconds"]["p50"],
+                m["seconds"]["p95"],
+            ]
+        )
+    table(
+        [
+            "backend",
+            "cites answering file",
+            "answering file given",
+            "grounded",
+            "valid [n]",
+            "valid lines",
+            "stops",
+            "tokens in",
+            "tokens out",
+            "s p50",
+            "s p95",
+        ],
+        rows,
+        f"Grounded answers, {len(questions)} fastapi questions",
+    )
+    return out
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench ask", description=__doc__)
+    parser.add_argument(
+        "--backend", choices=["scripted", "smollm2", "both", "server"], default="both"
+    )
+    parser.add_argument("--n", type=int, default=20, help="questions (default 20)")
+    parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="kb.llm.maxTokens")
+    parser.add_argument("--context", type=int, default=4096, help="llama-server -c")
+    parser.add_argument("--provider", choices=["ollama", "openai"], default="ollama")
+    parser.add_argument("--base-url", default="http://127.0.0.1:11434", help="kb.llm.baseUrl")
+    parser.add_argument("--model", help="kb.llm.model")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    data = run(args)
+    data["seconds_total"] = round(time.perf_counter() - started, 1)
+    write_json("ask", data)

@@ -1,0 +1,83 @@
+"""The chat model the agent talks to, whichever local runtime serves it.
+
+* `create_llm(settings)` — the configured `ChatModel`: `OllamaChat` (`kb.llm.provider =
+  ollama`, the default: Ollama's own API through the `ollama` client) or `OpenAIChat`
+  (`openai`: any OpenAI-compatible server, over httpx). `kb.llm.*` settings win over the
+  older `kb.ollama.*` ones, which keep working as defaults (`config.py` here).
+* `ChatModel.chat_stream` / `chat` — streaming with tools, thinking kept out of the
+  answer, usage, a silence timeout, a "waiting" notice and cancellation at once
+  (`base.py`); `capabilities()` — whether the model calls tools, its context size.
+* Typed errors (`errors.py`), each with a message that names the configured provider
+  and the fix. `ModelUnavailable` (and subclasses) means no model can answer at all.
+
+Nothing here prints; problems are logged through `logging`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kb_lsp.config import OllamaSettings, Settings
+from kb_lsp.llm.base import Capabilities, ChatModel, ChatResult, Message, ToolCall
+from kb_lsp.llm.config import LlmConfig
+from kb_lsp.llm.errors import (
+    AuthFailed,
+    ContextTooLong,
+    EmptyAnswer,
+    LlmCancelled,
+    LlmError,
+    LlmTimeout,
+    LlmUnreachable,
+    ModelNotFound,
+    ModelUnavailable,
+    ServerHung,
+    WrongApi,
+)
+from kb_lsp.llm.ollama_chat import OllamaChat, model_missing_message, unreachable_message
+from kb_lsp.llm.openai_chat import OpenAIChat
+from kb_lsp.llm.thinking import Delta, split_thinking
+
+
+def create_llm(
+    settings: Settings, *, environ: Mapping[str, str] | None = None, num_predict: int | None = None
+) -> ChatModel:
+    """The chat model `settings` configure."""
+    config = LlmConfig.from_settings(settings, environ)
+    if config.provider == "openai":
+        return OpenAIChat(config, num_predict=num_predict)
+    return OllamaChat(config, num_predict=num_predict)
+
+
+def ollama_chat(ollama: OllamaSettings, *, num_predict: int | None = None) -> OllamaChat:
+    """An Ollama model from `kb.ollama` settings alone (tests, scripts)."""
+    config = LlmConfig.from_settings(Settings(ollama=ollama), environ={})
+    return OllamaChat(config, num_predict=num_predict)
+
+
+__all__ = [
+    "AuthFailed",
+    "Capabilities",
+    "ChatModel",
+    "ChatResult",
+    "ContextTooLong",
+    "Delta",
+    "EmptyAnswer",
+    "LlmCancelled",
+    "LlmConfig",
+    "LlmError",
+    "LlmTimeout",
+    "LlmUnreachable",
+    "Message",
+    "ModelNotFound",
+    "ModelUnavailable",
+    "OllamaChat",
+    "OpenAIChat",
+    "ServerHung",
+    "ToolCall",
+    "WrongApi",
+    "create_llm",
+    "model_missing_message",
+    "ollama_chat",
+    "split_thinking",
+    "unreachable_message",
+]

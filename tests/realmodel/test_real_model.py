@@ -1,0 +1,158 @@
+"""kb-lsp against a real model: SmolLM2-135M-Instruct served by llama.cpp's llama-server
+(OpenAI-compatible API, no tool calls). The real server runs over stdio with the real
+embedder on a copy of examples/workspace, as in tests/e2e.
+
+The assertions are about plumbing and grounding — the provider streams, the mode is
+grounded, sources exist and point at lines that hold what the question asks about, stop
+reasons are honest, cancellation is immediate, a misconfiguration is named — never about
+the prose of a 135M model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from tests.e2e.conftest import KbClient, _plain, running_server
+
+from kb_lsp.config import load_settings
+from kb_lsp.llm import ChatResult, Delta, LlmCancelled, OpenAIChat, create_llm
+
+from .conftest import ALIAS, CONTEXT, LlamaServer
+
+# One thread on a busy two-core machine: a grounded answer can take minutes. The
+# deadlines are generous; nothing here measures speed (that is `bench ask`).
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(1500)]
+REQUEST_DEADLINE = 900.0
+
+MEXICO = "payments/mexico-payments.md"
+CUTOFF = "What is the cut-off time for Mexico payments?"
+MAX_TOKENS = 96  # keeps each answer short with one thread
+
+
+def openai_options(server: LlamaServer, **llm: Any) -> dict[str, Any]:
+    return {
+        "llm": {"provider": "openai", "baseUrl": server.base_url, "maxTokens": MAX_TOKENS, **llm}
+    }
+
+
+async def ask(kb: KbClient, question: str, **extra: Any) -> dict[str, Any]:
+    request = kb.lsp.protocol.send_request_async("kb/ask", {"question": question, **extra})
+    result: dict[str, Any] = _plain(await asyncio.wait_for(request, REQUEST_DEADLINE))
+    return result
+
+
+def source_lines(workspace: Path, source: dict[str, Any]) -> list[str]:
+    lines = (workspace / source["path"]).read_text(encoding="utf-8").splitlines()
+    start, end = source["range"]["start"]["line"], source["range"]["end"]["line"]
+    assert 0 <= start < end <= len(lines), source  # the range is inside the file
+    return lines[start:end]
+
+
+def test_openai_provider_streams_an_answer(llama_server: LlamaServer) -> None:
+    settings = load_settings(openai_options(llama_server)).settings
+    model = create_llm(settings)
+    assert isinstance(model, OpenAIChat)
+    caps = model.capabilities()
+    # llama-server's /props: SmolLM2's template has no tools; the context is ours.
+    assert (caps.tools, caps.context, caps.model) == (False, CONTEXT, ALIAS)
+    items = list(
+        model.chat_stream(
+            [{"role": "user", "content": "Name three colours."}], max_tokens=MAX_TOKENS
+        )
+    )
+    result = items[-1]
+    assert isinstance(result, ChatResult)
+    deltas = [item for item in items[:-1] if isinstance(item, Delta)]
+    assert len(deltas) > 1  # streamed, not one block
+    assert "".join(d.text for d in deltas if d.kind == "content").strip() == result.content
+    assert result.content
+    assert result.prompt_tokens > 0 and 0 < result.completion_tokens <= MAX_TOKENS
+    assert result.done_reason in ("stop", "length")
+
+
+def test_cancel_mid_stream_stops_at_once(llama_server: LlamaServer) -> None:
+    model = create_llm(load_settings(openai_options(llama_server)).settings)
+    cancel = threading.Event()
+    seen: list[Delta] = []
+
+    def on_delta(delta: Delta) -> None:
+        seen.append(delta)
+        cancel.set()  # mid-stream: after the first piece of text
+
+    prompt = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
+    with pytest.raises(LlmCancelled):
+        model.chat(prompt, cancel=cancel, on_delta=on_delta, max_tokens=1024)
+    assert len(seen) == 1
+    # The server's one slot is free again: the next request is answered.
+    again = model.chat([{"role": "user", "content": "Say hello."}], max_tokens=16)
+    assert again.completion_tokens > 0
+
+
+async def test_grounded_answer_about_the_example_workspace(
+    llama_server: LlamaServer, workspace: Path, storage: Path
+) -> None:
+    options = openai_options(llama_server)
+    async with running_server([workspace], storage, options=options, real_embedder=True) as kb:
+        response = await ask(kb, CUTOFF)
+        events = list(kb.ask_events)
+    assert response["mode"] == "grounded"
+    assert response["stop"] in ("answer", "length")
+    mode = next(e for e in events if e["text"].startswith("Mode:"))
+    assert mode["kind"] == "status" and f"{ALIAS} does not call tools" in mode["text"]
+    assert response["usage"]["calls"] == 1 and response["usage"]["promptTokens"] > 0
+    sources = response["sources"]
+    assert sources, response
+    for source in sources:
+        assert source["uri"] == (workspace / source["path"]).as_uri()
+        assert "".join(source_lines(workspace, source)).strip()
+    # The passage that answers the question was given, and its source holds the answer.
+    mexico = [s for s in sources if s["path"] == MEXICO]
+    assert mexico and any("14:30" in line for s in mexico for line in source_lines(workspace, s))
+    body = response["answer"].split("\n\nSources: ")[0].split("\n\nPassages the model")[0]
+    assert body.strip()  # the model said something; what it said is not graded here
+    if response["grounded"]:
+        assert "Sources: [" in response["answer"]
+    else:
+        assert "its answer cites none of them" in response["answer"]
+
+
+async def test_summarize_file_1_and_a_tiny_token_limit(
+    llama_server: LlamaServer, workspace: Path, storage: Path
+) -> None:
+    options = openai_options(llama_server)
+    async with running_server([workspace], storage, options=options, real_embedder=True) as kb:
+        results = (await kb.search("mexico payments"))["results"]
+        assert results[0]["path"] == MEXICO
+        summary = await ask(kb, "summarize file 1")
+        assert summary["stop"] in ("answer", "length"), summary
+        assert summary["sources"][0]["path"] == MEXICO
+        text = summary["answer"].split("\n\nSources: ")[0]
+        assert text.strip() and not text.startswith("**Extractive summary**")
+
+        # One token per reply: the answer is cut, and says so.
+        kb.lsp.set_configuration(openai_options(llama_server, maxTokens=1), section="kb")
+        kb.lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        await kb.wait_until_ready()
+        cut = await ask(kb, "Explain every step of the Mexico payment process in detail.")
+    assert cut["stop"] == "length", cut
+    assert "Cut off: the model reached its limit of 1 tokens" in cut["answer"]
+
+
+async def test_misconfigured_provider_is_named(
+    llama_server: LlamaServer, workspace: Path, storage: Path
+) -> None:
+    # kb.llm.provider left at ollama, pointed at llama-server.
+    options = {"ollama": {"host": llama_server.root, "timeout": 30}}
+    async with running_server([workspace], storage, options=options) as kb:
+        response = await ask(kb, CUTOFF)
+        events = list(kb.ask_events)
+    assert (response["mode"], response["stop"]) == ("fallback", "answer")
+    wrong = [e for e in events if "does not speak the Ollama API" in e["text"]]
+    assert len(wrong) == 1 and wrong[0]["kind"] == "status"
+    assert "set kb.llm.provider to openai" in wrong[0]["text"]
+    assert "ollama pull" not in wrong[0]["text"]
