@@ -110,3 +110,16 @@ async def test_open_result_before_any_search(kb: KbClient) -> None:
         await kb.request("kb/openResult", {"n": 1})
     assert err.value.code == -32602
     assert "no search yet" in str(err.value)
+
+
+async def test_index_control_pauses_and_resumes(kb: KbClient, workspace: Path) -> None:
+    paused = await kb.request("kb/indexControl", {"action": "pause"})
+    assert paused["paused"] is True and "paused" in (paused["message"] or "")
+    # A file written while paused waits for the resume.
+    (workspace / "zebra.md").write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n")
+    resumed = await kb.request("kb/indexControl", {"action": "resume"})
+    assert resumed["paused"] is False
+    await kb.wait_for_hit("quokka ledger", "zebra.md")
+    with pytest.raises(JsonRpcException) as err:
+        await kb.request("kb/indexControl", {"action": "stop"})
+    assert err.value.code == -32602

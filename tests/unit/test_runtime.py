@@ -341,3 +341,47 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
         )
     finally:
         runtime.close()
+
+
+def test_pause_resume_and_cancel_indexing(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    files = len(list(workspace.rglob("*.md")))
+    held = _HeldSync()
+    runtime = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
+    try:
+        settings = load_settings({"storage": str(storage)}).settings
+        runtime.open([workspace], settings, index=False).result()
+        cold = runtime.reindex()
+        assert held.holding.wait(60)  # the cold index is at its first file
+        status = runtime.index_control("pause")
+        assert status.paused and status.state == "indexing"
+        assert "indexing is paused" in (status.message or "")
+        held.go.set()
+        cold.result(60)  # it stopped at its next step
+        assert runtime.status().files < files
+        # Changes wait while paused; resuming finishes the interrupted sync and them.
+        note = workspace / "zebra.md"
+        note.write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n", encoding="utf-8")
+        runtime.notify_changed([note])
+        assert runtime.status().paused
+        runtime.index_control("resume")
+        wait_until(
+            lambda: (s := runtime.status()).state == "ready" and s.files == files + 1,
+            "the resumed index to finish",
+        )
+        assert not runtime.status().paused and not runtime.status().message
+
+        # Cancel: the queued rebuild never runs, and the status says the index may lack files.
+        runtime.index_control("pause")
+        queued = runtime.reindex(full=True)
+        status = runtime.index_control("cancel")
+        assert queued.cancelled()
+        assert "indexing was cancelled" in (status.message or "")
+        runtime.index_control("resume")
+        assert runtime.reindex().result(60).cancelled is False
+        assert not runtime.status().message
+    finally:
+        held.go.set()
+        runtime.close()

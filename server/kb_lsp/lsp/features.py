@@ -27,6 +27,7 @@ from kb_lsp.protocol import (
     ASK,
     ASK_EVENT,
     COMMANDS,
+    INDEX_CONTROL,
     OPEN_RESULT,
     REINDEX,
     SEARCH,
@@ -35,6 +36,7 @@ from kb_lsp.protocol import (
     AskEvent,
     AskParams,
     AskResponse,
+    IndexControlParams,
     OpenResultParams,
     ReindexParams,
     SearchParams,
@@ -158,6 +160,12 @@ async def summarize(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     return dump(result)
 
 
+async def index_control(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
+    """`kb/indexControl {action: pause|resume|cancel}`: the user's say over indexing."""
+    params = parse_params(IndexControlParams, raw, INDEX_CONTROL)
+    return dump(await ls.read(ls.runtime.index_control, params.action))
+
+
 METHODS: dict[str, Handler] = {
     SEARCH: search,
     OPEN_RESULT: open_result,
@@ -165,6 +173,7 @@ METHODS: dict[str, Handler] = {
     SUMMARIZE: summarize,
     STATUS: status,
     REINDEX: reindex,
+    INDEX_CONTROL: index_control,
 }
 
 

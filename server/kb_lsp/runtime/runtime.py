@@ -53,6 +53,7 @@ from kb_lsp.metadata.filters import FilterError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
+    IndexAction,
     IndexProgress,
     IndexStatus,
     OpenResultResponse,
@@ -325,6 +326,20 @@ class Runtime:
             job.cancel = cancel
         future: concurrent.futures.Future[SyncReport] = self.worker.submit(job)
         return future
+
+    def index_control(self, action: IndexAction) -> IndexStatus:
+        """The user's say over indexing: `pause` (the running sync stops at its next
+        step; changes queue), `resume` (what queued runs, the interrupted sync finishes),
+        `cancel` (the running and queued syncs stop; the next change or reindex catches
+        up). Returns the status after it."""
+        if action == "pause":
+            self.worker.pause()
+        elif action == "resume":
+            self.worker.resume()
+        else:
+            self.worker.cancel_syncs()
+        log.info("indexing: %s (asked by the user)", action)
+        return self.status()
 
     def close(self) -> None:
         """Stop the watcher and the workers, close the knowledge base. Idempotent."""
@@ -726,6 +741,9 @@ class Runtime:
         elif error:
             update["state"] = "error"
             messages.append(error)
+        if self.worker.paused:
+            update["paused"] = True
+            messages.append("indexing is paused")
         if self.worker.incomplete:
             messages.append(
                 "indexing was cancelled: some files may be missing until the next reindex"

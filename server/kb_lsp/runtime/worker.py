@@ -92,6 +92,8 @@ class IndexingWorker:
         self._progress: SyncProgress | None = None
         self._started = False
         self._stopped = False
+        self._paused = False
+        self._interrupted = False  # `pause` stopped a sync: `resume` finishes it
         # A sync of everything was cancelled: the index may lack files until the next one.
         self.incomplete = False
         self._thread = threading.Thread(target=self._run, name="kb-indexer", daemon=True)
@@ -145,12 +147,64 @@ class IndexingWorker:
             self._rescan = self._rescan or reason
             self._cond.notify_all()
 
+    # --- the user's control (kb/indexControl) ---------------------------------------------
+
+    def pause(self) -> None:
+        """Stop the running sync at its next step and hold every sync until `resume`;
+        changes keep queueing meanwhile."""
+        with self._cond:
+            self._paused = True
+            current = self._current
+            if current is not None and current.fn is None:
+                current.cancel.set()
+                self._interrupted = True
+            self._cond.notify_all()
+        self._changed()
+
+    def resume(self) -> None:
+        """Run what waited, and finish the sync `pause` interrupted (a rescan: it only
+        does what is left)."""
+        with self._cond:
+            self._paused = False
+            if self._interrupted:
+                self._interrupted = False
+                self._rescan = self._rescan or "resumed"
+            self._cond.notify_all()
+        self._changed()
+
+    def cancel_syncs(self) -> None:
+        """Stop the running sync and drop the queued ones and the queued changes (the
+        status says the index may be incomplete until the next sync)."""
+        with self._cond:
+            current = self._current
+            if current is not None and current.fn is None:
+                current.cancel.set()
+            kept: deque[Job] = deque()
+            for job in self._jobs:
+                if job.fn is None:
+                    job.future.cancel()
+                else:
+                    kept.append(job)
+            self._jobs = kept
+            self._paths.clear()
+            self._rescan = None
+            self._interrupted = False
+            self.incomplete = True
+            self._cond.notify_all()
+        self._changed()
+
+    @property
+    def paused(self) -> bool:
+        with self._cond:
+            return self._paused
+
     # --- state ------------------------------------------------------------------------
 
     @property
     def busy(self) -> bool:
         with self._cond:
-            return self._current is not None or bool(self._jobs or self._paths or self._rescan)
+            waiting = self._jobs or self._paths or self._rescan or self._interrupted
+            return self._current is not None or bool(waiting)
 
     @property
     def pending(self) -> int:
@@ -162,9 +216,16 @@ class IndexingWorker:
 
     # --- the thread ---------------------------------------------------------------------
 
+    def _ready(self) -> bool:
+        """(Under the lock.) Is there something to run now? While paused, only jobs that
+        are not syncs (reopening, folders) run; syncs and changes wait."""
+        if self._paused:
+            return bool(self._jobs) and self._jobs[0].fn is not None
+        return bool(self._jobs or self._paths or self._rescan)
+
     def _next(self) -> Job | None:
         with self._cond:
-            while not self._stopped and not (self._jobs or self._paths or self._rescan):
+            while not self._stopped and not self._ready():
                 self._cond.wait()
             if self._stopped:
                 return None
@@ -253,7 +314,8 @@ class IndexingWorker:
             self._publish(None)
         self._set_error(None)
         if job.paths is None:
-            self.incomplete = report.cancelled
+            # (A sync stopped by `pause` is finished by `resume`: not "incomplete".)
+            self.incomplete = report.cancelled and not self._interrupted
         summary = _summary(report)
         log.info("indexer: %s in %.2fs (%s)", summary, time.monotonic() - started, job.title)
         for error in report.errors[:20]:
