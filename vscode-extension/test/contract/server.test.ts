@@ -218,9 +218,9 @@ describe('the TypeScript protocol layer against the real Python server', () => {
 
   it('kb/ask answers in the declared shape (no model reachable: passages, naming the host)', async () => {
     const response = await request(conn, Methods.ask, { question: 'What is on the deploy checklist?' });
-    // No model listens on 127.0.0.1:9: the answer is the degraded one (never a JSON-RPC
+    // No model listens on 127.0.0.1:9: the answer is the fallback (never a JSON-RPC
     // error), says which host did not answer, and still cites the best passages.
-    assert.equal(response.stop, 'error');
+    assert.equal(response.mode, 'fallback');
     assert.match(response.answer, /127\.0\.0\.1:9/);
     assert.ok(response.sources.length > 0, 'the degraded answer cites passages');
     assert.ok(capabilities.executeCommandProvider?.commands.includes(ServerCommands.ask), 'kb.ask is offered');
