@@ -318,8 +318,7 @@ class LlmSettings(_Section):
         ge=0,
         le=3600,
         description=(
-            "Seconds of silence from the model before a request gives up. "
-            "0: `kb.ollama.timeout`."
+            "Seconds of silence from the model before a request gives up. 0: `kb.ollama.timeout`."
         ),
         json_schema_extra=ui(385, "advanced"),
     )

@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar
 
 from kb_lsp import __version__
 from kb_lsp.agent import Agent
@@ -54,7 +54,6 @@ from kb_lsp.protocol import (
     AskParams,
     AskResponse,
     IndexAction,
-    IndexProgress,
     IndexStatus,
     OpenResultResponse,
     SearchParams,
@@ -71,6 +70,7 @@ from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
 from kb_lsp.runtime.numbered import NumberedLists
 from kb_lsp.runtime.probe import LlmProbe, RunningWork
+from kb_lsp.runtime.status import Activity, combined, opening
 from kb_lsp.runtime.takeover import TakeoverWatch, WriterState, publish, read_state
 from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, ProgressHandle
 from kb_lsp.store import store_dir_for
@@ -629,7 +629,7 @@ class Runtime:
         if step is None:
             publish(folders, WriterState("ready"))
         else:
-            publish(folders, WriterState("indexing", step.done, step.total))
+            publish(folders, WriterState("indexing", step.done, step.total, phase=step.phase))
 
     def _built_elsewhere(self, kb: KnowledgeBase) -> WriterState | None:
         """The writer's state when another process is indexing these stores now."""
@@ -707,51 +707,24 @@ class Runtime:
         settings = self.settings
         llm = self.probe.status(self._agent, settings.ollama.host, settings.ollama.model)
         kb = self._kb
-        pending = self.worker.pending
-        error = self._error
+        activity = Activity(
+            pending=self.worker.pending,
+            busy=self.worker.busy,
+            paused=self.worker.paused,
+            incomplete=self.worker.incomplete,
+            error=self._error,
+            missing=sorted(self._missing),
+            elsewhere=self._built_elsewhere(kb) if kb is not None and kb.read_only else None,
+        )
         if kb is None:
-            return IndexStatus(
-                state="error" if error else "indexing",
-                files=0,
-                chunks=0,
-                pending=pending,
+            return opening(
+                activity,
                 embedder=settings.embedder.provider,
                 store=str(default_storage(settings)),
                 llm=llm,
-                roots=[str(root) for root in self.roots],
-                message=error or "Opening the index…",
+                roots=self.roots,
             )
-        status = kb.status(pending=pending, llm=llm)
-        update: dict[str, Any] = {}
-        messages = [status.message] if status.message else []
-        if kb.read_only:
-            update["read_only"] = True
-            elsewhere = self._built_elsewhere(kb)
-            if elsewhere is not None:
-                # Not "ready" with nothing in it: the other process is still at it.
-                update["state"] = "indexing"
-                update["progress"] = IndexProgress(
-                    phase="vectors",
-                    files_done=elsewhere.files_done,
-                    files_total=elsewhere.files_total,
-                )
-                messages = [f"being built by another process ({status.files} files so far)"]
-        elif self.worker.busy:
-            update["state"] = "indexing"
-        elif error:
-            update["state"] = "error"
-            messages.append(error)
-        if self.worker.paused:
-            update["paused"] = True
-            messages.append("indexing is paused")
-        if self.worker.incomplete:
-            messages.append(
-                "indexing was cancelled: some files may be missing until the next reindex"
-            )
-        messages += [f"workspace folder missing: {root}" for root in sorted(self._missing)]
-        if messages:
-            update["message"] = "; ".join(messages)
-        return status.model_copy(update=update)
+        return combined(kb.status(pending=activity.pending, llm=llm), activity)
 
 
 __all__ = [

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from kb_lsp.protocol import IndexPhase
 from kb_lsp.store import WRITER_LOCK
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ class WriterState:
     files_done: int = 0
     files_total: int = 0
     pid: int = 0
+    phase: IndexPhase = "scanning"
 
 
 def publish(folders: Iterable[Path], state: WriterState) -> None:
@@ -49,6 +51,7 @@ def publish(folders: Iterable[Path], state: WriterState) -> None:
             "filesDone": state.files_done,
             "filesTotal": state.files_total,
             "pid": state.pid or os.getpid(),
+            "phase": state.phase,
             "updated": time.time(),
         }
     )
@@ -65,11 +68,13 @@ def publish(folders: Iterable[Path], state: WriterState) -> None:
 def read_state(folder: Path) -> WriterState | None:
     try:
         raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        phase = raw.get("phase")
         return WriterState(
             state=str(raw["state"]),
             files_done=int(raw.get("filesDone", 0)),
             files_total=int(raw.get("filesTotal", 0)),
             pid=int(raw.get("pid", 0)),
+            phase=phase if phase in ("scanning", "keyword", "vectors") else "scanning",
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
