@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
+from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 
 
 def _size(value: str) -> int:
-    if not value.isdigit() or int(value) < 1024:
+    if not value.isdigit() or int(value) < MIN_MESSAGE_BYTES:
         raise argparse.ArgumentTypeError(
-            f"expected a number of bytes of at least 1024, got {value!r}"
+            f"expected a number of bytes of at least {MIN_MESSAGE_BYTES}, got {value!r}"
         )
     return int(value)
 

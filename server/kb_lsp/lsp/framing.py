@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 64 * MIB
+MIN_MESSAGE_BYTES = 1024  # below this an `initialize` would not fit
 READ_CHUNK = 64 * 1024
 MAX_HEADER_LINE = 8 * 1024
 MAX_HEADER_LINES = 32
