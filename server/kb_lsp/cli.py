@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from kb_lsp.config import Settings, env_settings, load_settings
+from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.protocol import (
     MAX_LIMIT,
     AskParams,
@@ -34,6 +35,7 @@ from kb_lsp.protocol import (
 )
 from kb_lsp.records import ReadOnlyStore
 from kb_lsp.runtime import Hooks, Runtime, Unavailable
+from kb_lsp.runtime.logs import BoundedFormatter
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
@@ -289,11 +291,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not port.isdigit():
             raise CliError(f"--tcp wants HOST:PORT, got {args.tcp!r}")
         tcp = (host or "127.0.0.1", int(port))
-    serve(tcp=tcp)
+    serve(tcp=tcp, max_message_bytes=args.max_message_size)
     return 0
 
 
 # --- parser ------------------------------------------------------------------------------
+
+
+def _message_size(text: str) -> int:
+    if not text.isdigit() or int(text) < MIN_MESSAGE_BYTES:
+        raise argparse.ArgumentTypeError(f"a number of bytes of at least {MIN_MESSAGE_BYTES}")
+    return int(text)
 
 
 def _limit(text: str) -> int:
@@ -322,6 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = command("serve", cmd_serve, "run the language server on stdio")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    serve.add_argument(
+        "--max-message-size",
+        type=_message_size,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        metavar="BYTES",
+        help="the largest JSON-RPC message accepted (default 64 MiB); a larger one is "
+        "answered with a parse error and skipped",
+    )
 
     index = command("index", cmd_index, "index a workspace folder (incremental)")
     index.add_argument("path", nargs="?", help="workspace folder (default: .)")
@@ -362,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The terminal shows warnings (everything with -v), whatever level kb.log.level sets.
     handler_ = logging.StreamHandler(sys.stderr)
     handler_.setLevel(logging.INFO if args.verbose else logging.WARNING)
-    handler_.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler_.setFormatter(BoundedFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler_)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

@@ -5,19 +5,32 @@ A link is `[text](other.md)` (also `<other.md>`, `#anchors`, `"titles"`) or a ba
 `other.md` / `notes/other.md` in prose. Targets resolve against the document's folder, a
 leading `/` against its workspace folder, and a bare name also as a workspace path.
 Web links and files outside the workspace get no hover.
+
+Nothing here touches the disk on the event loop: a document the editor has not opened is
+read on the query pool through `KnowledgeBase.read_text` (one confined descriptor, never
+blocking on a named pipe), and the whole hover gives up after `HOVER_TIMEOUT` seconds
+with no hover rather than hold anything up.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.workspace import TextDocument
 
 from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.lsp.server import KbLanguageServer, uri_to_path
+from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
+
+log = logging.getLogger(__name__)
+
+HOVER_TIMEOUT = 10.0  # seconds: a hover that takes longer is not worth showing
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _LINK = re.compile(r"!?\[(?P<text>[^\]]*)\]\(\s*(?:<(?P<angled>[^>]+)>|(?P<plain>[^)\s]+))[^)]*\)")
@@ -104,6 +117,19 @@ def compute_hover(
     return hover_text(kb, info, link.text), link
 
 
+def read_unopened(kb: KnowledgeBase, document: Path) -> str | None:
+    """The text of a workspace document the editor has not opened, read confined; None
+    for a document outside the workspace or one that is not a readable regular file."""
+    shown = kb.display_path(document)
+    if shown is None:
+        return None
+    try:
+        return kb.read_text(shown)
+    except (PathOutsideWorkspace, UnreadableFile) as err:
+        log.info("no hover in %s: %s", shown, getattr(err, "reason", err))
+        return None
+
+
 async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
     path = uri_to_path(uri)
@@ -111,11 +137,23 @@ async def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover 
         return None
     if not ls.runtime.opened.done():
         return None
-    document = ls.workspace.get_text_document(uri)
     try:
-        lines = document.lines
-    except OSError:
+        return await asyncio.wait_for(_hover(ls, params, uri, path), HOVER_TIMEOUT)
+    except TimeoutError:
+        log.warning("hover in %s gave up after %g s", path.name, HOVER_TIMEOUT)
         return None
+
+
+async def _hover(
+    ls: KbLanguageServer, params: types.HoverParams, uri: str, path: Path
+) -> types.Hover | None:
+    document = ls.workspace.text_documents.get(unquote(uri))
+    if document is None:  # not open in the editor: read it, off the event loop
+        text = await ls.read(ls.runtime.read, lambda kb: read_unopened(kb, path))
+        if text is None:
+            return None
+        document = TextDocument(uri, text, position_codec=ls.workspace.position_codec)
+    lines = document.lines
     if params.position.line >= len(lines):
         return None
     position = document.position_codec.position_from_client_units(lines, params.position)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
+from kb_lsp.runtime.logs import BoundedFormatter
+
 _LEVELS = {
     logging.ERROR: types.MessageType.Error,
     logging.WARNING: types.MessageType.Warning,
@@ -28,7 +30,7 @@ class ClientLogHandler(logging.Handler):
     def __init__(self, send: Send) -> None:
         super().__init__()
         self.send = send
-        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        self.setFormatter(BoundedFormatter("%(name)s: %(message)s"))
         self._busy = threading.local()
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -24,7 +24,8 @@ from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
 from kb_lsp.config import LoadedSettings, env_settings, load_settings
-from kb_lsp.lsp import logs
+from kb_lsp.lsp import framing, logs
+from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.progress import IndexProgressBar
 from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
@@ -161,7 +162,9 @@ def create_server() -> KbLanguageServer:
     return server
 
 
-def serve(tcp: tuple[str, int] | None = None) -> int:
+def serve(
+    tcp: tuple[str, int] | None = None, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> int:
     """Run the language server on stdio (or on a TCP port, for debugging).
 
     On stdio this does not return: when the client exits (or closes stdin) the process
@@ -170,9 +173,9 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     it returns that code when the connection ends."""
     server = create_server()
     if tcp is not None:
-        server.start_tcp(*tcp)
+        framing.start_tcp(server, *tcp, max_bytes=max_message_bytes)
     else:
-        server.start_io()
+        framing.start_io(server, max_bytes=max_message_bytes)
     code = 0 if server.shutdown_requested else 1
     logging.shutdown()
     if tcp is None:

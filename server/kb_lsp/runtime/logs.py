@@ -5,6 +5,11 @@ storage folder, rotated at 1 MiB; in a language server they also go to the clien
 (`lsp/logs.py` adds that one handler). `kb.log.level`
 sets the level of the `kb_lsp` loggers and may change at any time. Nothing is ever
 written to stdout (in a language server it is the JSON-RPC channel).
+
+Every record is bounded (`BoundedFormatter`, used by every handler): its message is cut
+at `MAX_MESSAGE_CHARS` and a traceback (logged for internal errors only) at
+`MAX_TRACEBACK_CHARS`, so a 10 MB query cannot make a 10 MB line, and the rotation
+bounds the files: at most (`LOG_BACKUPS` + 1) × `LOG_BYTES`, about 3 MiB.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from pathlib import Path
 
 LOG_FILE = "kb-lsp.log"
 LOG_BYTES = 1024 * 1024
+LOG_BACKUPS = 2
+MAX_MESSAGE_CHARS = 2_000
+MAX_TRACEBACK_CHARS = 8_000
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
 
 LEVELS = {
@@ -24,6 +32,29 @@ LEVELS = {
     "warning": logging.WARNING,
     "error": logging.ERROR,
 }
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text)} characters in all]"
+
+
+class BoundedFormatter(logging.Formatter):
+    """A formatter whose records have a bounded size (see the module docstring)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if len(message) > MAX_MESSAGE_CHARS or record.exc_info or record.exc_text:
+            record = logging.makeLogRecord(record.__dict__)
+            record.msg, record.args = _cut(message, MAX_MESSAGE_CHARS), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = self.formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = _cut(record.exc_text, MAX_TRACEBACK_CHARS)
+            record.exc_info = None  # exc_text, cut, is what gets written
+        return super().format(record)
+
 
 _lock = threading.Lock()
 _file_handler: logging.Handler | None = None
@@ -50,12 +81,12 @@ def log_to_file(folder: Path) -> Path | None:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             handler = logging.handlers.RotatingFileHandler(
-                path, maxBytes=LOG_BYTES, backupCount=2, encoding="utf-8"
+                path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
             )
         except OSError:
             logging.getLogger(__name__).warning("cannot write a log file in %s", folder)
             return None
-        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.setFormatter(BoundedFormatter(FORMAT))
         # On the root logger, so that warnings of the libraries underneath (pygls, Chroma)
         # are in the file too; their chatter below warnings is not (root stays at WARNING).
         root = logging.getLogger()

@@ -1,0 +1,147 @@
+"""`lsp/jsonrpc.KbProtocol` on its own: what each malformed message is answered with (the
+answers are captured where they would be written)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import logging
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+
+from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
+
+
+class Captured:
+    def __init__(self) -> None:
+        server = LanguageServer(
+            "test", "0", protocol_cls=KbProtocol, converter_factory=plain_converter
+        )
+        self.protocol: KbProtocol = server.protocol  # type: ignore[assignment]
+        self.protocol.initialize_seen = True
+        self.sent: list[dict[str, Any]] = []
+        serialize = self.protocol._serialize_message
+
+        def send(data: Any) -> None:
+            self.sent.append(json.loads(json.dumps(data, default=serialize)))
+
+        self.protocol._send_data = send  # type: ignore[method-assign]
+
+    def receive(self, message: Any) -> list[dict[str, Any]]:
+        body = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.sent.clear()
+        self.protocol.receive(body)
+        return list(self.sent)
+
+
+@pytest.fixture
+def rpc() -> Captured:
+    return Captured()
+
+
+def answers(sent: list[dict[str, Any]]) -> list[tuple[int, Any]]:
+    return [(reply["error"]["code"], reply["id"]) for reply in sent]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ([], [(-32600, None)]),
+        ([{"jsonrpc": "2.0", "id": 1, "method": "kb/status"}], [(-32600, None)]),
+        ("text", [(-32600, None)]),
+        (None, [(-32600, None)]),
+        ({"jsonrpc": "2.0", "id": 5, "method": 123}, [(-32600, 5)]),
+        ({"jsonrpc": "2.0", "method": 123}, [(-32600, None)]),
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "kb/status"}, [(-32600, None)]),
+        ({"jsonrpc": "2.0", "id": True, "method": "kb/status"}, [(-32600, None)]),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "kb/status"}, [(-32600, None)]),
+        ({"jsonrpc": "2.0", "id": None, "method": "kb/status"}, [(-32600, None)]),
+        ({"id": "a", "method": "kb/status"}, [(-32600, "a")]),
+        ({"jsonrpc": "1.0", "id": "a", "method": "kb/status"}, [(-32600, "a")]),
+        ({"jsonrpc": "2.0", "id": "a", "method": "kb/status", "params": 5}, [(-32600, "a")]),
+        ({"jsonrpc": "2.0", "id": "a"}, [(-32600, "a")]),
+        ({"foo": "bar"}, [(-32600, None)]),
+        (
+            {"jsonrpc": "2.0", "id": 9, "method": "textDocument/didSave", "params": {}},
+            [(-32600, 9)],
+        ),
+        ({"jsonrpc": "2.0", "id": 9, "method": "exit"}, [(-32600, 9)]),
+        ({"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": {}}, [(-32602, 9)]),
+        ({"jsonrpc": "2.0", "id": 9, "method": "kb/nothing"}, [(-32601, 9)]),
+        # Not answered: a request method sent as a notification, a stray response, a
+        # notification whose params do not fit.
+        ({"jsonrpc": "2.0", "method": "kb/search", "params": {"query": "x"}}, []),
+        ({"jsonrpc": "2.0", "id": "not-mine", "result": 1}, []),
+        ({"jsonrpc": "2.0", "id": "not-mine", "error": "broken"}, []),
+        ({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": 5}}, []),
+        (b"{", [(-32700, None)]),
+        (b"[" * 70 + b"]" * 70, [(-32700, None)]),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"kb/search","params":{"limit":'
+            + b"9" * 5000
+            + b"}}",
+            [(-32700, None)],
+        ),
+    ],
+)
+async def test_each_malformed_message_gets_what_json_rpc_says(
+    rpc: Captured, message: Any, expected: list[tuple[int, Any]]
+) -> None:
+    sent = rpc.receive(message)
+    assert answers(sent) == expected
+    for reply in sent:
+        assert reply["jsonrpc"] == "2.0" and "data" not in reply["error"]
+        assert "id" in reply  # `id: null` is written out, not left out
+
+
+async def test_a_message_shaped_dict_in_params_is_data(rpc: Captured) -> None:
+    seen: list[Any] = []
+
+    @rpc.protocol.fm.feature("kb/echo")
+    def echo(params: Any) -> Any:
+        seen.append(params)
+        return params
+
+    inner = {"jsonrpc": "2.0", "id": 1, "method": "kb/status"}
+    rpc.receive({"jsonrpc": "2.0", "id": "e", "method": "kb/echo", "params": {"inner": inner}})
+    assert seen == [{"inner": inner}]
+
+
+async def test_internal_errors_carry_no_traceback(
+    rpc: Captured, caplog: pytest.LogCaptureFixture
+) -> None:
+    failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    failed.set_exception(ZeroDivisionError("boom"))
+    rpc.protocol._inflight[7] = ("kb/search", 10)
+    with caplog.at_level(logging.INFO, logger="kb_lsp"):
+        rpc.protocol._send_handler_result(failed, msg_id=7)
+    (reply,) = rpc.sent
+    assert reply["error"] == {
+        "code": -32603,
+        "message": "Internal error in kb/search: ZeroDivisionError: boom "
+        "(the details are in the kb-lsp log)",
+    }
+    assert any(r.exc_info for r in caplog.records)  # the traceback is in the log
+
+
+async def test_errors_with_data_lose_it_and_are_logged_as_one_line(
+    rpc: Captured, caplog: pytest.LogCaptureFixture
+) -> None:
+    failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    failed.set_exception(JsonRpcException("no", code=-32602, data={"traceback": ["x"]}))
+    rpc.protocol._inflight[8] = ("kb/search", 123)
+    with caplog.at_level(logging.INFO, logger="kb_lsp"):
+        rpc.protocol._send_handler_result(failed, msg_id=8)
+    assert rpc.sent == [{"jsonrpc": "2.0", "id": 8, "error": {"code": -32602, "message": "no"}}]
+    (record,) = [r for r in caplog.records if "rejected" in r.getMessage()]
+    assert record.getMessage() == "rejected kb/search (id 8): -32602 no [123 bytes]"
+    assert record.exc_info is None
+
+
+async def test_requests_after_shutdown_are_refused(rpc: Captured) -> None:
+    rpc.protocol._shutdown = True
+    sent = rpc.receive({"jsonrpc": "2.0", "id": 3, "method": "kb/status"})
+    assert answers(sent) == [(-32600, 3)]
