@@ -100,6 +100,8 @@ ALWAYS_EXCLUDED_DIRS = frozenset(
 _VENV_MARKER = "pyvenv.cfg"
 _GITIGNORE = ".gitignore"
 _MIB = 1024 * 1024
+# A bigger ignore file is a mistake or an attack, not a list of patterns.
+_GITIGNORE_MAX_SIZE = 4 * _MIB
 
 
 class PathOutsideWorkspace(ValueError):
@@ -345,9 +347,16 @@ class WorkspaceRoot:
         if cached and cached[:2] == (st.st_mtime_ns, st.st_size):
             return cached[2]
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            # Read like a Markdown file (one descriptor, never blocking on a named pipe),
+            # confined to its own folder: like git (2.32+), an ignore file that is a link
+            # elsewhere is not used.
+            data = read_confined(path, Path(os.path.realpath(folder)), _GITIGNORE_MAX_SIZE)
+            lines = data.decode("utf-8", errors="replace").splitlines()
             spec: GitIgnoreSpec | None = GitIgnoreSpec.from_lines(lines)
-        except Exception as err:  # unreadable, or a pattern pathspec refuses
+        except UnreadableFile as err:
+            log.warning("%s is not used: %s", path, err.reason)
+            spec = None
+        except Exception as err:  # a pattern pathspec refuses
             log.warning("%s is not used: %s", path, err)
             spec = None
         self._gitignores[path] = (st.st_mtime_ns, st.st_size, spec)

@@ -105,6 +105,56 @@ def test_the_size_limit_is_checked_on_what_is_read(tree: tuple[Path, Path]) -> N
     assert read_confined(root / "big.md", root, 1 << 20).startswith(b"# Big")
 
 
+def _scan_in_a_thread(ws: WorkspaceRoot) -> list[str]:
+    """The scanned paths; fails (instead of hanging the suite) if the scan blocks."""
+    paths: list[str] = []
+    worker = threading.Thread(
+        target=lambda: paths.extend(f.path for f in ws.scan().files), daemon=True
+    )
+    worker.start()
+    worker.join(60.0)  # a generous deadline: the scan itself takes milliseconds
+    assert not worker.is_alive(), "the scan blocked"
+    return paths
+
+
+def test_a_gitignore_that_is_a_named_pipe_does_not_block_the_scan(
+    tree: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """No writer ever opens the pipe: reading it the ordinary way would hang indexing."""
+    root, _ = tree
+    os.mkfifo(root / ".gitignore")
+    sub = root / "sub"
+    sub.mkdir()
+    (sub / "note.md").write_text("# Note\n")
+    os.mkfifo(sub / ".gitignore")
+    assert _scan_in_a_thread(WorkspaceRoot(root, Settings())) == ["own.md", "sub/note.md"]
+    assert "not used: not a regular file (a named pipe)" in caplog.text
+
+
+def test_a_gitignore_linked_out_of_its_folder_is_not_used(
+    tree: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """As git (2.32+) does: an ignore file that is a symbolic link is not followed out."""
+    root, outside = tree
+    (outside / "ignore-all").write_text("*.md\n")
+    (root / ".gitignore").symlink_to(outside / "ignore-all")
+    assert _scan_in_a_thread(WorkspaceRoot(root, Settings())) == ["own.md"]
+    assert "outside the workspace" in caplog.text
+
+
+def test_a_gitignore_in_a_linked_folder_inside_still_counts(tree: tuple[Path, Path]) -> None:
+    root, _ = tree
+    real = root / "real"
+    real.mkdir()
+    (real / "keep.md").write_text("# Keep\n")
+    (real / "drop.md").write_text("# Drop\n")
+    (real / ".gitignore").write_text("drop.md\n")
+    (root / "alias").symlink_to(real)
+    ws = WorkspaceRoot(root, Settings())
+    assert _scan_in_a_thread(ws) == ["own.md", "real/keep.md"]
+    assert ws.entry(root / "alias" / "drop.md") is None
+
+
 class Swapper(threading.Thread):
     """Replaces `race.md` by a regular file, then by a link to the outside secret, and
     again, until stopped; `swaps` counts the replacements (under `cond`)."""

@@ -62,6 +62,8 @@ async def search(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
 
 async def open_result(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse_params(OpenResultParams, raw, OPEN_RESULT)
+    # Answered on the loop: this client's numbered list is kept in memory only (the
+    # runtime persists lists for the CLI, not for "lsp"), so nothing here touches a disk.
     return dump(ls.runtime.open_result(params.n, client=CLIENT))
 
 

@@ -25,6 +25,7 @@ from pygls.uris import to_fs_path
 from kb_lsp import __version__
 from kb_lsp.config import LoadedSettings, env_settings, load_settings
 from kb_lsp.lsp import framing, logs
+from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.progress import IndexProgressBar
@@ -37,6 +38,11 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 CONFIG_TIMEOUT = 5.0
+# Seconds a read (search, status, hover's lookups) may take on the reads pool before the
+# request is answered with an error: generous, since a search on a busy machine or behind
+# a reopen takes seconds, but finite, so that a disk that stops answering (a hung network
+# mount) costs an error, never a request that waits for ever.
+READ_TIMEOUT = 120.0
 # One client per server process (stdio, or one TCP connection at a time): its numbered
 # list is this name's list in the runtime.
 CLIENT = "lsp"
@@ -69,6 +75,7 @@ class KbLanguageServer(LanguageServer):
         self.init_options: Any = None
         self.roots: list[Path] = []
         self.shutdown_requested = False
+        self.read_timeout = READ_TIMEOUT
         logs.to_client(self._log_to_client)
 
     # --- from the runtime to the client ------------------------------------------------
@@ -119,9 +126,19 @@ class KbLanguageServer(LanguageServer):
     # --- running the runtime's work off the event loop ------------------------------------
 
     async def read(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """`fn(*args)` on the runtime's reads pool, once the knowledge base was opened."""
+        """`fn(*args)` on the runtime's reads pool, once the knowledge base was opened;
+        a `ServerError` after `read_timeout` seconds (a read still queued is dropped, one
+        running is left to finish on its thread: the event loop never waits on it)."""
         await asyncio.wrap_future(self.runtime.opened)
-        return await asyncio.wrap_future(self.runtime.submit_read(fn, *args, **kwargs))
+        future = self.runtime.submit_read(fn, *args, **kwargs)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.read_timeout)
+        except TimeoutError:
+            log.warning("a read (%s) gave up after %g s", _name(fn), self.read_timeout)
+            raise ServerError(
+                f"The index did not answer within {self.read_timeout:g} s "
+                "(a slow disk, or the index being reopened); try again."
+            ) from None
 
     async def agent(
         self, cancel: threading.Event, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
@@ -151,6 +168,10 @@ class KbLanguageServer(LanguageServer):
         self.thread_pool.shutdown(wait=False, cancel_futures=True)
         if self._server is not None:
             self._server.close()
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
 def create_server() -> KbLanguageServer:
