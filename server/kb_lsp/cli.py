@@ -295,6 +295,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from kb_lsp.mcp_server.transport import TransportError, parse_address, run
+
+    folders = list(dict.fromkeys(_workspace(path) for path in (args.workspace or ["."])))
+    overrides: dict[str, Any] = {"ollama.model": args.model} if args.model else {}
+    try:
+        http = None
+        if args.http:
+            http = parse_address(args.http)
+            http = type(http)(http.host, http.port, allow_remote=args.allow_remote)
+        run(folders, _settings(args, overrides), http)
+    except TransportError as err:
+        raise CliError(str(err)) from None
+    return 0
+
+
 # --- parser ------------------------------------------------------------------------------
 
 
@@ -368,6 +384,24 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", metavar="NAME", help="Ollama chat model (kb.ollama.model)")
     ask.add_argument("--storage", metavar="DIR", help=storage_help)
     ask.add_argument("--json", action="store_true", help="print the kb/ask result")
+
+    mcp = command(
+        "mcp", cmd_mcp, "serve the knowledge base to agents over MCP (stdio; --http for HTTP)"
+    )
+    mcp.add_argument(
+        "--workspace", "-w", metavar="PATH", action="append",
+        help="workspace folder (repeat for several; default: .)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--http", metavar="HOST:PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--allow-remote", action="store_true",
+        help="allow a non-loopback --http host (requires the KB_MCP_TOKEN bearer token)",
+    )  # fmt: skip
+    mcp.add_argument("--model", metavar="NAME", help="Ollama chat model (kb.ollama.model)")
+    mcp.add_argument("--storage", metavar="DIR", help=storage_help)
 
     return parser
 

@@ -479,6 +479,7 @@ class KnowledgeBase:
             size=record.size,
             sha256=record.sha256,
             aliases=aliases,
+            mtime_ns=record.mtime_ns,
         )
 
 

@@ -339,6 +339,38 @@ class SchemaResponse(_Payload):
     fields: list[SchemaField]
 
 
+# --- MCP-only shapes (`kb mcp`: read_file, open_result, list_files) -------------------------
+# The MCP tools without an LSP method of their own return these as `structuredContent`.
+
+
+class FileLines(OpenResultResponse):
+    """A page of one file's lines, numbered from 1: what `read_file` and `open_result`
+    return. `range` (0-based, as in `kb/openResult`) covers the lines shown."""
+
+    start_line: int = Field(alias="startLine")  # 1-based, inclusive
+    end_line: int = Field(alias="endLine")  # 1-based, inclusive (< start_line: empty file)
+    total_lines: int = Field(alias="totalLines")
+    text: str  # the lines shown, without their numbers
+    # Where to go on reading, or None when the page reaches the end of the file.
+    next_start_line: int | None = Field(default=None, alias="nextStartLine")
+    n: int | None = None  # the result number, for `open_result`
+
+
+class FileEntry(_Payload):
+    path: str
+    uri: str
+    title: str
+    size: int
+    modified: str  # ISO 8601 (UTC) modification time of the indexed version
+    sha256: str
+    chunks: int
+
+
+class FileListResponse(_Payload):
+    files: list[FileEntry]
+    skipped: list[SkippedFile] = Field(default_factory=list)
+
+
 # --- kb/status and kb/reindex -------------------------------------------------------------------
 
 

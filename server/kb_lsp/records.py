@@ -68,3 +68,4 @@ class FileInfo:
     size: int
     sha256: str
     aliases: tuple[str, ...] = ()  # front-matter aliases: names people use for the file
+    mtime_ns: int = 0  # of the indexed version (the manifest's), nanoseconds

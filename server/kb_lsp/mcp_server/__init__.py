@@ -1,0 +1,15 @@
+"""`kb mcp`: the knowledge base as an MCP server, for agents (Copilot agent mode, Claude
+Code, Continue, …). A third thin front end over the runtime, beside the language server
+(`lsp/`) and the command line (`cli.py`); built on the official `mcp` SDK.
+
+The package is `mcp_server`, not `mcp`, so that `import mcp` is always the SDK.
+
+* `server.py` — `KbMcpServer`: the tools, the `kb://` resources, the error mapping;
+* `text.py` — the short texts the calling model reads;
+* `files.py` — confined paged reads, the file scan and resource addresses;
+* `transport.py` — stdio or Streamable HTTP (loopback unless allowed, bearer token).
+"""
+
+from kb_lsp.mcp_server.transport import HttpOptions, TransportError, run
+
+__all__ = ["HttpOptions", "TransportError", "run"]

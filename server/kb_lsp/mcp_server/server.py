@@ -1,0 +1,421 @@
+"""`KbMcpServer`: the knowledge base's tools and files for MCP clients, on the SDK's
+`MCPServer`, over one runtime shared by every session.
+
+Each tool turns its arguments (validated by the SDK against the tool's JSON schema) into a
+call of the runtime, run on the runtime's pools so the event loop never blocks, and its
+result into a short text for the model plus `structuredContent` (the `protocol.py`
+model, as the LSP methods return it). What the caller can fix — a path outside the
+workspace, result 7 of a list of 3, no model for `ask` — comes back as a tool error
+(`isError`) whose message says what to do, never as a protocol failure.
+
+Every MCP session has its own numbered list ("result n" means what that session was
+shown), kept by the runtime under a client name of its own and dropped with the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from kb_lsp import __version__
+from kb_lsp.agent import InvalidInput
+from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.llm import LlmCancelled, LlmError
+from kb_lsp.mcp_server import files, text
+from kb_lsp.mcp_server.interim import Runtime, Unavailable
+from kb_lsp.protocol import (
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    AskParams,
+    AskResponse,
+    FileLines,
+    FileListResponse,
+    IndexStatus,
+    SearchParams,
+    SearchResponse,
+    SummarizeParams,
+    SummarizeResponse,
+    dump,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "kb-lsp: the user's Markdown knowledge base (the notes, docs and runbooks of the open "
+    "workspace), indexed live for search by meaning and by words. Search first: `search` "
+    "returns a numbered list with the best passage of each file, which costs far fewer "
+    "tokens than reading files. Then `open_result(n)` for a result's lines, "
+    "`read_file(path, start_line)` to read on, `summarize_file` for a whole file's gist. "
+    "Numbers refer to the last list of this session. Everything is read-only."
+)
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+# `ask` and `summarize_file` call a model: same answers are not guaranteed.
+READ_ONLY_MODEL = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+Query = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "What to look for: plain words, a question, or exact terms (identifiers, "
+            "error codes, names)."
+        ),
+    ),
+]
+ResultNumber = Annotated[
+    int, Field(ge=1, description="A result number n of your last search in this session.")
+]
+WorkspacePath = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description=(
+            "A workspace-relative path with '/', as search and list_files show it, "
+            "e.g. 'payments/mexico-payments.md'."
+        ),
+    ),
+]
+
+
+def _result(message: str, data: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)], structured_content=dump(data)
+    )
+
+
+class KbMcpServer(MCPServer[Any]):
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(
+            name="kb-lsp",
+            title="Knowledge base (kb-lsp)",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            log_level="WARNING",
+        )
+        self.runtime = runtime
+        self._clients: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._numbers = itertools.count(1)
+        self._register_tools()
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def client(self, ctx: Context) -> str:
+        """The runtime's client name of this MCP session (its numbered list)."""
+        session = ctx.session
+        name = self._clients.get(session)
+        if name is None:
+            name = f"mcp-{next(self._numbers)}"
+            self._clients[session] = name
+            weakref.finalize(session, self.runtime.lists.forget, name)
+        return name
+
+    async def _run(
+        self,
+        submit: Callable[[Callable[[], T]], concurrent.futures.Future[T]],
+        fn: Callable[[], T],
+        cancel: threading.Event | None = None,
+    ) -> T:
+        """`fn` on one of the runtime's pools, its errors turned into tool errors."""
+        try:
+            return await asyncio.wrap_future(submit(fn))
+        except asyncio.CancelledError:
+            if cancel is not None:
+                cancel.set()
+            raise
+        except (files.Refused, InvalidInput) as err:
+            raise ToolError(_actionable(str(err))) from err
+        except Unavailable as err:
+            raise ToolError(f"{err} Call status() to see the index state.") from err
+        except LlmCancelled as err:
+            raise ToolError("Cancelled.") from err
+        except LlmError as err:
+            raise ToolError(str(err)) from err
+
+    async def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
+        return await self._run(self.runtime.submit_read, lambda: self.runtime.read(fn))
+
+    # --- tools ------------------------------------------------------------------------------
+
+    def _register_tools(self) -> None:
+        runtime = self.runtime
+
+        @self.tool(
+            title="Search the knowledge base",
+            annotations=READ_ONLY,
+            description=(
+                "Search the user's Markdown knowledge base (notes, docs, runbooks of the "
+                "workspace) by meaning and by words. Returns a numbered list of files, best "
+                "first, each marked 'filename match' (the query names the file) or 'context "
+                "match', with its best passage and line range. Use it before reading files: "
+                "it costs far fewer tokens. The numbers are what open_result(n) and "
+                "summarize_file(n=…) refer to, until your next search."
+            ),
+        )
+        async def search(
+            ctx: Context,
+            query: Query,
+            limit: Annotated[
+                int, Field(ge=1, le=MAX_LIMIT, description="At most this many files.")
+            ] = 10,
+            paths: Annotated[
+                list[str] | None,
+                Field(
+                    description=(
+                        "Only files whose workspace path matches one of these globs "
+                        "(gitignore style), e.g. ['runbooks/**', 'payments/*.md']."
+                    )
+                ),
+            ] = None,
+            mode: Annotated[
+                Literal["hybrid", "semantic", "keyword"],
+                Field(
+                    description=(
+                        "'hybrid': meaning and words (best in general); 'semantic': "
+                        "meaning only; 'keyword': exact words (BM25)."
+                    )
+                ),
+            ] = "hybrid",
+        ) -> Annotated[CallToolResult, SearchResponse]:
+            params = SearchParams(query=query, limit=limit, paths=paths or None, mode=mode)
+            client = self.client(ctx)
+            response = await self._run(
+                runtime.submit_read, lambda: runtime.search(params, client=client)
+            )
+            return _result(text.search_text(response), response)
+
+        @self.tool(
+            title="Open a search result",
+            annotations=READ_ONLY,
+            description=(
+                "Read result n of your last search: the lines of its best passage, "
+                "numbered from 1, with the file's path. To read around it, call "
+                "read_file with that path and a start_line."
+            ),
+        )
+        async def open_result(
+            ctx: Context, n: ResultNumber
+        ) -> Annotated[CallToolResult, FileLines]:
+            client = self.client(ctx)
+
+            def lines_of_result(kb: KnowledgeBase) -> FileLines:
+                opened = runtime.open_result(n, client=client)
+                info = files.indexed_file(kb, opened.path)
+                first = opened.range.start.line + 1
+                last = max(first, opened.range.end.line)
+                return files.read_page(kb, info, first, last, n=n)
+
+            page = await self.read(lines_of_result)
+            return _result(text.lines_text(page), page)
+
+        @self.tool(
+            title="Read a file",
+            annotations=READ_ONLY,
+            description=(
+                "Read lines of one file of the knowledge base, numbered from 1: at most "
+                f"{files.PAGE_LINES} lines per call (long lines end a page sooner); the "
+                "answer says where to go on. Only indexed files inside the workspace can "
+                "be read: '..', absolute paths and links leading out are refused."
+            ),
+        )
+        async def read_file(
+            path: WorkspacePath,
+            start_line: Annotated[
+                int, Field(ge=1, description="First line to read (1-based).")
+            ] = 1,
+            end_line: Annotated[
+                int | None,
+                Field(ge=1, description="Last line to read (inclusive); default: a page."),
+            ] = None,
+        ) -> Annotated[CallToolResult, FileLines]:
+            def page_of(kb: KnowledgeBase) -> FileLines:
+                return files.read_page(kb, files.indexed_file(kb, path), start_line, end_line)
+
+            page = await self.read(page_of)
+            return _result(text.lines_text(page), page)
+
+        @self.tool(
+            title="List the indexed files",
+            annotations=READ_ONLY,
+            description=(
+                "The scan of the knowledge base: every indexed file with its size in "
+                "bytes, modification time (UTC), SHA-256 and number of chunks, and the "
+                "files that were skipped with the reason. Narrow it with a glob and/or "
+                "changed_since to see what changed."
+            ),
+        )
+        async def list_files(
+            glob: Annotated[
+                str | None,
+                Field(
+                    description=(
+                        "Only paths matching this gitignore-style glob, e.g. 'runbooks/**' "
+                        "or '*.md' or 'payments/'."
+                    )
+                ),
+            ] = None,
+            changed_since: Annotated[
+                str | None,
+                Field(
+                    description=(
+                        "Only files modified at or after this ISO 8601 date or date-time, "
+                        "e.g. '2026-10-01' or '2026-10-01T14:30:00Z' (UTC when no zone)."
+                    )
+                ),
+            ] = None,
+        ) -> Annotated[CallToolResult, FileListResponse]:
+            since = None
+            if changed_since:
+                try:
+                    since = files.parse_since(changed_since)
+                except files.Refused as err:
+                    raise ToolError(str(err)) from err
+            skipped = (await self._run(runtime.submit_read, runtime.status)).skipped
+            listing = await self.read(lambda kb: files.list_files(kb, glob, since, skipped))
+            what = f" matching {glob!r}" if glob else ""
+            if since is not None:
+                what += f" changed since {changed_since}"
+            return _result(text.files_text(listing, what=what), listing)
+
+        @self.tool(
+            title="Summarize a file",
+            annotations=READ_ONLY_MODEL,
+            description=(
+                "Summarize one file of the knowledge base: give path, or n for result n of "
+                "your last search. The user's local model writes it (cached per file "
+                "content, so a second call is instant); without a reachable model the "
+                "summary is extractive (the title and first sentence of each section) and "
+                "says so."
+            ),
+        )
+        async def summarize_file(
+            ctx: Context,
+            path: Annotated[
+                str | None,
+                Field(min_length=1, description="The file's workspace-relative path."),
+            ] = None,
+            n: Annotated[
+                int | None, Field(ge=1, description="Or: result n of your last search.")
+            ] = None,
+        ) -> Annotated[CallToolResult, SummarizeResponse]:
+            if (path is None) == (n is None):
+                raise ToolError(
+                    "Give exactly one of path (a workspace path) or n (a result number)."
+                )
+            params = SummarizeParams(file=path, n=n)
+            client = self.client(ctx)
+            cancel = threading.Event()
+            result = await self._run(
+                runtime.submit_ask,
+                lambda: runtime.summarize(params, client=client, cancel=cancel),
+                cancel,
+            )
+            model = runtime.settings.ollama.model
+            return _result(text.summary_text(result, model), result)
+
+        @self.tool(
+            title="Ask the knowledge base's agent",
+            annotations=READ_ONLY_MODEL,
+            description=(
+                "Ask the knowledge base's own agent a question: a local model (Ollama) "
+                "searches and reads on its own and answers with cited sources "
+                "[path:lines]. Slow (seconds to minutes) and it needs the local model; "
+                "when you can read passages yourself, search + open_result is faster. "
+                "'file 2' in the question means result 2 of your last search. Without a "
+                "model it returns the best passages instead (stop 'error')."
+            ),
+        )
+        async def ask(
+            ctx: Context,
+            question: Annotated[
+                str,
+                Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question."),
+            ],
+            file: Annotated[
+                str | None,
+                Field(
+                    min_length=1,
+                    description="Focus on this file (workspace-relative path) only.",
+                ),
+            ] = None,
+        ) -> Annotated[CallToolResult, AskResponse]:
+            params = AskParams(question=question, file=file)
+            client = self.client(ctx)
+            cancel = threading.Event()
+            response = await self._run(
+                runtime.submit_ask,
+                lambda: runtime.ask(params, client=client, cancel=cancel),
+                cancel,
+            )
+            return _result(text.ask_text(response), response)
+
+        @self.tool(
+            title="Index status",
+            annotations=READ_ONLY,
+            description=(
+                "The state of the knowledge base: indexed files and chunks, files still "
+                "pending, the embedder, whether the local model answers, and whether this "
+                "server writes the index or reads one that an editor window keeps current."
+            ),
+        )
+        async def status() -> Annotated[CallToolResult, IndexStatus]:
+            current = await self._run(runtime.submit_read, runtime.status)
+            return _result(text.status_text(current), current)
+
+    # --- resources: every indexed file as kb://<root>/<path> --------------------------------
+
+    async def list_resources(self) -> list[Resource]:
+        infos: list[FileInfo] = await self.read(lambda kb: kb.files())
+        return [
+            Resource(
+                uri=files.resource_uri(info),
+                name=info.path,
+                title=info.title,
+                mime_type="text/markdown",
+                size=info.size,
+            )
+            for info in infos
+        ]
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Iterable[ReadResourceContents]:
+        address = str(uri)
+
+        def content(kb: KnowledgeBase) -> str | None:
+            info = files.file_of_resource(kb, address)
+            if info is None:
+                return None
+            return kb.resolve(info.path).read_text(encoding="utf-8", errors="replace")
+
+        try:
+            body = await self.read(content)
+        except ToolError as err:
+            raise ResourceNotFoundError(str(err)) from err
+        if body is None:
+            raise ResourceNotFoundError(
+                f"No indexed file at {address}: list the resources, or use list_files."
+            )
+        return [ReadResourceContents(content=body, mime_type="text/markdown")]
+
+
+def _actionable(message: str) -> str:
+    """A runtime message with what the model should do about it."""
+    if message.startswith("No result") and "no search yet" in message:
+        return f"{message}: call search first (numbers refer to this session's last list)."
+    if message.startswith("No result"):
+        return f"{message}: use a number from that list, or search again."
+    return message

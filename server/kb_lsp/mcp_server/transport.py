@@ -1,0 +1,169 @@
+"""How `kb mcp` is reached: stdio (the default: the client starts the process), or
+Streamable HTTP on a host and port (`--http HOST:PORT`), one runtime for every session.
+
+HTTP listens on loopback only unless `allow_remote` is given; then a bearer token is
+required (`KB_MCP_TOKEN`), compared in constant time, and every request without it gets
+401. A token set on loopback is required too. On loopback the SDK's DNS-rebinding
+protection (Host and Origin must be loopback) is on.
+
+When the server is listening it says so on stderr — `kb mcp: listening on
+http://127.0.0.1:PORT/mcp` — so a port of 0 (any free port) can be used and read back.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from kb_lsp.config import Settings
+
+log = logging.getLogger(__name__)
+
+TOKEN_VARIABLE = "KB_MCP_TOKEN"
+MCP_PATH = "/mcp"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class TransportError(ValueError):
+    """A transport option the user can fix; the message says how."""
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    host: str
+    port: int
+    allow_remote: bool = False
+
+
+def parse_address(text: str) -> HttpOptions:
+    """`HOST:PORT`, `[::1]:PORT` or `:PORT` (host 127.0.0.1)."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise TransportError(f"--http wants HOST:PORT (e.g. 127.0.0.1:8765), got {text!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    return HttpOptions(host=host, port=int(port))
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def http_token(options: HttpOptions, environ: Mapping[str, str] | None = None) -> str | None:
+    """The bearer token HTTP clients must send, or None; `TransportError` when a
+    non-loopback host is asked for without `allow_remote` or without a token."""
+    environ = os.environ if environ is None else environ
+    token = environ.get(TOKEN_VARIABLE, "").strip() or None
+    if is_loopback(options.host):
+        return token
+    if not options.allow_remote:
+        raise TransportError(
+            f"refusing to listen on {options.host}: it is not a loopback address, so other "
+            "machines could reach the knowledge base. Use 127.0.0.1, or pass "
+            f"--allow-remote and set {TOKEN_VARIABLE} to a secret token."
+        )
+    if token is None:
+        raise TransportError(
+            f"--allow-remote needs a bearer token: set {TOKEN_VARIABLE} to a long random "
+            "secret; clients send it as 'Authorization: Bearer <token>'."
+        )
+    return token
+
+
+class BearerToken:
+    """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: Asgi, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = json.dumps(
+                    {"error": "unauthorized", "error_description": (
+                        f"send the token of {TOKEN_VARIABLE} as 'Authorization: Bearer <token>'"
+                    )}
+                ).encode()  # fmt: skip
+                await send({
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="kb-lsp"'),
+                    ],
+                })  # fmt: skip
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _listen(options: HttpOptions) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            options.host, options.port, type=socket.SOCK_STREAM
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as err:
+        raise TransportError(f"cannot listen on {options.host}:{options.port}: {err}") from err
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def _serve_http(app: Asgi, options: HttpOptions) -> None:
+    import uvicorn
+
+    sock = _listen(options)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    # Not a log line: clients (and tests, with port 0) read the address from here.
+    sys.stderr.write(f"kb mcp: listening on http://{shown}:{port}{MCP_PATH}\n")
+    sys.stderr.flush()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None)
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def run(roots: list[Path], settings: Settings, http: HttpOptions | None = None) -> None:
+    """Open the runtime on `roots` and serve until the client goes (stdio) or the
+    process is stopped (HTTP). `TransportError` before anything is opened."""
+    from kb_lsp.mcp_server.interim import Runtime
+    from kb_lsp.mcp_server.server import KbMcpServer
+
+    token = http_token(http) if http is not None else None
+    runtime = Runtime()
+    runtime.open(roots, settings)
+    server = KbMcpServer(runtime)
+    try:
+        if http is None:
+            anyio.run(server.run_stdio_async)
+            return
+        app: Asgi = server.streamable_http_app(host=http.host, streamable_http_path=MCP_PATH)
+        if token is not None:
+            app = BearerToken(app, token)
+        anyio.run(_serve_http, app, http)
+    finally:
+        runtime.close()
