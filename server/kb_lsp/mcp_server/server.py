@@ -9,17 +9,16 @@ workspace, result 7 of a list of 3, no model for `ask` — comes back as a tool 
 (`isError`) whose message says what to do, never as a protocol failure.
 
 Every MCP session has its own numbered list ("result n" means what that session was
-shown), kept by the runtime under a client name of its own and dropped with the session.
+shown), kept by the runtime under a client name of its own (see `client`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import itertools
 import logging
 import threading
-import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -62,6 +61,8 @@ INSTRUCTIONS = (
     "`read_file(path, start_line)` to read on, `summarize_file` for a whole file's gist. "
     "Numbers refer to the last list of this session. Everything is read-only."
 )
+
+MAX_SESSIONS = 256  # HTTP sessions whose numbered lists are kept
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 # `ask` and `summarize_file` call a model: same answers are not guaranteed.
@@ -109,20 +110,25 @@ class KbMcpServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.runtime = runtime
-        self._clients: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-        self._numbers = itertools.count(1)
+        self._sessions: OrderedDict[str, None] = OrderedDict()  # least recently seen first
         self._register_tools()
 
     # --- plumbing ---------------------------------------------------------------------------
 
     def client(self, ctx: Context) -> str:
-        """The runtime's client name of this MCP session (its numbered list)."""
-        session = ctx.session
-        name = self._clients.get(session)
-        if name is None:
-            name = f"mcp-{next(self._numbers)}"
-            self._clients[session] = name
-            weakref.finalize(session, self.runtime.lists.forget, name)
+        """The runtime's client name of this MCP session (whose numbered list it is).
+
+        Over HTTP a session is named by its `Mcp-Session-Id` header; a stdio server has
+        one client, and so does a client without sessions (stateless HTTP). The lists of
+        the least recently seen sessions are dropped beyond `MAX_SESSIONS`."""
+        headers = ctx.headers
+        session_id = headers.get("mcp-session-id") if headers is not None else None
+        name = f"mcp-{session_id}" if session_id else "mcp"
+        self._sessions[name] = None
+        self._sessions.move_to_end(name)
+        while len(self._sessions) > MAX_SESSIONS:
+            oldest, _ = self._sessions.popitem(last=False)
+            self.runtime.lists.forget(oldest)
         return name
 
     async def _run(

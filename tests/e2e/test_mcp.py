@@ -1,0 +1,141 @@
+"""`kb mcp` end to end, part 2: what needs a server of its own — a model (the scripted
+Ollama stand-in), several HTTP sessions, a bearer token, refused hosts, an editor's
+language server beside it. The real `kb mcp` as a subprocess, the official MCP Python
+client (`mcp.ClientSession`), a copy of examples/workspace per test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
+
+from .mcp_harness import connect, http_kb, http_server, mcp_env, structured, text_of
+
+MEXICO = "payments/mexico-payments.md"
+TOOLS = {"search", "open_result", "read_file", "list_files", "summarize_file", "ask", "status"}
+LABELS = {"filename match", "context match"}
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture
+def ollama() -> Iterator[ScriptedOllama]:
+    with ScriptedOllama() as server:
+        yield server
+
+
+def lines_of(path: Path, first: int, last: int) -> str:
+    """Lines `first..last` (1-based, inclusive) of a file, as read_file returns them."""
+    return "\n".join(path.read_text(encoding="utf-8").splitlines()[first - 1 : last])
+
+
+# --- summarize_file and ask ------------------------------------------------------------------
+
+
+async def test_summarize_file_with_the_model_then_from_the_cache(
+    workspace: Path, storage: Path, ollama: ScriptedOllama
+) -> None:
+    def summary(request: dict[str, Any]) -> Turn:
+        assert "Acme Servicios" in request["messages"][-1]["content"]
+        return answer("Mexico is funded monthly by SPEI before the 14:30 cut-off.")
+
+    ollama.add(summary)
+    async with connect("stdio", [workspace], storage, mcp_env(storage, ollama=ollama.url)) as kb:
+        await kb.wait_ready()
+        await kb.ok("search", query="mexico payments")
+        first = await kb.ok("summarize_file", n=1)
+        data = structured(first)
+        assert data == {
+            "path": MEXICO,
+            "summary": "Mexico is funded monthly by SPEI before the 14:30 cut-off.",
+            "cached": False,
+            "extractive": False,
+        }
+        assert "summary by qwen2.5:7b" in text_of(first)
+
+        again = structured(await kb.ok("summarize_file", path=MEXICO))
+        assert again["cached"] and again["summary"] == data["summary"]
+        assert len(ollama.chat_requests) == 1
+    assert ollama.errors == []
+
+
+async def test_ask_answers_with_the_model_and_falls_back_without(
+    workspace: Path, storage: Path, ollama: ScriptedOllama
+) -> None:
+    ollama.add(answer(f"Before 14:30 Mexico City time [{MEXICO}:9-11]."))
+    async with connect("stdio", [workspace], storage, mcp_env(storage, ollama=ollama.url)) as kb:
+        await kb.wait_ready()
+        result = await kb.ok("ask", question="What is the cut-off for payments to Mexico?")
+        data = structured(result)
+        assert data["stop"] == "answer" and "14:30" in data["answer"]
+        assert data["sources"][0]["path"] == MEXICO
+        assert text_of(result).startswith("Before 14:30 Mexico City time")
+    async with connect("stdio", [workspace], storage) as kb:
+        # A new session has no numbered list yet, and says what to do.
+        message = await kb.error("open_result", n=1)
+        assert "no search yet" in message and "call search first" in message
+        result = await kb.ok("ask", question="What is the cut-off for payments to Mexico?")
+        data = structured(result)
+        assert data["stop"] == "error" and data["sources"]
+        assert "[error] No model answered" in text_of(result)
+
+
+# --- HTTP: sessions, loopback, token -------------------------------------------------------------
+
+
+async def test_http_sessions_share_one_runtime_with_their_own_lists(
+    workspace: Path, storage: Path
+) -> None:
+    async with (
+        http_server([workspace], storage) as server,
+        http_kb(server.url) as one,
+        http_kb(server.url) as two,
+    ):
+        await one.wait_ready()
+        first = structured(await one.ok("search", query="mexico payments"))["results"]
+        other = structured(await two.ok("search", query="deploy checklist"))["results"]
+        assert first[0]["path"] != other[0]["path"]
+        assert structured(await one.ok("open_result", n=1))["path"] == first[0]["path"]
+        assert structured(await two.ok("open_result", n=1))["path"] == other[0]["path"]
+        # One runtime: the second session sees the index the first one waited for.
+        assert (await two.status())["files"] == (await one.status())["files"]
+
+
+async def test_http_requires_the_bearer_token_when_one_is_set(
+    workspace: Path, storage: Path
+) -> None:
+    env = mcp_env(storage, extra={"KB_MCP_TOKEN": "s3cret-token"})
+    async with http_server([workspace], storage, env=env) as server:
+        async with httpx2.AsyncClient() as client:
+            for headers in [{}, {"Authorization": "Bearer wrong"}]:
+                response = await client.post(server.url, json={}, headers=headers)
+                assert response.status_code == 401
+                assert "KB_MCP_TOKEN" in response.text
+        async with http_kb(server.url, token="s3cret-token") as kb:
+            assert (await kb.status())["roots"] == [str(workspace)]
+
+
+async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path) -> None:
+    async def run(*extra: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "kb_lsp.cli", "mcp", "-w", str(workspace),
+            "--storage", str(storage), *extra,
+            env=env or mcp_env(storage), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+        return process.returncode or 0, err.decode()
+
+    code, err = await run("--http", "0.0.0.0:0")
+    assert code == 2 and "not a loopback address" in err and "--allow-remote" in err
+    code, err = await run("--http", "0.0.0.0:0", "--allow-remote")
+    assert code == 2 and "KB_MCP_TOKEN" in err
+    code, err = await run("--http", "localhost")
+    assert code == 2 and "HOST:PORT" in err
