@@ -299,12 +299,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from kb_lsp.mcp_server.transport import TransportError, parse_address, run
 
     folders = list(dict.fromkeys(_workspace(path) for path in (args.workspace or ["."])))
-    overrides: dict[str, Any] = {"ollama.model": args.model} if args.model else {}
+    overrides: dict[str, Any] = {}
+    if args.settings:
+        try:
+            overrides = json.loads(args.settings)
+        except ValueError as err:
+            raise CliError(f"--settings is not JSON: {err}") from None
+        if not isinstance(overrides, dict):
+            raise CliError('--settings wants a JSON object, e.g. {"ollama.model": "qwen2.5:7b"}')
+    if args.model:
+        overrides["ollama.model"] = args.model
     try:
-        http = None
-        if args.http:
-            http = parse_address(args.http)
-            http = type(http)(http.host, http.port, allow_remote=args.allow_remote)
+        http = parse_address(args.http, allow_remote=args.allow_remote) if args.http else None
         run(folders, _settings(args, overrides), http)
     except TransportError as err:
         raise CliError(str(err)) from None
@@ -402,6 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     mcp.add_argument("--model", metavar="NAME", help="Ollama chat model (kb.ollama.model)")
     mcp.add_argument("--storage", metavar="DIR", help=storage_help)
+    mcp.add_argument(
+        "--settings", metavar="JSON",
+        help='kb.* settings as a JSON object, e.g. \'{"ollama.host": "http://gpu:11434"}\'',
+    )  # fmt: skip
 
     return parser
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -105,11 +105,11 @@ async def wait_for(
 
 @contextlib.asynccontextmanager
 async def stdio_kb(
-    folders: list[Path], storage: Path, env: dict[str, str] | None = None
+    folders: list[Path], storage: Path, env: dict[str, str] | None = None, args: Sequence[str] = ()
 ) -> AsyncIterator[Kb]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=mcp_args(folders, storage),
+        args=mcp_args(folders, storage, *args),
         env=env or mcp_env(storage),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -129,11 +129,11 @@ class HttpServer:
 @contextlib.asynccontextmanager
 async def http_server(
     folders: list[Path], storage: Path, *, env: dict[str, str] | None = None,
-    address: str = "127.0.0.1:0",
+    address: str = "127.0.0.1:0", args: Sequence[str] = (),
 ) -> AsyncIterator[HttpServer]:  # fmt: skip
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        *mcp_args(folders, storage, "--http", address),
+        *mcp_args(folders, storage, "--http", address, *args),
         env=env or mcp_env(storage),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
@@ -188,14 +188,21 @@ async def http_kb(url: str, *, token: str | None = None) -> AsyncIterator[Kb]:
 
 @contextlib.asynccontextmanager
 async def connect(
-    transport: str, folders: list[Path], storage: Path, env: dict[str, str] | None = None
+    transport: str,
+    folders: list[Path],
+    storage: Path,
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> AsyncIterator[Kb]:
     """A session with a fresh `kb mcp` on `transport` ("stdio" or "http")."""
     if transport == "stdio":
-        async with stdio_kb(folders, storage, env) as kb:
+        async with stdio_kb(folders, storage, env, args) as kb:
             yield kb
     else:
-        async with http_server(folders, storage, env=env) as server, http_kb(server.url) as kb:
+        async with (
+            http_server(folders, storage, env=env, args=args) as server,
+            http_kb(server.url) as kb,
+        ):
             yield kb
 
 

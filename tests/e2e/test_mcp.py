@@ -7,6 +7,7 @@ client (`mcp.ClientSession`), a copy of examples/workspace per test.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.timeout(240)
 
 @pytest.fixture
 def ollama() -> Iterator[ScriptedOllama]:
-    with ScriptedOllama() as server:
+    with ScriptedOllama(models=["qwen2.5:7b", "tiny-summarizer:1b"]) as server:
         yield server
 
 
@@ -47,7 +48,10 @@ async def test_summarize_file_with_the_model_then_from_the_cache(
         return answer("Mexico is funded monthly by SPEI before the 14:30 cut-off.")
 
     ollama.add(summary)
-    async with connect("stdio", [workspace], storage, mcp_env(storage, ollama=ollama.url)) as kb:
+    # Settings as the extension passes them: a JSON object of kb.* settings.
+    settings = json.dumps({"ollama": {"model": "tiny-summarizer:1b"}})
+    env = mcp_env(storage, ollama=ollama.url)
+    async with connect("stdio", [workspace], storage, env, ["--settings", settings]) as kb:
         await kb.wait_ready()
         await kb.ok("search", query="mexico payments")
         first = await kb.ok("summarize_file", n=1)
@@ -58,7 +62,8 @@ async def test_summarize_file_with_the_model_then_from_the_cache(
             "cached": False,
             "extractive": False,
         }
-        assert "summary by qwen2.5:7b" in text_of(first)
+        assert "summary by tiny-summarizer:1b" in text_of(first)
+        assert ollama.chat_requests[0]["model"] == "tiny-summarizer:1b"
 
         again = structured(await kb.ok("summarize_file", path=MEXICO))
         assert again["cached"] and again["summary"] == data["summary"]
@@ -139,3 +144,5 @@ async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path
     assert code == 2 and "KB_MCP_TOKEN" in err
     code, err = await run("--http", "localhost")
     assert code == 2 and "HOST:PORT" in err
+    code, err = await run("--settings", "[1]")
+    assert code == 2 and "JSON object" in err

@@ -51,13 +51,13 @@ class HttpOptions:
     allow_remote: bool = False
 
 
-def parse_address(text: str) -> HttpOptions:
+def parse_address(text: str, *, allow_remote: bool = False) -> HttpOptions:
     """`HOST:PORT`, `[::1]:PORT` or `:PORT` (host 127.0.0.1)."""
     host, sep, port = text.strip().rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535:
         raise TransportError(f"--http wants HOST:PORT (e.g. 127.0.0.1:8765), got {text!r}")
     host = host.strip("[]") or "127.0.0.1"
-    return HttpOptions(host=host, port=int(port))
+    return HttpOptions(host=host, port=int(port), allow_remote=allow_remote)
 
 
 def is_loopback(host: str) -> bool:
