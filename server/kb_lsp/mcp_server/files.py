@@ -4,7 +4,8 @@ resource addresses. Functions of a `KnowledgeBase` (run them through `Runtime.re
 Only indexed files can be read: every path goes through `KnowledgeBase.resolve`, which
 refuses absolute paths, `..` leaving the workspace and symbolic links leading out of it,
 and must then be a file of the manifest — so a file the knowledge base excludes (`.env`,
-a 50 MiB log) cannot be read either.
+a 50 MiB log) cannot be read either. The text is read through one confined descriptor
+(`KnowledgeBase.read_text`), so a link swapped in after the check leads nowhere.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pathspec
 
 from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.protocol import FileEntry, FileLines, FileListResponse, Range, SkippedFile
-from kb_lsp.workspace import PathOutsideWorkspace
+from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
 
 PAGE_LINES = 200  # lines of one read_file page at most
 PAGE_CHARS = 12_000  # characters of one page at most (long lines end a page early)
@@ -65,7 +66,7 @@ def read_page(
 ) -> FileLines:
     """Lines `start_line..end_line` (1-based, inclusive) of an indexed file, at most
     `PAGE_LINES` lines and `PAGE_CHARS` characters; `next_start_line` says where to go on."""
-    lines = kb.resolve(info.path).read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = read_text(kb, info).splitlines()
     total = len(lines)
     if total == 0:
         return FileLines(
@@ -98,6 +99,16 @@ def read_page(
         next_start_line=last + 1 if last < total else None,
         n=n,
     )
+
+
+def read_text(kb: KnowledgeBase, info: FileInfo) -> str:
+    """The file as it is on disk now, through one confined descriptor."""
+    try:
+        return kb.read_text(info.path)
+    except (PathOutsideWorkspace, UnreadableFile) as err:
+        raise Refused(f"{info.path} cannot be read: {err}") from err
+    except OSError as err:
+        raise Refused(f"{info.path} cannot be read now: {err.strerror or err}") from err
 
 
 def parse_since(text: str) -> datetime:

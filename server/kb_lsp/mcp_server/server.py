@@ -405,11 +405,11 @@ class KbMcpServer(MCPServer[Any]):
             info = files.file_of_resource(kb, address)
             if info is None:
                 return None
-            return kb.resolve(info.path).read_text(encoding="utf-8", errors="replace")
+            return files.read_text(kb, info)
 
         try:
             body = await self.read(content)
-        except ToolError as err:
+        except ToolError as err:  # the file went away or cannot be read now
             raise ResourceNotFoundError(str(err)) from err
         if body is None:
             raise ResourceNotFoundError(
