@@ -69,7 +69,7 @@ function preflight(python: string, cwd: string | undefined): Promise<PreflightRe
   });
 }
 
-async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
+export async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
   const ext = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
   if (!ext) {
     return undefined;

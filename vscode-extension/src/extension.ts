@@ -1,7 +1,8 @@
 /** Entry point: the server client, the panel, the commands and the status bar. */
 import * as vscode from 'vscode';
-import { KbServer } from './client';
+import { KbServer, pythonExtensionApi } from './client';
 import { registerCommands } from './commands';
+import { registerCopyCommand, registerMcpServer, type McpRegistration } from './mcp';
 import { KbPanel, VIEW_ID } from './panel';
 import { needsRestart } from './settings';
 import { IndexProgressNotification } from './indexProgress';
@@ -11,6 +12,7 @@ import { Debouncer } from './util';
 export interface KbExtensionApi {
   server: KbServer;
   panel: KbPanel;
+  mcp: McpRegistration;
 }
 
 let server: KbServer | undefined;
@@ -20,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
   server = new KbServer(context, output);
   const panel = new KbPanel(context.extensionUri, server);
   const restart = new Debouncer(1000, () => void server?.restart());
+  const mcp = registerMcpServer(context, pythonExtensionApi, output);
 
   context.subscriptions.push(
     output,
@@ -28,6 +31,8 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
     new KbStatusBar(server),
     new IndexProgressNotification(server),
     ...registerCommands(server, panel),
+    ...mcp.disposables,
+    registerCopyCommand(context, pythonExtensionApi, mcp.registration),
     // Every other kb.* change reaches the running server through the language client
     // (workspace/didChangeConfiguration) and is applied there without a restart.
     vscode.workspace.onDidChangeConfiguration((event) => {
@@ -42,7 +47,7 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
   );
 
   void server.start();
-  return { server, panel };
+  return { server, panel, mcp: mcp.registration };
 }
 
 export async function deactivate(): Promise<void> {

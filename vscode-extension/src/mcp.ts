@@ -1,0 +1,200 @@
+/**
+ * The knowledge base for agents: registers `kb mcp` (the MCP server of the same Python
+ * package) with VS Code's MCP API, so Copilot agent mode lists the kb tools without any
+ * configuration; and "KB: Copy MCP Configuration", a ready `mcp.json` snippet for any
+ * other client.
+ *
+ * The server runs with the language server's interpreter, on the same workspace folders,
+ * the same storage folder (so it shares the editor's index: read-only while the editor
+ * writes it, the writer when the editor goes) and the same `kb.*` settings.
+ *
+ * `vscode.lm.registerMcpServerDefinitionProvider` exists from VS Code 1.101 on; this
+ * extension's `@types/vscode` (1.90) predates it, so the few members used are declared
+ * here and looked up at run time. Where they are missing nothing is registered and the
+ * log says why (the copy command works everywhere).
+ */
+import * as vscode from 'vscode';
+import { choosePython, type PythonExtensionApi } from './python';
+import { initializationOptions } from './settings';
+import { errorMessage } from './util';
+
+export const MCP_PROVIDER_ID = 'kb-lsp.mcp';
+export const MCP_LABEL = 'Knowledge base (kb-lsp)';
+export const MCP_SERVER_NAME = 'kb';
+export const COPY_MCP_CONFIGURATION = 'kb.copyMcpConfiguration';
+
+/** How to start `kb mcp`: a command and its arguments. */
+export interface McpLaunch {
+  command: string;
+  args: string[];
+}
+
+/**
+ * `python -m kb_lsp.cli mcp --workspace F… --storage S --settings {…}` from the
+ * interpreter, the folders and the server options (`initializationOptions`' shape: the
+ * storage folder plus nested `kb.*` settings).
+ */
+export function mcpLaunch(python: string, folders: readonly string[], options: Record<string, unknown>): McpLaunch {
+  const { storage, ...settings } = options;
+  const args = ['-m', 'kb_lsp.cli', 'mcp'];
+  for (const folder of folders) {
+    args.push('--workspace', folder);
+  }
+  if (typeof storage === 'string' && storage !== '') {
+    args.push('--storage', storage);
+  }
+  if (Object.keys(settings).length > 0) {
+    args.push('--settings', JSON.stringify(settings));
+  }
+  return { command: python, args };
+}
+
+/** A `.vscode/mcp.json` (VS Code's format) with the kb server in it. */
+export function mcpJson(launch: McpLaunch): string {
+  const server = { type: 'stdio', command: launch.command, args: launch.args };
+  return `${JSON.stringify({ servers: { [MCP_SERVER_NAME]: server } }, null, 2)}\n`;
+}
+
+// --- VS Code's MCP API (1.101+), as far as it is used here ------------------------------
+
+type McpEnv = Record<string, string | number | null>;
+
+interface McpStdioServerDefinitionClass {
+  new (label: string, command: string, args?: string[], env?: McpEnv, version?: string): object;
+}
+
+interface McpServerDefinitionProvider {
+  readonly onDidChangeMcpServerDefinitions?: vscode.Event<void>;
+  provideMcpServerDefinitions(token: vscode.CancellationToken): Promise<object[]>;
+}
+
+interface McpLm {
+  registerMcpServerDefinitionProvider(id: string, provider: McpServerDefinitionProvider): vscode.Disposable;
+}
+
+export type McpSupport =
+  | { available: true; lm: McpLm; Definition: McpStdioServerDefinitionClass }
+  | { available: false; reason: string };
+
+/** Whether this VS Code has the MCP server definition API (`api`: the `vscode` module). */
+export function mcpSupport(api: { version: string; lm?: unknown; McpStdioServerDefinition?: unknown }): McpSupport {
+  const lm = api.lm as Partial<McpLm> | undefined;
+  if (typeof lm?.registerMcpServerDefinitionProvider !== 'function' || typeof api.McpStdioServerDefinition !== 'function') {
+    return {
+      available: false,
+      reason:
+        `VS Code ${api.version} has no MCP server definition API ` +
+        '(vscode.lm.registerMcpServerDefinitionProvider, VS Code 1.101 and later)',
+    };
+  }
+  return { available: true, lm: lm as McpLm, Definition: api.McpStdioServerDefinition as McpStdioServerDefinitionClass };
+}
+
+export interface McpRegistration {
+  registered: boolean;
+  /** One line for the log and the copy command: registered, or why not. */
+  message: string;
+}
+
+// --- the extension's side ----------------------------------------------------------------
+
+/** Where the Python extension's API comes from (the language server's own lookup). */
+export type PythonApi = () => Promise<PythonExtensionApi | undefined>;
+
+/** The launch for the open workspace, or undefined without a folder. */
+export async function currentLaunch(
+  context: vscode.ExtensionContext,
+  pythonApi: PythonApi,
+): Promise<McpLaunch | undefined> {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+  if (folders.length === 0) {
+    return undefined;
+  }
+  const config = vscode.workspace.getConfiguration('kb');
+  const python = await choosePython(config.get('server.python'), pythonApi, folders[0]?.uri);
+  const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
+  const options = initializationOptions((key) => config.get(key), storage);
+  return mcpLaunch(
+    python.command,
+    folders.map((f) => f.uri.fsPath),
+    options,
+  );
+}
+
+/** Register the MCP server definition where VS Code can take it; never throws. */
+export function registerMcpServer(
+  context: vscode.ExtensionContext,
+  pythonApi: PythonApi,
+  output: { appendLine(line: string): void },
+): { registration: McpRegistration; disposables: vscode.Disposable[] } {
+  const support = mcpSupport(vscode);
+  const disposables: vscode.Disposable[] = [];
+  let registration: McpRegistration;
+  if (!support.available) {
+    registration = { registered: false, message: `MCP server not registered: ${support.reason}` };
+  } else {
+    const changed = new vscode.EventEmitter<void>();
+    const declared = (context.extension?.packageJSON as { version?: unknown } | undefined)?.version;
+    const version = typeof declared === 'string' ? declared : undefined;
+    const provider: McpServerDefinitionProvider = {
+      onDidChangeMcpServerDefinitions: changed.event,
+      provideMcpServerDefinitions: async () => {
+        const launch = await currentLaunch(context, pythonApi);
+        if (!launch) {
+          return [];
+        }
+        return [new support.Definition(MCP_LABEL, launch.command, launch.args, { PYTHONUNBUFFERED: '1' }, version)];
+      },
+    };
+    try {
+      disposables.push(
+        support.lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, provider),
+        changed,
+        vscode.workspace.onDidChangeConfiguration((event) => {
+          if (event.affectsConfiguration('kb')) {
+            changed.fire();
+          }
+        }),
+        vscode.workspace.onDidChangeWorkspaceFolders(() => changed.fire()),
+      );
+      registration = {
+        registered: true,
+        message: `MCP server registered ("${MCP_PROVIDER_ID}"): agents in VS Code (Copilot agent mode) list the kb tools`,
+      };
+    } catch (err) {
+      changed.dispose();
+      registration = { registered: false, message: `MCP server not registered: ${errorMessage(err)}` };
+    }
+  }
+  output.appendLine(`kb-lsp: ${registration.message}`);
+  return { registration, disposables };
+}
+
+/** "KB: Copy MCP Configuration": a ready `mcp.json` on the clipboard. */
+export function registerCopyCommand(
+  context: vscode.ExtensionContext,
+  pythonApi: PythonApi,
+  registration: McpRegistration,
+): vscode.Disposable {
+  return vscode.commands.registerCommand(COPY_MCP_CONFIGURATION, async () => {
+    try {
+      const launch = await currentLaunch(context, pythonApi);
+      if (!launch) {
+        await vscode.window.showWarningMessage('KB: open a folder first: the MCP server serves the workspace folders.');
+        return undefined;
+      }
+      const json = mcpJson(launch);
+      await vscode.env.clipboard.writeText(json);
+      const where = registration.registered
+        ? 'VS Code itself already lists the kb tools; this is for other clients'
+        : registration.message;
+      await vscode.window.showInformationMessage(
+        `KB: MCP configuration copied: paste it into .vscode/mcp.json, or adapt it for Claude Code or Continue (README). ${where}.`,
+      );
+      return json;
+    } catch (err) {
+      await vscode.window.showErrorMessage(`KB: could not copy the MCP configuration: ${errorMessage(err)}`);
+      return undefined;
+    }
+  });
+}
