@@ -31,6 +31,7 @@ BENCHMARKS = {
     "memory": "bench.memory",
     "filters": "bench.filter_latency",
     "ask": "bench.ask",
+    "mcp": "bench.mcp_tokens",
 }
 
 

@@ -7,9 +7,10 @@ client (`mcp.ClientSession`), a copy of examples/workspace per test.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,17 @@ import httpx2
 import pytest
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
 
-from .mcp_harness import connect, http_kb, http_server, mcp_env, structured, text_of
+from .conftest import running_server
+from .mcp_harness import (
+    Kb,
+    connect,
+    http_kb,
+    http_server,
+    mcp_env,
+    structured,
+    text_of,
+    wait_for,
+)
 
 MEXICO = "payments/mexico-payments.md"
 TOOLS = {"search", "open_result", "read_file", "list_files", "summarize_file", "ask", "status"}
@@ -32,9 +43,9 @@ def ollama() -> Iterator[ScriptedOllama]:
         yield server
 
 
-def lines_of(path: Path, first: int, last: int) -> str:
-    """Lines `first..last` (1-based, inclusive) of a file, as read_file returns them."""
-    return "\n".join(path.read_text(encoding="utf-8").splitlines()[first - 1 : last])
+async def _status_if(kb: Kb, condition: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    status = await kb.status()
+    return status if condition(status) else None
 
 
 # --- summarize_file and ask ------------------------------------------------------------------
@@ -146,3 +157,38 @@ async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path
     assert code == 2 and "HOST:PORT" in err
     code, err = await run("--settings", "[1]")
     assert code == 2 and "JSON object" in err
+
+
+# --- one index, many clients: an editor's language server beside kb mcp -----------------------
+
+
+async def test_beside_an_editor_mcp_reads_then_takes_over(workspace: Path, storage: Path) -> None:
+    async with contextlib.AsyncExitStack() as editor_running:
+        editor = await editor_running.enter_async_context(running_server([workspace], storage))
+        async with connect("stdio", [workspace], storage) as kb:
+            # The editor's server holds the index: kb mcp reads it, and says so.
+            status = await wait_for(
+                lambda: _status_if(kb, lambda s: s["readOnly"] and s["files"] > 0),
+                "kb mcp to open the editor's index read-only",
+            )
+            assert "index: read-only" in text_of(await kb.ok("status"))
+            assert status["files"] == (await editor.status())["files"]
+            mcp_hits = structured(await kb.ok("search", query="mexico payments"))["results"]
+            lsp_hits = (await editor.search("mexico payments"))["results"]
+            assert [h["path"] for h in mcp_hits] == [h["path"] for h in lsp_hits]
+
+            # The editor goes away: kb mcp becomes the writer and follows the disk itself.
+            await editor_running.aclose()
+            await wait_for(
+                lambda: _status_if(kb, lambda s: not s["readOnly"] and s["state"] == "ready"),
+                "kb mcp to take the index over",
+            )
+            (workspace / "runbooks" / "wombat-drill.md").write_text(
+                "# Wombat drill\n\nThe wombatword drill runs quarterly.\n", encoding="utf-8"
+            )
+
+            async def found() -> bool:
+                hits = structured(await kb.ok("search", query="wombatword drill"))["results"]
+                return any(h["path"] == "runbooks/wombat-drill.md" for h in hits)
+
+            await wait_for(found, "the new file, indexed by kb mcp")

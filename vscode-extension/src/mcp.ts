@@ -8,10 +8,12 @@
  * the same storage folder (so it shares the editor's index: read-only while the editor
  * writes it, the writer when the editor goes) and the same `kb.*` settings.
  *
- * `vscode.lm.registerMcpServerDefinitionProvider` exists from VS Code 1.101 on; this
- * extension's `@types/vscode` (1.90) predates it, so the few members used are declared
- * here and looked up at run time. Where they are missing nothing is registered and the
- * log says why (the copy command works everywhere).
+ * `vscode.lm.registerMcpServerDefinitionProvider` is final from VS Code 1.101 on (with the
+ * `mcpServerDefinitionProviders` contribution); VS Code 1.100 has it too but reads the
+ * provider ids from `modelContextServerCollections`, so package.json contributes both.
+ * This extension's `@types/vscode` (1.90) predates it, so the few members used are
+ * declared here and looked up at run time. Where they are missing, or the call is
+ * refused, nothing is registered and the log says why (the copy command works everywhere).
  */
 import * as vscode from 'vscode';
 import { choosePython, type PythonExtensionApi } from './python';
@@ -84,7 +86,7 @@ export function mcpSupport(api: { version: string; lm?: unknown; McpStdioServerD
       available: false,
       reason:
         `VS Code ${api.version} has no MCP server definition API ` +
-        '(vscode.lm.registerMcpServerDefinitionProvider, VS Code 1.101 and later)',
+        '(vscode.lm.registerMcpServerDefinitionProvider, VS Code 1.100 and later)',
     };
   }
   return { available: true, lm: lm as McpLm, Definition: api.McpStdioServerDefinition as McpStdioServerDefinitionClass };

@@ -26,7 +26,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from kb_lsp import __version__
 from kb_lsp.agent import InvalidInput
@@ -92,6 +92,22 @@ WorkspacePath = Annotated[
         ),
     ),
 ]
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _params(model: type[M], **values: Any) -> M:
+    """The runtime's params model; what it refuses (beyond the tool's schema) is a tool
+    error naming the argument."""
+    try:
+        return model(**values)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+            for error in err.errors()
+        )
+        raise ToolError(f"Invalid arguments: {problems}.") from err
 
 
 def _result(message: str, data: BaseModel) -> CallToolResult:
@@ -198,7 +214,7 @@ class KbMcpServer(MCPServer[Any]):
                 ),
             ] = "hybrid",
         ) -> Annotated[CallToolResult, SearchResponse]:
-            params = SearchParams(query=query, limit=limit, paths=paths or None, mode=mode)
+            params = _params(SearchParams, query=query, limit=limit, paths=paths or None, mode=mode)
             client = self.client(ctx)
             response = await self._run(
                 runtime.submit_read, lambda: runtime.search(params, client=client)
@@ -323,7 +339,7 @@ class KbMcpServer(MCPServer[Any]):
                 raise ToolError(
                     "Give exactly one of path (a workspace path) or n (a result number)."
                 )
-            params = SummarizeParams(file=path, n=n)
+            params = _params(SummarizeParams, file=path, n=n)
             client = self.client(ctx)
             cancel = threading.Event()
             result = await self._run(
@@ -360,7 +376,7 @@ class KbMcpServer(MCPServer[Any]):
                 ),
             ] = None,
         ) -> Annotated[CallToolResult, AskResponse]:
-            params = AskParams(question=question, file=file)
+            params = _params(AskParams, question=question, file=file)
             client = self.client(ctx)
             cancel = threading.Event()
             response = await self._run(

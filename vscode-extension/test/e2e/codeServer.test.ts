@@ -30,6 +30,7 @@ let serverLog = '';
 let browser: Browser;
 let page: Page;
 let workspace: string;
+let baseUrl: string;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -144,7 +145,8 @@ describe('the extension in code-server', { timeout: 10 * 60_000 }, () => {
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.setDefaultTimeout(TIMEOUT);
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    baseUrl = `http://127.0.0.1:${port}`;
+    await page.goto(`${baseUrl}/?folder=${encodeURIComponent(workspace)}`);
     await page.locator('.monaco-workbench').waitFor();
   });
 
@@ -229,6 +231,48 @@ describe('the extension in code-server', { timeout: 10 * 60_000 }, () => {
       await page.locator('.tabs-container .tab.active').filter({ hasText: basename(path) }).waitFor();
     } catch (err) {
       await shot('code-server-failure-panel.png');
+      throw err;
+    }
+  });
+
+  it('registers the MCP server definition where VS Code has the API; the copied mcp.json serves this folder', async (t) => {
+    try {
+      await page.keyboard.press('Escape');
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+      await runCommand('KB: Copy MCP Configuration');
+      const toast = page.locator('.notification-toast', { hasText: 'MCP configuration copied' }).first();
+      await toast.waitFor();
+      const text = (await toast.innerText()).replace(/\s+/g, ' ');
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      const server = (JSON.parse(copied) as { servers: { kb: { type: string; args: string[] } } }).servers.kb;
+      assert.equal(server.type, 'stdio');
+      assert.deepEqual(server.args.slice(0, 3), ['-m', 'kb_lsp.cli', 'mcp']);
+      assert.ok(server.args.includes(workspace), `${workspace} in ${server.args.join(' ')}`);
+      await shot('code-server-mcp-config.png');
+      await page.keyboard.press('Escape');
+      const missing = /VS Code (\S+) has no MCP server definition API/.exec(text);
+      if (missing) {
+        t.skip(`not registered: VS Code ${missing[1]} has no MCP server definition API (VS Code 1.100+)`);
+        return;
+      }
+      assert.match(text, /VS Code itself already lists the kb tools/);
+      // VS Code's own list of MCP servers has it, from the extension's provider; VS Code
+      // starts it from the definition (interpreter, folder, storage) and it runs.
+      const listed = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Knowledge base (kb-lsp)' }).first();
+      await runCommand('MCP: List Servers');
+      await listed.waitFor();
+      await shot('code-server-mcp-servers.png');
+      await listed.click();
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Start Server' }).first().click();
+      // Its output channel: VS Code ran the definition, initialized, listed the tools; the
+      // server opened the editor's index (same storage) read-only. (VS Code then checks the
+      // schemas against json-schema.org's draft-07, which this offline machine cannot load.)
+      const log = page.locator('.part.panel');
+      await log.filter({ hasText: 'Discovered 7 tools' }).waitFor();
+      await log.filter({ hasText: 'opens it read-only' }).waitFor();
+      await shot('code-server-mcp-running.png');
+    } catch (err) {
+      await shot('code-server-failure-mcp.png');
       throw err;
     }
   });

@@ -89,7 +89,7 @@ describe('MCP server definition provider', () => {
       available: false,
       reason:
         'VS Code 1.100.3 has no MCP server definition API ' +
-        '(vscode.lm.registerMcpServerDefinitionProvider, VS Code 1.101 and later)',
+        '(vscode.lm.registerMcpServerDefinitionProvider, VS Code 1.100 and later)',
     });
     provide({ version: '1.100.3' });
     const log: string[] = [];
@@ -143,9 +143,15 @@ describe('MCP server definition provider', () => {
 
   it('the package.json contributes the provider id the code registers', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-      contributes: { mcpServerDefinitionProviders: { id: string }[]; commands: { command: string; title: string }[] };
+      contributes: {
+        mcpServerDefinitionProviders: { id: string }[];
+        modelContextServerCollections: { id: string }[];
+        commands: { command: string; title: string }[];
+      };
     };
     assert.deepEqual(manifest.contributes.mcpServerDefinitionProviders.map((p) => p.id), [MCP_PROVIDER_ID]);
+    // VS Code 1.100's name for the same contribution point.
+    assert.deepEqual(manifest.contributes.modelContextServerCollections.map((p) => p.id), [MCP_PROVIDER_ID]);
     const command = manifest.contributes.commands.find((c) => c.command === COPY_MCP_CONFIGURATION);
     assert.equal(command?.title, 'Copy MCP Configuration');
   });
