@@ -235,6 +235,30 @@ describe('the extension in code-server', { timeout: 10 * 60_000 }, () => {
     }
   });
 
+  it('hovers on a Markdown link show the linked passage (from the server, through the client)', async () => {
+    try {
+      await page.keyboard.press('Escape');
+      await runCommand('Go to File');
+      await page.keyboard.type('brazil-payments.md');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'brazil-payments.md' }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab.active', { hasText: 'brazil-payments.md' }).waitFor();
+      const link = page.locator('.monaco-editor .view-line span', { hasText: 'payment-file-formats.md' }).first();
+      await link.waitFor();
+      const hover = page.locator('.monaco-hover', { hasText: 'Payment file formats' }).first();
+      for (let attempt = 0; attempt < 5 && !(await hover.isVisible()); attempt++) {
+        await page.mouse.move(10, 10);
+        await link.hover();
+        await hover.waitFor({ timeout: 5000 }).catch(() => undefined);
+      }
+      await hover.waitFor();
+      await shot('code-server-hover.png');
+    } catch (err) {
+      await shot('code-server-failure-hover.png');
+      throw err;
+    }
+  });
+
   it('registers the MCP server definition where VS Code has the API; the copied mcp.json serves this folder', async (t) => {
     try {
       await page.keyboard.press('Escape');
@@ -273,30 +297,6 @@ describe('the extension in code-server', { timeout: 10 * 60_000 }, () => {
       await shot('code-server-mcp-running.png');
     } catch (err) {
       await shot('code-server-failure-mcp.png');
-      throw err;
-    }
-  });
-
-  it('hovers on a Markdown link show the linked passage (from the server, through the client)', async () => {
-    try {
-      await page.keyboard.press('Escape');
-      await runCommand('Go to File');
-      await page.keyboard.type('brazil-payments.md');
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'brazil-payments.md' }).first().waitFor();
-      await page.keyboard.press('Enter');
-      await page.locator('.tabs-container .tab.active', { hasText: 'brazil-payments.md' }).waitFor();
-      const link = page.locator('.monaco-editor .view-line span', { hasText: 'payment-file-formats.md' }).first();
-      await link.waitFor();
-      const hover = page.locator('.monaco-hover', { hasText: 'Payment file formats' }).first();
-      for (let attempt = 0; attempt < 5 && !(await hover.isVisible()); attempt++) {
-        await page.mouse.move(10, 10);
-        await link.hover();
-        await hover.waitFor({ timeout: 5000 }).catch(() => undefined);
-      }
-      await hover.waitFor();
-      await shot('code-server-hover.png');
-    } catch (err) {
-      await shot('code-server-failure-hover.png');
       throw err;
     }
   });
