@@ -272,6 +272,37 @@ export interface SchemaResponse {
   fields: SchemaField[];
 }
 
+/**
+ * A page of one file's lines, numbered from 1: what `read_file` and `open_result`
+ * return. `range` (0-based, as in `kb/openResult`) covers the lines shown.
+ */
+export interface FileLines {
+  uri: string;
+  path: string;
+  range: Range;
+  startLine: number;
+  endLine: number;
+  totalLines: number;
+  text: string;
+  nextStartLine?: number | null;
+  n?: number | null;
+}
+
+export interface FileEntry {
+  path: string;
+  uri: string;
+  title: string;
+  size: number;
+  modified: string;
+  sha256: string;
+  chunks: number;
+}
+
+export interface FileListResponse {
+  files: FileEntry[];
+  skipped?: SkippedFile[];
+}
+
 export type StatusParams = Record<string, never>;
 
 export interface ReindexParams {
