@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call
 
-from .conftest import running_server
+from .conftest import DEADLINE, running_server
 from .mcp_harness import (
     Kb,
     connect,
@@ -85,10 +85,29 @@ async def test_summarize_file_with_the_model_then_from_the_cache(
 async def test_ask_answers_with_the_model_and_falls_back_without(
     workspace: Path, storage: Path, ollama: ScriptedOllama
 ) -> None:
-    ollama.add(answer(f"Before 14:30 Mexico City time [{MEXICO}:9-11]."))
+    ollama.add(
+        call("search_knowledge_base", query="mexico payment cut-off"),
+        answer(f"Before 14:30 Mexico City time [{MEXICO}:9-11]."),
+    )
+    progress: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
     async with connect("stdio", [workspace], storage, mcp_env(storage, ollama=ollama.url)) as kb:
         await kb.wait_ready()
-        result = await kb.ok("ask", question="What is the cut-off for payments to Mexico?")
+        result = await asyncio.wait_for(
+            kb.session.call_tool(
+                "ask",
+                {"question": "What is the cut-off for payments to Mexico?"},
+                progress_callback=on_progress,
+            ),
+            DEADLINE,
+        )
+        assert not result.is_error, text_of(result)
+        # The agent's steps came as progress notifications while it worked.
+        assert progress[0] == "Calling search_knowledge_base"
+        assert len(progress) == len(structured(result)["steps"])
         data = structured(result)
         assert data["stop"] == "answer" and "14:30" in data["answer"]
         assert data["sources"][0]["path"] == MEXICO

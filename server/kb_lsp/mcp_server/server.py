@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -44,6 +45,7 @@ from kb_lsp.protocol import (
     IndexStatus,
     SearchParams,
     SearchResponse,
+    Step,
     SummarizeParams,
     SummarizeResponse,
     dump,
@@ -379,9 +381,10 @@ class KbMcpServer(MCPServer[Any]):
             params = _params(AskParams, question=question, file=file)
             client = self.client(ctx)
             cancel = threading.Event()
+            on_event = _progress_reporter(ctx)
             response = await self._run(
                 runtime.submit_ask,
-                lambda: runtime.ask(params, client=client, cancel=cancel),
+                lambda: runtime.ask(params, client=client, on_event=on_event, cancel=cancel),
                 cancel,
             )
             return _result(text.ask_text(response), response)
@@ -432,6 +435,27 @@ class KbMcpServer(MCPServer[Any]):
                 f"No indexed file at {address}: list the resources, or use list_files."
             )
         return [ReadResourceContents(content=body, mime_type="text/markdown")]
+
+
+def _progress_reporter(ctx: Context) -> Callable[[Step], None]:
+    """The agent's steps (on a worker thread) as MCP progress notifications, for clients
+    that asked for progress: a run takes seconds to minutes."""
+    loop = asyncio.get_running_loop()
+    count = itertools.count(1)
+
+    def report(step: Step) -> None:
+        message = f"Calling {step.tool}" if step.kind == "tool_call" and step.tool else step.text
+        sent = asyncio.run_coroutine_threadsafe(
+            ctx.report_progress(next(count), None, message[:200]), loop
+        )
+        sent.add_done_callback(_log_failure)
+
+    return report
+
+
+def _log_failure(sent: concurrent.futures.Future[None]) -> None:
+    if not sent.cancelled() and sent.exception() is not None:
+        log.debug("progress notification not sent: %s", sent.exception())
 
 
 def _actionable(message: str) -> str:
