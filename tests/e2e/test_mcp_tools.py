@@ -19,7 +19,16 @@ from tests.conftest import copy_example_workspace
 from .mcp_harness import Background, Kb, structured, text_of, wait_for
 
 MEXICO = "payments/mexico-payments.md"
-TOOLS = {"search", "open_result", "read_file", "list_files", "summarize_file", "ask", "status"}
+TOOLS = {
+    "search",
+    "open_result",
+    "read_file",
+    "list_files",
+    "summarize_file",
+    "ask",
+    "status",
+    "schema",
+}
 LABELS = {"filename match", "context match"}
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(240)]
@@ -249,6 +258,19 @@ async def test_files_are_resources(kb: Kb, setup: Setup) -> None:
         await kb.session.read_resource(f"kb://{workspace.name}/nope.md")
 
 
+async def test_schema_lists_the_fields_a_filter_can_use(kb: Kb, setup: Setup) -> None:
+    result = await kb.ok("schema")
+    schema = structured(result)
+    fields = {field["name"]: field for field in schema["fields"]}
+    assert "folder" in fields and schema["files"] >= 14
+    folders = {value["value"] for value in fields["folder"]["top"]}
+    assert "payments" in folders
+    assert "folder:" in text_of(result) or "folder" in text_of(result)
+    # The filter keeps only matching files, before ranking.
+    hits = structured(await kb.ok("search", query="payments", filter="folder:runbooks"))["results"]
+    assert hits and all(hit["path"].startswith("runbooks/") for hit in hits)
+
+
 async def test_status_says_who_writes_the_index(kb: Kb, setup: Setup) -> None:
     workspace = setup.workspace
     status = await kb.status()
@@ -273,4 +295,4 @@ async def test_a_file_written_after_start_is_found(kb: Kb, setup: Setup) -> None
         return next((h for h in hits if h["path"] == f"runbooks/{word}.md"), None)
 
     hit = await wait_for(found, "the new file in the results")
-    assert hit["label"] == "filename match"
+    assert word in hit["snippet"] or word in hit["title"]

@@ -164,7 +164,11 @@ class Runtime:
     def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
         hits = self.read(
             lambda kb: kb.search(
-                params.query, limit=params.limit, paths=params.paths, mode=params.mode
+                params.query,
+                limit=params.limit,
+                paths=params.paths,
+                mode=params.mode,
+                filter=params.filter,
             )
         )
         self.lists.remember(client, params.query, hits)

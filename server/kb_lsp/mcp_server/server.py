@@ -43,6 +43,7 @@ from kb_lsp.protocol import (
     FileLines,
     FileListResponse,
     IndexStatus,
+    SchemaResponse,
     SearchParams,
     SearchResponse,
     Step,
@@ -215,8 +216,21 @@ class KbMcpServer(MCPServer[Any]):
                     )
                 ),
             ] = "hybrid",
+            filter: Annotated[
+                str | None,
+                Field(
+                    description=(
+                        "Keep only files whose metadata match, e.g. 'tag:runbook "
+                        "-status:draft modified>2026-10-01 folder:payments'; the schema "
+                        "tool lists the fields and their values."
+                    )
+                ),
+            ] = None,
         ) -> Annotated[CallToolResult, SearchResponse]:
-            params = _params(SearchParams, query=query, limit=limit, paths=paths or None, mode=mode)
+            params = _params(
+                SearchParams, query=query, limit=limit, paths=paths or None, mode=mode,
+                filter=filter,
+            )  # fmt: skip
             client = self.client(ctx)
             response = await self._run(
                 runtime.submit_read, lambda: runtime.search(params, client=client)
@@ -401,6 +415,19 @@ class KbMcpServer(MCPServer[Any]):
         async def status() -> Annotated[CallToolResult, IndexStatus]:
             current = await self._run(runtime.submit_read, runtime.status)
             return _result(text.status_text(current), current)
+
+        @self.tool(
+            title="Metadata fields",
+            annotations=READ_ONLY,
+            description=(
+                "The metadata fields of the knowledge base's files (front matter, tags, "
+                "folder, dates): each field's types, how many files have it and its most "
+                "frequent values — what search's filter can use."
+            ),
+        )
+        async def schema() -> Annotated[CallToolResult, SchemaResponse]:
+            fields = await self.read(lambda kb: kb.schema())
+            return _result(text.schema_text(fields), fields)
 
     # --- resources: every indexed file as kb://<root>/<path> --------------------------------
 

@@ -14,6 +14,7 @@ from kb_lsp.protocol import (
     FileLines,
     FileListResponse,
     IndexStatus,
+    SchemaResponse,
     SearchResponse,
     SummarizeResponse,
 )
@@ -145,4 +146,16 @@ def status_text(status: IndexStatus) -> str:
     ]
     if status.skipped:
         lines.append(f"skipped: {len(status.skipped)} files (see list_files)")
+    return "\n".join(lines)
+
+
+def schema_text(schema: SchemaResponse) -> str:
+    if not schema.fields:
+        return f"No metadata fields in the {schema.files} indexed files."
+    lines = [f"Metadata fields of {schema.files} files (field: types, files; top values):"]
+    for field in schema.fields:
+        top = ", ".join(f"{value.value} ({value.count})" for value in field.top)
+        types = "/".join(field.types)
+        lines.append(f"{field.name}: {types}, {field.files} files" + (f"; {top}" if top else ""))
+    lines.append("Filter a search with e.g. filter='tag:x -status:draft modified>2026-10-01'.")
     return "\n".join(lines)

@@ -292,7 +292,7 @@ describe('the extension in code-server', { timeout: 10 * 60_000 }, () => {
       // server opened the editor's index (same storage) read-only. (VS Code then checks the
       // schemas against json-schema.org's draft-07, which this offline machine cannot load.)
       const log = page.locator('.part.panel');
-      await log.filter({ hasText: 'Discovered 7 tools' }).waitFor();
+      await log.filter({ hasText: 'Discovered 8 tools' }).waitFor();
       await log.filter({ hasText: 'opens it read-only' }).waitFor();
       await shot('code-server-mcp-running.png');
     } catch (err) {

@@ -63,7 +63,7 @@ describe('kb mcp through the MCP Inspector CLI', { timeout: 10 * 60_000 }, () =>
     const tools = listed.tools as { name: string; inputSchema: { type: string }; outputSchema?: unknown }[];
     assert.deepEqual(
       tools.map((t) => t.name).sort(),
-      ['ask', 'list_files', 'open_result', 'read_file', 'search', 'status', 'summarize_file'],
+      ['ask', 'list_files', 'open_result', 'read_file', 'schema', 'search', 'status', 'summarize_file'],
     );
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, 'object', tool.name);
@@ -123,7 +123,7 @@ describe('kb mcp through the MCP Inspector CLI', { timeout: 10 * 60_000 }, () =>
 
     it('tools/list and a search', async () => {
       const listed = await inspector([url, '--transport', 'http'], '--method', 'tools/list');
-      assert.equal((listed.tools as unknown[]).length, 7);
+      assert.equal((listed.tools as unknown[]).length, 8);
       const result = await inspector(
         [url, '--transport', 'http'],
         '--method', 'tools/call',
