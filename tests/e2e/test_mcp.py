@@ -106,7 +106,7 @@ async def test_ask_answers_with_the_model_and_falls_back_without(
         )
         assert not result.is_error, text_of(result)
         # The agent's steps came as progress notifications while it worked.
-        assert progress[0] == "Calling search_knowledge_base"
+        assert "Calling search_knowledge_base" in progress
         assert len(progress) == len(structured(result)["steps"])
         data = structured(result)
         assert data["stop"] == "answer" and "14:30" in data["answer"]
@@ -118,8 +118,8 @@ async def test_ask_answers_with_the_model_and_falls_back_without(
         assert "no search yet" in message and "call search first" in message
         result = await kb.ok("ask", question="What is the cut-off for payments to Mexico?")
         data = structured(result)
-        assert data["stop"] == "error" and data["sources"]
-        assert "[error] No model answered" in text_of(result)
+        assert data["mode"] == "fallback" and data["sources"]
+        assert "No model answered" in text_of(result)
 
 
 # --- HTTP: sessions, loopback, token -------------------------------------------------------------

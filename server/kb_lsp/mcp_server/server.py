@@ -34,7 +34,6 @@ from kb_lsp.agent import InvalidInput
 from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.llm import LlmCancelled, LlmError
 from kb_lsp.mcp_server import files, text
-from kb_lsp.mcp_server.interim import Runtime, Unavailable
 from kb_lsp.protocol import (
     MAX_LIMIT,
     MAX_QUERY_CHARS,
@@ -51,6 +50,7 @@ from kb_lsp.protocol import (
     SummarizeResponse,
     dump,
 )
+from kb_lsp.runtime import Runtime, Unavailable
 
 log = logging.getLogger(__name__)
 

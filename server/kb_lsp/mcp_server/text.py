@@ -123,6 +123,8 @@ def ask_text(response: AskResponse) -> str:
     }
     if response.stop in notes:
         out.append(f"[{response.stop}] {notes[response.stop]}")
+    elif response.mode == "fallback":
+        out.append("[fallback] No model answered: these are the best passages.")
     if not response.grounded and response.stop == "answer":
         out.append("[ungrounded] The answer cites none of the passages it was given.")
     return "\n\n".join(part for part in out if part)

@@ -150,8 +150,8 @@ async def _serve_http(app: Asgi, options: HttpOptions) -> None:
 def run(roots: list[Path], settings: Settings, http: HttpOptions | None = None) -> None:
     """Open the runtime on `roots` and serve until the client goes (stdio) or the
     process is stopped (HTTP). `TransportError` before anything is opened."""
-    from kb_lsp.mcp_server.interim import Runtime
     from kb_lsp.mcp_server.server import KbMcpServer
+    from kb_lsp.runtime import Runtime
 
     token = http_token(http) if http is not None else None
     runtime = Runtime()
