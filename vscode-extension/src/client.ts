@@ -79,7 +79,7 @@ export async function pythonExtensionApi(): Promise<PythonExtensionApi | undefin
 
 /** The `kb` settings as VS Code applies them to the (first) workspace folder: its scope,
  * trust and remote rules included. A snapshot: read it again after a change. */
-function readSettings(context: vscode.ExtensionContext): SettingsReader {
+export function readSettings(context: vscode.ExtensionContext): SettingsReader {
   const { keys, restricted } = contributedSettings(context.extension.packageJSON as Manifest);
   const config = vscode.workspace.getConfiguration('kb', vscode.workspace.workspaceFolders?.[0]?.uri);
   return {

@@ -1,8 +1,8 @@
 /** Entry point: the server client, the panel, the commands and the status bar. */
 import * as vscode from 'vscode';
-import { KbServer, pythonExtensionApi } from './client';
+import { KbServer, pythonExtensionApi, readSettings } from './client';
 import { registerCommands } from './commands';
-import { registerCopyCommand, registerMcpServer, type McpRegistration } from './mcp';
+import { registerCopyCommand, registerMcpServer, useSettingsReader, type McpRegistration } from './mcp';
 import { KbPanel, VIEW_ID } from './panel';
 import { needsRestart } from './settings';
 import { IndexProgressNotification } from './indexProgress';
@@ -22,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
   server = new KbServer(context, output);
   const panel = new KbPanel(context.extensionUri, server);
   const restart = new Debouncer(1000, () => void server?.restart());
+  useSettingsReader(readSettings);
   const mcp = registerMcpServer(context, pythonExtensionApi, output);
 
   context.subscriptions.push(

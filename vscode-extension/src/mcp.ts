@@ -17,7 +17,7 @@
  */
 import * as vscode from 'vscode';
 import { choosePython, type PythonExtensionApi } from './python';
-import { initializationOptions } from './settings';
+import { serverSettings, type SettingsReader } from './settings';
 import { errorMessage } from './util';
 
 export const MCP_PROVIDER_ID = 'kb-lsp.mcp';
@@ -103,6 +103,16 @@ export interface McpRegistration {
 /** Where the Python extension's API comes from (the language server's own lookup). */
 export type PythonApi = () => Promise<PythonExtensionApi | undefined>;
 
+/** The `kb` settings as the language server gets them (`client.ts`' `readSettings`). */
+export type ReadSettings = (context: vscode.ExtensionContext) => SettingsReader;
+
+let readSettingsOf: ReadSettings | undefined;
+
+/** The settings reader the extension uses; set once at activation. */
+export function useSettingsReader(read: ReadSettings): void {
+  readSettingsOf = read;
+}
+
 /** The launch for the open workspace, or undefined without a folder. */
 export async function currentLaunch(
   context: vscode.ExtensionContext,
@@ -115,7 +125,7 @@ export async function currentLaunch(
   const config = vscode.workspace.getConfiguration('kb');
   const python = await choosePython(config.get('server.python'), pythonApi, folders[0]?.uri);
   const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
-  const options = initializationOptions((key) => config.get(key), storage);
+  const options = readSettingsOf ? serverSettings(readSettingsOf(context), storage) : { storage };
   return mcpLaunch(
     python.command,
     folders.map((f) => f.uri.fsPath),

@@ -12,6 +12,7 @@ import {
   mcpSupport,
   registerCopyCommand,
   registerMcpServer,
+  useSettingsReader,
 } from '../../src/mcp';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -36,6 +37,14 @@ function provide(members: Record<string, unknown>): void {
 
 const clipboard: string[] = [];
 const listeners: string[] = [];
+
+useSettingsReader(() => ({
+  keys: ['server.python', 'ollama.model'],
+  restricted: [],
+  trusted: true,
+  get: (key: string) => vscode.configuration.get(key),
+  inspect: (key: string) => ({ globalValue: vscode.configuration.get(key) }),
+}));
 
 beforeEach(() => {
   vscode.reset();
