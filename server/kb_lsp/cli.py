@@ -24,12 +24,12 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from kb_lsp.config import Settings, env_settings, load_settings
+from kb_lsp.listing import format_hits
 from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.protocol import (
     MAX_LIMIT,
     AskParams,
     IndexProgress,
-    SearchHit,
     SearchParams,
     dump,
 )
@@ -160,18 +160,6 @@ def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
         )
     for error in report.errors:
         print(f"kb: {error}", file=sys.stderr)
-
-
-def format_hits(hits: Sequence[SearchHit]) -> str:
-    if not hits:
-        return "No matching files."
-    lines = []
-    for hit in hits:
-        lines.append(f"{hit.n}, {hit.path} ({hit.label})")
-        heading = hit.heading.rsplit(" > ", 1)[-1] if hit.heading else hit.title
-        first, last = hit.range.start.line + 1, max(hit.range.end.line, hit.range.start.line + 1)
-        lines.append(f'   ## {heading} — L{first}-L{last}: "{hit.snippet}"')
-    return "\n".join(lines)
 
 
 # --- commands ----------------------------------------------------------------------------

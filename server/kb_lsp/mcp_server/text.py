@@ -8,7 +8,7 @@ from 1, as `read_file` takes them.
 
 from __future__ import annotations
 
-from kb_lsp.cli import format_hits
+from kb_lsp.listing import format_hits
 from kb_lsp.protocol import (
     AskResponse,
     FileLines,
