@@ -51,6 +51,33 @@ def test_search_numbers_and_open_result_follow_the_client(runtime: Runtime) -> N
         runtime.open_result(count + 1, client="a")
 
 
+def test_read_file_pages_and_reads_only_indexed_files(runtime: Runtime, workspace: Path) -> None:
+    lines = (workspace / "glossary.md").read_text(encoding="utf-8").splitlines()
+    assert runtime.read_file("glossary.md").next_start_line is None  # the whole file
+    part = runtime.read_file("glossary.md", 2, 3)
+    assert part.next_start_line == 4 and part.text == "\n".join(lines[1:3])
+    # A page is bounded: at most max_lines lines, and where to go on.
+    page = runtime.read_file("glossary.md", max_lines=2)
+    assert (page.start_line, page.end_line, page.next_start_line) == (1, 2, 3)
+    with pytest.raises(InvalidRequest, match="numbered from 1"):
+        runtime.read_file("glossary.md", 0)
+    # Inside the workspace but not indexed (the knowledge base excludes it): refused too.
+    (workspace / "notes.env").write_text("TOKEN=do-not-show\n", encoding="utf-8")
+    with pytest.raises(InvalidRequest, match="not a file of the knowledge base") as refused:
+        runtime.read_file("notes.env")
+    assert "do-not-show" not in str(refused.value)
+    with pytest.raises(InvalidRequest, match=r"Did you mean: payments/mexico-payments\.md"):
+        runtime.read_file("payments/mexico.md")
+
+
+def test_file_text_is_the_whole_indexed_file(runtime: Runtime, workspace: Path) -> None:
+    info, text = runtime.file_text("payments/mexico-payments.md")
+    assert info.path == "payments/mexico-payments.md"
+    assert text == (workspace / "payments" / "mexico-payments.md").read_text(encoding="utf-8")
+    with pytest.raises(InvalidRequest, match="Refused"):
+        runtime.file_text("../secret.md")
+
+
 def test_status_is_one_object_with_one_error_slot(runtime: Runtime) -> None:
     status = runtime.status()
     assert status.state == "ready" and status.files > 0 and not status.message

@@ -19,9 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb_lsp import reading
 from kb_lsp.agent import prompts
 from kb_lsp.agent.budget import truncate
-from kb_lsp.agent.summarize import Summarizer, read_lines
+from kb_lsp.agent.summarize import Summarizer
 from kb_lsp.agent.usage import Meter
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.llm import LlmCancelled, LlmError
@@ -31,8 +32,8 @@ from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
 
 log = logging.getLogger(__name__)
 
-READ_PAGE_LINES = 200
-READ_PAGE_CHARS = 12_000
+READ_PAGE_LINES = reading.PAGE_LINES
+READ_PAGE_CHARS = reading.PAGE_CHARS
 SEARCH_SHOWN = 5  # hits of a search whose passages the model sees
 # Passages of one file are scored without the file-name part of a file's score, so they
 # score lower than files do; half the search threshold drops the same junk.
@@ -145,28 +146,16 @@ class Toolbox:
         """The indexed file at a workspace path, or a `ToolError` saying why not."""
         if not isinstance(path, str) or not path.strip():
             raise ToolError("A path is required, such as 'payments/mexico.md'.")
-        given = path.strip()
         try:
-            real = self.kb.resolve(given)
+            return reading.indexed_file(self.kb, path)
         except PathOutsideWorkspace as err:
             raise ToolError(
                 f"Refused: {err}. Only files inside the workspace's knowledge base can be read."
             ) from err
-        shown = self.kb.display_path(real)
-        info = self.kb.file_info(shown) if shown is not None else None
-        if info is None:
-            hint = self._similar(given)
+        except reading.NotIndexed as err:
             raise ToolError(
-                f"{given!r} is not a file of the knowledge base.{hint} "
-                "Use list_files or search_knowledge_base to find files."
-            )
-        return info
-
-    def _similar(self, given: str) -> str:
-        name = given.rsplit("/", 1)[-1].lower()
-        stem = name.rsplit(".", 1)[0]
-        matches = [f.path for f in self.kb.files() if stem and stem in f.path.lower()][:5]
-        return f" Did you mean: {', '.join(matches)}?" if matches else ""
+                f"{err} Use list_files or search_knowledge_base to find files."
+            ) from err
 
     @staticmethod
     def _text(args: Mapping[str, Any], key: str) -> str:
@@ -208,28 +197,25 @@ class Toolbox:
         self, args: Mapping[str, Any], cancel: threading.Event, meter: Meter | None
     ) -> ToolOutput:
         info = self.file(args.get("path"))
-        lines = read_lines(self.kb, info.path)
-        total = len(lines)
         start = max(1, self._int(args, "start_line") or 1)
-        if total == 0:
+        try:
+            page = reading.page_of(
+                info,
+                self.kb.read_text(info.path),
+                start,
+                self._int(args, "end_line"),
+                max_lines=READ_PAGE_LINES,
+                max_chars=min(READ_PAGE_CHARS, self.result_chars),
+                line_overhead=len(f"{0:>5} | "),
+            )
+        except reading.LinesOutOfRange as err:
+            raise ToolError(str(err)) from err
+        if page.total_lines == 0:
             return ToolOutput(f"{info.path} is empty.", f"{info.path} is empty")
-        if start > total:
-            raise ToolError(f"{info.path} has {total} lines; start_line {start} is past the end.")
-        end = self._int(args, "end_line") or total
-        end = min(end, total, start + READ_PAGE_LINES - 1)
-        if end < start:
-            raise ToolError(f"end_line {end} is before start_line {start}.")
-        budget = min(READ_PAGE_CHARS, self.result_chars)
-        shown: list[str] = []
-        size = 0
-        for number in range(start, end + 1):
-            line = f"{number:>5} | {lines[number - 1]}"
-            if shown and size + len(line) + 1 > budget:
-                end = number - 1
-                break
-            shown.append(line[:budget])
-            size += len(line) + 1
-        body = defuse("\n".join(shown))
+        start, end, total = page.start_line, page.end_line, page.total_lines
+        body = defuse(
+            "\n".join(f"{number:>5} | {line}" for number, line in enumerate(page.lines, start))
+        )
         text = (
             f'<document path="{info.path}" lines="{start}-{end}" of="{total}">\n{body}\n</document>'
         )

@@ -6,7 +6,8 @@ The package is `mcp_server`, not `mcp`, so that `import mcp` is always the SDK.
 
 * `server.py` — `KbMcpServer`: the tools, the `kb://` resources, the error mapping;
 * `text.py` — the short texts the calling model reads;
-* `files.py` — confined paged reads, the file scan and resource addresses;
+* `files.py` — the file scan and the `kb://` resource addresses (reads are the
+  runtime's `read_file` / `file_text`: one confined reader, `kb_lsp/reading.py`);
 * `transport.py` — stdio or Streamable HTTP (loopback unless allowed, bearer token).
 """
 

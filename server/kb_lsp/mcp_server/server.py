@@ -31,7 +31,6 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kb_lsp import __version__
 from kb_lsp.agent import InvalidInput
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.llm import LlmCancelled, LlmError
 from kb_lsp.mcp_server import files, text
 from kb_lsp.protocol import (
@@ -50,6 +49,7 @@ from kb_lsp.protocol import (
     SummarizeResponse,
     dump,
 )
+from kb_lsp.reading import PAGE_CHARS, PAGE_LINES
 from kb_lsp.runtime import Runtime, Unavailable
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ INSTRUCTIONS = (
     "Numbers refer to the last list of this session. Everything is read-only."
 )
 
+PAGE = {"max_lines": PAGE_LINES, "max_chars": PAGE_CHARS}  # one read_file page at most
 MAX_SESSIONS = 256  # HTTP sessions whose numbered lists are kept
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
@@ -163,7 +164,7 @@ class KbMcpServer(MCPServer[Any]):
             if cancel is not None:
                 cancel.set()
             raise
-        except (files.Refused, InvalidInput) as err:
+        except InvalidInput as err:  # the runtime's InvalidRequest, the agent's refusals
             raise ToolError(_actionable(str(err))) from err
         except Unavailable as err:
             raise ToolError(f"{err} Call status() to see the index state.") from err
@@ -171,9 +172,6 @@ class KbMcpServer(MCPServer[Any]):
             raise ToolError("Cancelled.") from err
         except LlmError as err:
             raise ToolError(str(err)) from err
-
-    async def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
-        return await self._run(self.runtime.submit_read, lambda: self.runtime.read(fn))
 
     # --- tools ------------------------------------------------------------------------------
 
@@ -251,14 +249,13 @@ class KbMcpServer(MCPServer[Any]):
         ) -> Annotated[CallToolResult, FileLines]:
             client = self.client(ctx)
 
-            def lines_of_result(kb: KnowledgeBase) -> FileLines:
+            def lines_of_result() -> FileLines:
                 opened = runtime.open_result(n, client=client)
-                info = files.indexed_file(kb, opened.path)
                 first = opened.range.start.line + 1
-                last = max(first, opened.range.end.line)
-                return files.read_page(kb, info, first, last, n=n)
+                last = max(first, opened.range.end.line)  # the range's end is exclusive
+                return files.file_lines(runtime.read_file(opened.path, first, last, **PAGE), n=n)
 
-            page = await self.read(lines_of_result)
+            page = await self._run(runtime.submit_read, lines_of_result)
             return _result(text.lines_text(page), page)
 
         @self.tool(
@@ -266,7 +263,7 @@ class KbMcpServer(MCPServer[Any]):
             annotations=READ_ONLY,
             description=(
                 "Read lines of one file of the knowledge base, numbered from 1: at most "
-                f"{files.PAGE_LINES} lines per call (long lines end a page sooner); the "
+                f"{PAGE_LINES} lines per call (long lines end a page sooner); the "
                 "answer says where to go on. Only indexed files inside the workspace can "
                 "be read: '..', absolute paths and links leading out are refused."
             ),
@@ -281,10 +278,11 @@ class KbMcpServer(MCPServer[Any]):
                 Field(ge=1, description="Last line to read (inclusive); default: a page."),
             ] = None,
         ) -> Annotated[CallToolResult, FileLines]:
-            def page_of(kb: KnowledgeBase) -> FileLines:
-                return files.read_page(kb, files.indexed_file(kb, path), start_line, end_line)
-
-            page = await self.read(page_of)
+            read = await self._run(
+                runtime.submit_read,
+                lambda: runtime.read_file(path, start_line, end_line, **PAGE),
+            )
+            page = files.file_lines(read)
             return _result(text.lines_text(page), page)
 
         @self.tool(
@@ -323,8 +321,10 @@ class KbMcpServer(MCPServer[Any]):
                     since = files.parse_since(changed_since)
                 except files.Refused as err:
                     raise ToolError(str(err)) from err
+            pattern = glob.strip() if glob and glob.strip() else None
             skipped = (await self._run(runtime.submit_read, runtime.status)).skipped
-            listing = await self.read(lambda kb: files.list_files(kb, glob, since, skipped))
+            infos = await self._run(runtime.submit_read, lambda: runtime.files(pattern))
+            listing = files.list_files(infos, pattern, since, skipped)
             what = f" matching {glob!r}" if glob else ""
             if since is not None:
                 what += f" changed since {changed_since}"
@@ -363,19 +363,20 @@ class KbMcpServer(MCPServer[Any]):
                 lambda: runtime.summarize(params, client=client, cancel=cancel),
                 cancel,
             )
-            model = runtime.settings.ollama.model
+            model = (await self._run(runtime.submit_read, runtime.status)).llm.model
             return _result(text.summary_text(result, model), result)
 
         @self.tool(
             title="Ask the knowledge base's agent",
             annotations=READ_ONLY_MODEL,
             description=(
-                "Ask the knowledge base's own agent a question: a local model (Ollama) "
-                "searches and reads on its own and answers with cited sources "
-                "[path:lines]. Slow (seconds to minutes) and it needs the local model; "
-                "when you can read passages yourself, search + open_result is faster. "
-                "'file 2' in the question means result 2 of your last search. Without a "
-                "model it returns the best passages instead (stop 'error')."
+                "Ask the knowledge base's own agent a question: the user's local model "
+                "(Ollama or an OpenAI-compatible server) searches and reads on its own and "
+                "answers with cited sources [path:lines]. Slow (seconds to minutes) and it "
+                "needs that model; when you can read passages yourself, search + "
+                "open_result is faster. 'file 2' in the question means result 2 of your "
+                "last search. Without a model it returns the best passages instead "
+                "(mode 'fallback')."
             ),
         )
         async def ask(
@@ -426,13 +427,15 @@ class KbMcpServer(MCPServer[Any]):
             ),
         )
         async def schema() -> Annotated[CallToolResult, SchemaResponse]:
-            fields = await self.read(lambda kb: kb.schema())
+            fields = await self._run(
+                runtime.submit_read, lambda: runtime.read(lambda kb: kb.schema())
+            )
             return _result(text.schema_text(fields), fields)
 
     # --- resources: every indexed file as kb://<root>/<path> --------------------------------
 
     async def list_resources(self) -> list[Resource]:
-        infos: list[FileInfo] = await self.read(lambda kb: kb.files())
+        infos = await self._run(self.runtime.submit_read, self.runtime.files)
         return [
             Resource(
                 uri=files.resource_uri(info),
@@ -446,15 +449,14 @@ class KbMcpServer(MCPServer[Any]):
 
     async def read_resource(self, uri: Any, context: Any = None) -> Iterable[ReadResourceContents]:
         address = str(uri)
+        runtime = self.runtime
 
-        def content(kb: KnowledgeBase) -> str | None:
-            info = files.file_of_resource(kb, address)
-            if info is None:
-                return None
-            return files.read_text(kb, info)
+        def content() -> str | None:
+            info = files.file_of_resource(runtime.files(), address)
+            return None if info is None else runtime.file_text(info.path)[1]
 
         try:
-            body = await self.read(content)
+            body = await self._run(runtime.submit_read, content)
         except ToolError as err:  # the file went away or cannot be read now
             raise ResourceNotFoundError(str(err)) from err
         if body is None:

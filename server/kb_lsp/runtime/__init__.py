@@ -8,7 +8,8 @@ Public surface (see `runtime.py` for the threading rules):
   `change_roots(added, removed)`, `notify_changed(paths)`, `reindex(full, cancel)`,
   `close()`; `opened` is done once the first opening has ended;
 * reads: `search(params, client=)`, `open_result(n, client=)`, `files(pattern)`,
-  `read_file(path, start_line, end_line)` (confined to the workspace),
+  `read_file(path, start_line, end_line, max_lines=, max_chars=)` and `file_text(path)`
+  (indexed files only, read confined: `kb_lsp/reading.py`),
   `ask(params, client=, on_event=, cancel=)`, `summarize(params, client=, cancel=)`,
   `status()`, `read(fn)`; `submit_read` / `submit_ask` run any of them on the runtime's
   pools and return a `Future`;

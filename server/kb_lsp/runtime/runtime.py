@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar
 
-from kb_lsp import __version__
+from kb_lsp import __version__, reading
 from kb_lsp.agent import Agent
 from kb_lsp.agent.conversations import Conversations
 from kb_lsp.config import Settings, changed_settings
@@ -115,6 +115,28 @@ class FileText:
     end_line: int
     total_lines: int
     text: str
+
+    @property
+    def next_start_line(self) -> int | None:
+        """Where to read on, or None when these lines reach the end of the file."""
+        return self.end_line + 1 if self.end_line < self.total_lines else None
+
+
+def _confined(path: str, read: Callable[[], T]) -> T:
+    """`read()`, with the reader's refusals as `InvalidRequest` worded for the caller."""
+    try:
+        return read()
+    except PathOutsideWorkspace as err:
+        raise InvalidRequest(
+            f"Refused: {err}. Only files inside the workspace's knowledge base can be read; "
+            "give a path relative to the workspace, as search shows them."
+        ) from err
+    except (reading.NotIndexed, reading.LinesOutOfRange) as err:
+        raise InvalidRequest(str(err)) from err
+    except UnreadableFile as err:
+        raise InvalidRequest(f"{path} cannot be read: {err.reason}") from err
+    except OSError as err:
+        raise InvalidRequest(f"{path} cannot be read now: {err.strerror or err}") from err
 
 
 @dataclass
@@ -412,38 +434,51 @@ class Runtime:
         return self.read(lambda kb: kb.files(pattern))
 
     def read_file(
-        self, path: str, start_line: int | None = None, end_line: int | None = None
+        self,
+        path: str,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        *,
+        max_lines: int | None = None,
+        max_chars: int | None = None,
     ) -> FileText:
-        """Lines `start_line..end_line` (1-based, inclusive; default: the whole file) of a
-        workspace file as it is on disk now, read confined to the workspace (never a
-        symlink out, a FIFO or a file over `kb.maxFileSize`). `InvalidRequest` for a path
-        outside the workspace, a file that cannot be read, or lines that do not exist."""
-
-        def read(kb: KnowledgeBase) -> tuple[str, str]:
-            try:
-                text = kb.read_text(path)
-            except (PathOutsideWorkspace, UnreadableFile) as err:
-                raise InvalidRequest(f"{path}: {getattr(err, 'reason', err)}") from err
-            info = kb.file_info(path)
-            uri = info.uri if info is not None else kb.resolve(path).as_uri()
-            return text, uri
-
-        text, uri = self.read(read)
-        lines = text.splitlines()
-        first = 1 if start_line is None else start_line
-        last = len(lines) if end_line is None else min(end_line, len(lines))
-        if first < 1 or (lines and first > len(lines)) or last < first - 1:
-            raise InvalidRequest(
-                f"{path} has {len(lines)} lines; lines {first}–{end_line or first} do not exist"
+        """Lines `start_line..end_line` (1-based, inclusive; default: the whole file) of an
+        indexed file as it is on disk now, at most `max_lines` lines and `max_chars`
+        characters when given (a page: `next_start_line` says where to go on). Read
+        confined (`reading.py`: never a link out, a FIFO or a file over `kb.maxFileSize`,
+        nor a file the knowledge base excludes). `InvalidRequest` for a path leading out of
+        the workspace, a file that is not indexed or cannot be read, lines it does not have."""
+        page = self.read(
+            lambda kb: _confined(
+                path,
+                lambda: reading.read_page(
+                    kb,
+                    path,
+                    1 if start_line is None else start_line,
+                    end_line,
+                    max_lines=max_lines,
+                    max_chars=max_chars,
+                ),
             )
-        return FileText(
-            path=path,
-            uri=uri,
-            start_line=first,
-            end_line=last,
-            total_lines=len(lines),
-            text="\n".join(lines[first - 1 : last]),
         )
+        return FileText(
+            path=page.info.path,
+            uri=page.info.uri,
+            start_line=page.start_line,
+            end_line=page.end_line,
+            total_lines=page.total_lines,
+            text="\n".join(page.lines),
+        )
+
+    def file_text(self, path: str) -> tuple[FileInfo, str]:
+        """The whole text of an indexed file as it is on disk now (within
+        `kb.maxFileSize`), read confined; `InvalidRequest` as for `read_file`."""
+
+        def read(kb: KnowledgeBase) -> tuple[FileInfo, str]:
+            info = reading.indexed_file(kb, path)
+            return info, kb.read_text(info.path)
+
+        return self.read(lambda kb: _confined(path, lambda: read(kb)))
 
     def ask(
         self,
