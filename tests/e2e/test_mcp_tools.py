@@ -7,6 +7,8 @@ examples/workspace (with a file outside it and links leading out, made before it
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from jsonschema import Draft7Validator
 from tests.conftest import copy_example_workspace
 
 from .mcp_harness import Background, Kb, structured, text_of, wait_for
@@ -102,6 +105,21 @@ async def test_tools_have_descriptions_and_schemas(kb: Kb, setup: Setup) -> None
     assert {"query", "results", "index"} <= set(tools["search"].output_schema["properties"])
     assert {"uri", "path", "range"} <= set(tools["open_result"].output_schema["properties"])
     assert {"answer", "sources", "stop"} <= set(tools["ask"].output_schema["properties"])
+
+
+async def test_schemas_are_self_contained_draft_07(kb: Kb, setup: Setup) -> None:
+    """VS Code validates each input schema against the JSON Schema meta-schema and drops
+    the tool when that needs a download it cannot make: every schema names the draft-07
+    meta-schema VS Code bundles, is a valid draft-07 schema, and refers only inside itself."""
+    for tool in (await kb.session.list_tools()).tools:
+        for schema in (tool.input_schema, tool.output_schema):
+            assert schema is not None
+            assert schema["$schema"] == "http://json-schema.org/draft-07/schema#", tool.name
+            Draft7Validator.check_schema(schema)
+            refs = re.findall(r'"\$ref": "([^"]*)"', json.dumps(schema))
+            assert all(ref.startswith("#/") for ref in refs), (tool.name, refs)
+    # The SDK's own client validates structured results against these schemas: it accepts them.
+    assert not (await kb.call("status")).is_error
 
 
 # --- search and open_result -----------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, Resource, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from kb_lsp import __version__
@@ -112,6 +112,19 @@ def _params(model: type[M], **values: Any) -> M:
             for error in err.errors()
         )
         raise ToolError(f"Invalid arguments: {problems}.") from err
+
+
+# VS Code checks every tool's input schema against the meta-schema
+# `https://json-schema.org/draft-07/schema`, which its JSON service downloads: offline (or
+# behind a proxy) the download fails and VS Code drops every tool. A schema's own
+# `$schema` takes precedence, and VS Code bundles this spelling of draft-07, so declaring
+# it means nothing is fetched. pydantic's schemas keep to draft-07's keywords (`$defs` is
+# only a `$ref` target, resolved inside the schema), and so they stay self-contained.
+JSON_SCHEMA_DIALECT = "http://json-schema.org/draft-07/schema#"
+
+
+def _self_contained(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if schema is None else {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 
 def _result(message: str, data: BaseModel) -> CallToolResult:
@@ -431,6 +444,18 @@ class KbMcpServer(MCPServer[Any]):
                 runtime.submit_read, lambda: runtime.read(lambda kb: kb.schema())
             )
             return _result(text.schema_text(fields), fields)
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools, each schema declaring its dialect (`JSON_SCHEMA_DIALECT`)."""
+        return [
+            tool.model_copy(
+                update={
+                    "input_schema": _self_contained(tool.input_schema),
+                    "output_schema": _self_contained(tool.output_schema),
+                }
+            )
+            for tool in await super().list_tools()
+        ]
 
     # --- resources: every indexed file as kb://<root>/<path> --------------------------------
 
