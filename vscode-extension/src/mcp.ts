@@ -24,6 +24,8 @@ export const MCP_PROVIDER_ID = 'kb-lsp.mcp';
 export const MCP_LABEL = 'Knowledge base (kb-lsp)';
 export const MCP_SERVER_NAME = 'kb';
 export const COPY_MCP_CONFIGURATION = 'kb.copyMcpConfiguration';
+/** The tools `kb mcp` serves (server/kb_lsp/mcp_server/server.py). */
+export const KB_TOOLS = ['search', 'open_result', 'read_file', 'list_files', 'summarize_file', 'ask', 'status', 'schema'];
 
 /** How to start `kb mcp`: a command and its arguments. */
 export interface McpLaunch {
@@ -72,6 +74,26 @@ interface McpServerDefinitionProvider {
 
 interface McpLm {
   registerMcpServerDefinitionProvider(id: string, provider: McpServerDefinitionProvider): vscode.Disposable;
+}
+
+/** A tool as `vscode.lm.tools` (1.95+) lists it; MCP tools are tagged `mcp`. */
+interface LmToolInformation {
+  readonly name: string;
+  readonly tags?: readonly string[];
+}
+
+/**
+ * The kb tools VS Code's own tool list has (`api`: the `vscode` module), or undefined where
+ * it has no tool list. VS Code names an MCP tool `<server prefix><tool name>`; it leaves
+ * out a tool whose input schema it cannot validate, so this is what agents get.
+ */
+export function listedKbTools(api: { lm?: unknown }): string[] | undefined {
+  const tools = (api.lm as { tools?: unknown } | undefined)?.tools;
+  if (!Array.isArray(tools)) {
+    return undefined;
+  }
+  const mcpTools = (tools as LmToolInformation[]).filter((tool) => tool.tags?.includes('mcp'));
+  return KB_TOOLS.filter((name) => mcpTools.some((tool) => tool.name === name || tool.name.endsWith(`_${name}`)));
 }
 
 export type McpSupport =
@@ -182,6 +204,17 @@ export function registerMcpServer(
   return { registration, disposables };
 }
 
+/** What VS Code's tool list says about the kb tools, for the copy command's message. */
+export function listedMessage(listed: string[] | undefined): string {
+  if (listed === undefined) {
+    return 'VS Code runs the kb MCP server itself';
+  }
+  if (listed.length === 0) {
+    return 'VS Code runs the kb MCP server itself; its tools are listed once it has started (MCP: List Servers)';
+  }
+  return `VS Code lists ${listed.length} of the ${KB_TOOLS.length} kb tools (${listed.join(', ')})`;
+}
+
 /** "KB: Copy MCP Configuration": a ready `mcp.json` on the clipboard. */
 export function registerCopyCommand(
   context: vscode.ExtensionContext,
@@ -197,9 +230,7 @@ export function registerCopyCommand(
       }
       const json = mcpJson(launch);
       await vscode.env.clipboard.writeText(json);
-      const where = registration.registered
-        ? 'VS Code itself already lists the kb tools; this is for other clients'
-        : registration.message;
+      const where = registration.registered ? `${listedMessage(listedKbTools(vscode))}; this is for other clients` : registration.message;
       await vscode.window.showInformationMessage(
         `KB: MCP configuration copied: paste it into .vscode/mcp.json, or adapt it for Claude Code or Continue (README). ${where}.`,
       );

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import {
   COPY_MCP_CONFIGURATION,
+  KB_TOOLS,
+  listedKbTools,
   MCP_LABEL,
   MCP_PROVIDER_ID,
   mcpJson,
@@ -166,6 +168,17 @@ describe('MCP server definition provider', () => {
   });
 });
 
+describe('the kb tools in VS Code\'s tool list', () => {
+  it('counts the MCP tools named after a kb tool, none where VS Code has no tool list', () => {
+    const all = KB_TOOLS.map((name) => ({ name: `mcp_abc_${name}`, tags: ['mcp'] }));
+    assert.deepEqual(listedKbTools({ lm: { tools: all } }), KB_TOOLS);
+    assert.deepEqual(listedKbTools({ lm: { tools: [{ name: 'read_file', tags: ['vscode_editing'] }] } }), []);
+    assert.deepEqual(listedKbTools({ lm: { tools: [] } }), []);
+    assert.equal(listedKbTools({ lm: {} }), undefined);
+    assert.equal(listedKbTools({}), undefined);
+  });
+});
+
 describe('KB: Copy MCP Configuration', () => {
   it('puts a ready mcp.json on the clipboard and says where it goes', async () => {
     provide({ version: '1.100.3' });
@@ -179,6 +192,18 @@ describe('KB: Copy MCP Configuration', () => {
     const info = vscode.calls.messages.find((m) => m.level === 'info')?.text ?? '';
     assert.match(info, /copied: paste it into \.vscode\/mcp\.json/);
     assert.match(info, /old VS Code/);
+  });
+
+  it('where VS Code runs the server itself, it says which kb tools VS Code lists', async () => {
+    const mcpTool = (name: string) => ({ name, tags: ['mcp'], description: '', inputSchema: {} });
+    provide({
+      version: '1.101.0',
+      lm: { tools: [mcpTool('mcp_1_search'), mcpTool('mcp_1_open_result'), { name: 'search', tags: [] }, mcpTool('other_tool')] },
+    });
+    registerCopyCommand(context, noPythonExtension, { registered: true, message: '' });
+    await vscode.commands.executeCommand(COPY_MCP_CONFIGURATION);
+    const info = vscode.calls.messages.find((m) => m.level === 'info')?.text ?? '';
+    assert.match(info, /VS Code lists 2 of the 8 kb tools \(search, open_result\); this is for other clients/);
   });
 
   it('without a folder it says to open one, and copies nothing', async () => {
