@@ -36,6 +36,7 @@ from kb_lsp.protocol import (
 from kb_lsp.records import ReadOnlyStore
 from kb_lsp.runtime import Hooks, Runtime, Unavailable
 from kb_lsp.runtime.logs import BoundedFormatter
+from kb_lsp.runtime.progress import progress_text
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
@@ -99,13 +100,11 @@ class _ProgressBar:
             return
         self._last = now
         width = 30
-        filled = int(width * done / total)
+        # Chunks move inside big files: they fill the bar once they are counted.
+        chunks = progress.chunks_total
+        filled = int(width * (progress.chunks_done / chunks if chunks else done / total))
         bar = "#" * filled + "." * (width - filled)
-        what = "text" if progress.phase == "keyword" else "vectors"
-        chunks = f", {progress.chunks_done}/{progress.chunks_total} chunks" * bool(
-            progress.chunks_total
-        )
-        sys.stderr.write(f"\r[{bar}] {what}: {done}/{total} files{chunks}   ")
+        sys.stderr.write(f"\r[{bar}] {progress_text(progress)}   ")
         sys.stderr.flush()
 
     def end(self, message: str) -> None:

@@ -28,7 +28,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,8 +40,9 @@ from kb_lsp.markdown import parse_markdown
 from kb_lsp.memory import release_free_memory
 from kb_lsp.metadata import FileMetadata, extract_metadata
 from kb_lsp.metadata.cards import card_hash, card_text
-from kb_lsp.records import SyncProgress, SyncReport
+from kb_lsp.records import SyncReport
 from kb_lsp.store import FileRecord, NewChunk, Store
+from kb_lsp.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
@@ -55,8 +56,6 @@ BATCH_CHUNKS = 2048
 EMBED_BATCH = 256
 UPSERT_BATCH = 2048
 
-ProgressCallback = Callable[[SyncProgress], None]
-
 
 def embedding_text(heading: str, text: str) -> str:
     """What is embedded for a chunk: its heading path gives a short passage its topic."""
@@ -65,6 +64,25 @@ def embedding_text(heading: str, text: str) -> str:
 
 def text_hash(heading: str, text: str) -> str:
     return hashlib.sha256(embedding_text(heading, text).encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """What one root's sync does, from comparing the disk with the manifest."""
+
+    manifest: dict[str, FileRecord]
+    whole: bool  # every file was scanned (not only some paths)
+    full: bool  # every file is read again
+    unchanged: int
+    changed: list[FileEntry]
+    removed: list[str]
+    removed_skipped: list[str]  # indexed before, skipped now
+    skipped: list[Skipped]
+    files: frozenset[str]  # every file this sync reads, removes or finishes
+
+    @property
+    def to_read(self) -> int:
+        return len(self.changed) + len(self.removed)
 
 
 @dataclass
@@ -112,13 +130,20 @@ class Indexer:
         vectors: bool = True,
     ) -> SyncReport:
         """Both phases (see the module doc); `vectors=False` stops after phase 1, leaving
-        the embeddings to `embed_pending`."""
+        the embeddings to `embed_pending`. (`KnowledgeBase.sync` runs the same steps over
+        every root, with one tally.)"""
         started = time.perf_counter()
         report = report or SyncReport()
+        tally = SyncTally(progress)
         try:
-            self._write_phase(paths, progress, cancel, full, report)
+            tally.scanning()
+            plan = self.plan(paths, full=full)
+            tally.planned(len(plan.files), plan.to_read)
+            self.write_texts(plan, tally=tally, cancel=cancel, report=report)
             if vectors and not report.cancelled:
-                self.embed_pending(progress=progress, cancel=cancel, report=report)
+                pending = self.pending_files()
+                tally.vectors(len(pending), sum(r.chunk_count for r in pending))
+                self.embed_pending(files=pending, tally=tally, cancel=cancel, report=report)
         finally:
             release_free_memory()
         report.seconds += time.perf_counter() - started
@@ -126,16 +151,9 @@ class Indexer:
 
     # --- phase 1: text, chunks, FTS -------------------------------------------------------
 
-    def _write_phase(
-        self,
-        paths: Iterable[Path] | None,
-        progress: ProgressCallback | None,
-        cancel: threading.Event | None,
-        full: bool,
-        report: SyncReport,
-    ) -> None:
-        if progress:
-            progress(SyncProgress(0, 0, None, "scanning"))
+    def plan(self, paths: Iterable[Path] | None, *, full: bool = False) -> SyncPlan:
+        """Compare the disk (every file, or only `paths`) with the manifest: what this
+        sync reads, removes, and finishes."""
         self.store.repair_vectors()
         manifest = self.store.manifest()
 
@@ -160,17 +178,38 @@ class Indexer:
             or record.size != entry.size
             or record.mtime_ns != entry.mtime_ns
         ]
-        report.files_unchanged += len(entries) - len(changed)
-        total = len(changed) + len(removed)
-        done = 0
-
         removed_skipped = [s.path for s in skipped if s.path in manifest]
+        # Files whose vectors an earlier sync left pending are finished by this one.
+        unfinished = {path for path, record in manifest.items() if record.state != "ok"}
+        files = {e.path for e in changed} | set(removed) | set(removed_skipped) | unfinished
+        return SyncPlan(
+            manifest=manifest,
+            whole=paths is None,
+            full=full,
+            unchanged=len(entries) - len(changed),
+            changed=changed,
+            removed=removed,
+            removed_skipped=removed_skipped,
+            skipped=skipped,
+            files=frozenset(files),
+        )
+
+    def write_texts(
+        self,
+        plan: SyncPlan,
+        *,
+        tally: SyncTally,
+        cancel: threading.Event | None,
+        report: SyncReport,
+    ) -> None:
+        """Phase 1 of `plan`: read, chunk and write the changed files, drop the removed."""
+        manifest, changed, skipped = plan.manifest, plan.changed, list(plan.skipped)
+        report.files_unchanged += plan.unchanged
+        removed, removed_skipped = plan.removed, plan.removed_skipped
         if removed or removed_skipped:
             report.chunks_removed += self.store.delete_files([*removed, *removed_skipped])
             report.files_removed += len(removed) + len(removed_skipped)
-            done += len(removed)
-            if progress:
-                progress(SyncProgress(done, total, removed[-1] if removed else None))
+            tally.read(len(removed), removed[-1] if removed else None)
 
         batch: list[_Written] = []
         batch_chunks = 0
@@ -178,22 +217,20 @@ class Indexer:
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            written = self._prepare(entry, manifest, report, skipped, again=full)
+            written = self._prepare(entry, manifest, report, skipped, again=plan.full)
             if written is not None:
                 batch.append(written)
                 batch_chunks += len(written.chunks)
                 if batch_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                     self._write(batch)
                     batch, batch_chunks = [], 0
-            done += 1
-            if progress:
-                progress(SyncProgress(done, total, entry.path))
+            tally.read(1, entry.path)
         self._write(batch)
         if report.files_added or report.files_changed or report.files_removed:
             # Links resolve by name: any change can move anchor text between notes.
             self.store.refresh_anchors()
 
-        if paths is None and not report.cancelled:
+        if plan.whole and not report.cancelled:
             self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
             self.store.forget_unused_vectors()
         else:
@@ -317,41 +354,48 @@ class Indexer:
 
     # --- phase 2: vectors -----------------------------------------------------------------
 
+    def pending_files(self) -> list[FileRecord]:
+        """The files phase 2 has to finish, in the order it does them: open in the
+        editor first, then the newest."""
+        files = self.store.pending_files()
+        files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
+        return files
+
     def embed_pending(
         self,
         *,
+        files: list[FileRecord] | None = None,
+        tally: SyncTally | None = None,
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
         report: SyncReport | None = None,
     ) -> SyncReport:
-        """Embed and store the vectors of every pending file, in bounded batches across
-        files (module doc). Stops between batches when `cancel` is set."""
+        """Embed and store the vectors of every pending file (or of `files`, from
+        `pending_files`), in bounded batches across files (module doc), counting on
+        `tally` (else a tally of its own reports to `progress`). Stops between batches
+        when `cancel` is set."""
         report = report or SyncReport()
-        files = self.store.pending_files()
-        files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
-        chunks_total = sum(r.chunk_count for r in files)
-        chunks_done = files_done = 0
+        if files is None:
+            files = self.pending_files()
+        if tally is None:
+            tally = SyncTally(progress)
+            tally.planned(len(files), 0)
+            tally.vectors(len(files), sum(r.chunk_count for r in files))
         batch = _VectorBatch()
         self.vectors_in_flight = 0
 
         def flush() -> None:
-            nonlocal batch, chunks_done, files_done
+            nonlocal batch
             self._store_batch(batch, report)
-            chunks_done += len(batch.entries)
-            files_done += len(batch.complete)
             self.vectors_in_flight += len(batch.entries)
             for path in batch.complete:
                 self.vectors_in_flight -= self._file_chunks.pop(path, 0)
-            if progress:
+            if batch.entries or batch.complete:
                 last = batch.complete[-1] if batch.complete else None
-                progress(
-                    SyncProgress(files_done, len(files), last, "vectors", chunks_done, chunks_total)
-                )
+                tally.stored(len(batch.entries), len(batch.complete), last)
             batch = _VectorBatch()
 
         self._file_chunks = {}
-        if progress and files:
-            progress(SyncProgress(0, len(files), None, "vectors", 0, chunks_total))
         try:
             for record in files:
                 start = 0

@@ -50,6 +50,7 @@ from kb_lsp.records import (
 from kb_lsp.related import NotIndexed, outgoing_links, related_files
 from kb_lsp.search import Searcher, SearchSource, query_terms
 from kb_lsp.store import FileRecord, Store, store_dir_for
+from kb_lsp.sync_tally import SyncTally
 from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
 
 __all__ = [
@@ -208,23 +209,41 @@ class KnowledgeBase:
 
         self._syncing = True
         self._progress = SyncProgress(0, 0, None, "scanning")
+        tally = SyncTally(step)
         try:
-            # Keyword search for every root first, then the vectors of every root.
+            # Every root is scanned before any is written, so the sync's total is known
+            # once and never changes (`sync_tally.py`); then keyword search for every
+            # root, then the vectors of every root.
+            tally.scanning()
+            plans = []
+            in_sync: set[tuple[Path, str]] = set()
             for index in roots:
                 mine = None
                 if wanted is not None:
                     mine = [p for p in wanted if index.workspace.relative(p) is not None]
                     if not mine:
+                        # Nothing to read here, but its pending vectors are finished below.
+                        in_sync.update((index.root, r.path) for r in index.store.pending_files())
                         continue
-                index.indexer.sync(
-                    mine, progress=step, cancel=cancel, full=full, report=report, vectors=False
-                )
+                plan = index.indexer.plan(mine, full=full)
+                in_sync.update((index.root, path) for path in plan.files)
+                plans.append((index, plan))
+            tally.planned(len(in_sync), sum(plan.to_read for _, plan in plans))
+            for index, plan in plans:
+                index.indexer.write_texts(plan, tally=tally, cancel=cancel, report=report)
                 if report.cancelled:
                     break
             self._keyword_incomplete = report.cancelled
             if not report.cancelled:
-                for index in roots:
-                    index.indexer.embed_pending(progress=step, cancel=cancel, report=report)
+                pending = [(index, index.indexer.pending_files()) for index in roots]
+                tally.vectors(
+                    sum(len(files) for _, files in pending),
+                    sum(r.chunk_count for _, files in pending for r in files),
+                )
+                for index, files in pending:
+                    index.indexer.embed_pending(
+                        files=files, tally=tally, cancel=cancel, report=report
+                    )
                     if report.cancelled:
                         break
             if full and not report.cancelled:

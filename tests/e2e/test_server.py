@@ -20,18 +20,20 @@ async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace
     assert begin.cancellable
     reports = [r for r in ended[0] if isinstance(r, types.WorkDoneProgressReport)]
     files = len(list(workspace.rglob("*.md")))
-    # "Reading 12/14 files", then "Embedding 3/14 files · 30/41 chunks": per phase, the
-    # files of a total fixed for the phase (and the chunks), on one bar that never goes back.
-    reading = [re.fullmatch(r"Reading (\d+)/(\d+) files", r.message or "") for r in reports]
-    embedding = [
-        re.fullmatch(r"Embedding (\d+)/(\d+) files · (\d+)/(\d+) chunks", r.message or "")
-        for r in reports
+    # "12/14 files · reading", then "3/14 files · 30/41 chunks · embedding" (the
+    # extension's words): one total of files, fixed for the whole sync, the chunks fixed
+    # for the embedding, on one bar that never goes back.
+    pattern = r"(\d+)/(\d+) files( · (\d+)/(\d+) chunks)? · (reading|embedding)"
+    found = [re.fullmatch(pattern, r.message or "") for r in reports]
+    assert all(m or r.message == "scanning files…" for m, r in zip(found, reports, strict=True)), [
+        r.message for r in reports
     ]
-    assert all(
-        a or b or r.message == "Scanning files…"
-        for a, b, r in zip(reading, embedding, reports, strict=True)
-    ), [r.message for r in reports]
-    assert {int(m.group(2)) for m in reading + embedding if m} == {files}
+    matched = [m for m in found if m]
+    assert {int(m.group(2)) for m in matched} == {files}
+    phases = [m.group(6) for m in matched]
+    assert phases == sorted(phases, key=["reading", "embedding"].index)
+    assert len({m.group(5) for m in matched if m.group(6) == "embedding"}) == 1
+    assert all(m.group(3) is None for m in matched if m.group(6) == "reading")
     percentages = [r.percentage for r in reports]
     assert percentages == sorted(percentages)
     assert reports[-1].percentage == 100

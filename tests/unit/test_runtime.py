@@ -17,11 +17,11 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
-from kb_lsp.records import SyncProgress
 from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
+from kb_lsp.runtime import progress as progress_module
 from kb_lsp.runtime.changes import SettingsChange, settings_change
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
-from kb_lsp.runtime.worker import Job, rate_line
+from kb_lsp.runtime.worker import Job
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
 HASHING = "tests.fakes.embedder:HashingEmbedder"
@@ -277,45 +277,57 @@ def test_one_progress_from_one_source(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    monkeypatch.setattr(progress_module, "CHANGED_EVERY", 0.0)  # every step re-sends
     paragraphs = (f"Paragraph {i} about the ledgers of account {i}. " * 10 for i in range(1000))
     (workspace / "big.md").write_text("# Big\n\n" + "\n\n".join(paragraphs), encoding="utf-8")
     files = len(list(workspace.rglob("*.md")))
-    seen: list[IndexProgress] = []
-    held = _HeldSync()
-    held.report = seen.append  # type: ignore[method-assign]
-    hooks = Hooks(start_progress=held.start)
-    runtime = Runtime(hooks, watch=False, probe_llm=False, log_file=False)
+    seen: list[IndexProgress] = []  # what the front end's bar got
+    snapshots: list[IndexStatus] = []  # the status at each of those moments
+    fed: list[IndexStatus] = []  # what a status bar got from the feed, if it came in time
+    runtime = Runtime(
+        Hooks(start_progress=lambda title, cancel: bar),
+        watch=False,
+        probe_llm=False,
+        log_file=False,
+    )
+
+    class Bar:
+        def report(self, progress: IndexProgress) -> None:
+            seen.append(progress)
+            snapshots.append(runtime.status())
+
+        def end(self, message: str) -> None:
+            return None
+
+    bar = Bar()
     try:
         settings = load_settings({"storage": str(storage)}).settings
         runtime.open([workspace], settings, index=False).result()
+        runtime.subscribe(fed.append)
         runtime.reindex().result()  # the one sync: a cold index
     finally:
         runtime.close()
     assert seen, "no progress reported"
-    text = [p for p in seen if p.phase == "keyword"]
+    # The status and the bar say the same at each moment: one source.
+    assert [s.progress for s in snapshots] == seen
+    during = [s.progress for s in snapshots + fed if s.progress is not None]
+    # One total of files for the whole sync, once it has scanned; the chunks to embed
+    # fixed from the embedding's start.
+    counted = [p for p in during if p.phase != "scanning"]
+    assert {p.files_total for p in counted} == {files}
     vectors = [p for p in seen if p.phase == "vectors"]
+    assert len({p.chunks_total for p in vectors}) == 1 and vectors[0].chunks_total > 0
+    text = [p for p in seen if p.phase == "keyword"]
     assert text and vectors and seen.index(text[-1]) < seen.index(vectors[0])
-    # Per phase the total is fixed, the counts only go up, and the phase ends complete.
     for phase in (text, vectors):
-        assert {p.files_total for p in phase} == {files}
         assert [p.files_done for p in phase] == sorted(p.files_done for p in phase)
         assert phase[-1].files_done == files
     assert [p.chunks_done for p in vectors] == sorted(p.chunks_done for p in vectors)
-    assert {p.chunks_total for p in vectors} == {vectors[-1].chunks_done}
-    assert vectors[-1].chunks_done > 0
+    assert vectors[-1].chunks_done == vectors[-1].chunks_total
     # Inside the big file (hundreds of chunks) the chunk count moves in several steps
     # while the count of complete files stands still.
     steps = collections.Counter(p.files_done for p in vectors)
     assert max(steps.values()) >= 3
-
-
-def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
-    step = SyncProgress(120, 155, "a.md", "vectors", chunks_done=2400, chunks_total=3036)
-    assert rate_line(step, 4.0) == (
-        "vectors: 120/155 files, 2400/3036 chunks, 600.0 chunks/s, about 1 s left"
-    )
-    text = SyncProgress(120, 155, "a.md", "keyword")
-    assert rate_line(text, 4.0) == "keyword: 120/155 files, 30.0 files/s, about 1 s left"
 
 
 def test_read_file_gives_lines_confined_to_the_workspace(

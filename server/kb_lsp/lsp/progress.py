@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from kb_lsp.protocol import IndexProgress
+from kb_lsp.runtime.progress import SCANNING, progress_text
 
 if TYPE_CHECKING:
     from kb_lsp.lsp.server import KbLanguageServer
@@ -40,16 +41,6 @@ def _watch_cancel(
 
 # Share of the bar for the text phase; the vectors phase (the slow one) fills the rest.
 TEXT_SHARE = 20
-
-
-def index_message(progress: IndexProgress) -> str:
-    """`Reading 12/155 files`, then `Embedding 40/155 files · 900/3036 chunks`."""
-    files = f"{progress.files_done}/{progress.files_total} files"
-    if progress.phase == "scanning":
-        return "Scanning files…"
-    if progress.phase == "keyword":
-        return f"Reading {files}"
-    return f"Embedding {files} · {progress.chunks_done}/{progress.chunks_total} chunks"
 
 
 def index_percentage(progress: IndexProgress) -> int:
@@ -94,7 +85,7 @@ class IndexProgressBar:
         server.work_done_progress.begin(
             token,
             types.WorkDoneProgressBegin(
-                title=title, cancellable=True, message="Scanning files…", percentage=0
+                title=title, cancellable=True, message=SCANNING, percentage=0
             ),
         )
         _watch_cancel(server, token, cancel)
@@ -109,7 +100,7 @@ class IndexProgressBar:
         self._server.work_done_progress.report(
             self._token,
             types.WorkDoneProgressReport(
-                message=index_message(progress),
+                message=progress_text(progress),
                 percentage=index_percentage(progress),
                 cancellable=True,
             ),

@@ -9,10 +9,11 @@ is committed.
 Explicit jobs run first, in order; then a rescan when one was asked for (a burst, the
 periodic reconcile); then the paths gathered meanwhile, as one `sync(paths)`.
 
-Progress has one source: the indexer's `SyncProgress` (per phase: files done of a total
-fixed when the phase starts; in the vectors phase chunks too). The knowledge base keeps
-the latest for the status; here it feeds the front end's progress bar and a log line
-every few seconds with the rate and the time left.
+Progress has one source: the knowledge base's `SyncProgress` (files done of a total fixed
+once the sync has scanned, `sync_tally.py`; in the embedding phase chunks too). The
+knowledge base keeps the latest for the status; here it feeds the front end's progress
+bar, the status re-sent every second, and a log line every few seconds with the rate and
+the time left (`progress.py`).
 """
 
 from __future__ import annotations
@@ -29,13 +30,12 @@ from typing import Any, Literal, Protocol
 
 from kb_lsp.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
 from kb_lsp.protocol import IndexProgress
+from kb_lsp.runtime.progress import SyncMonitor, to_index_progress
 
 log = logging.getLogger(__name__)
 
 # A sync without a progress bar of its own gets one once it has this many files to do.
 LARGE_SYNC = 50
-CHANGED_EVERY = 1.0  # seconds: the status is re-sent at most this often during a sync
-LOG_EVERY = 5.0  # seconds between "indexing: n/N files …" log lines during a sync
 
 ShowProgress = Literal["always", "large", "never"]
 
@@ -274,28 +274,21 @@ class IndexingWorker:
         handle: ProgressHandle | None = None
         if job.progress == "always":
             handle = self._start_progress(job.title, job.cancel)
-        started = phase_started = time.monotonic()
-        last_changed = last_logged = started
+        started = time.monotonic()
+        monitor = SyncMonitor()
         self._publish(SyncProgress(0, 0, None, phase="scanning"))
 
         def on_progress(step: SyncProgress) -> None:
-            nonlocal handle, last_changed, last_logged, phase_started
-            now = time.monotonic()
+            nonlocal handle
             with self._cond:
-                if self._progress is None or self._progress.phase != step.phase:
-                    phase_started = now
                 self._progress = step
             if handle is None and job.progress == "large" and step.total >= LARGE_SYNC:
                 handle = self._start_progress(job.title, job.cancel)
             if handle is not None:
                 handle.report(to_index_progress(step))
-            if now - last_changed >= CHANGED_EVERY:  # counts move during a long sync
-                last_changed = now
+            if monitor.step(step):  # counts move during a long sync
                 self._changed()
                 self._publish(step)
-            if now - last_logged >= LOG_EVERY:
-                last_logged = now
-                log.info("indexer: %s", rate_line(step, now - phase_started))
 
         try:
             report = kb.sync(
@@ -323,32 +316,6 @@ class IndexingWorker:
         if handle is not None:
             handle.end("Cancelled" if report.cancelled else summary)
         return report
-
-
-def to_index_progress(step: SyncProgress) -> IndexProgress:
-    return IndexProgress(
-        phase=step.phase,
-        files_done=step.done,
-        files_total=step.total,
-        chunks_done=step.chunks_done,
-        chunks_total=step.chunks_total,
-    )
-
-
-def rate_line(step: SyncProgress, seconds: float) -> str:
-    """`vectors: 120/155 files, 2400/3036 chunks, 600 chunks/s, about 1 s left`: the
-    rate and time left by chunks once they are counted (the vectors phase), else by files.
-    `seconds`: since the phase began."""
-    parts = [f"{step.done}/{step.total} files"]
-    done, total, unit = step.done, step.total, "files"
-    if step.chunks_total:
-        parts.append(f"{step.chunks_done}/{step.chunks_total} chunks")
-        done, total, unit = step.chunks_done, step.chunks_total, "chunks"
-    rate = done / seconds if seconds > 0 else 0.0
-    parts.append(f"{rate:.1f} {unit}/s")
-    if rate > 0 and total > done:
-        parts.append(f"about {(total - done) / rate:.0f} s left")
-    return f"{step.phase}: " + ", ".join(parts)
 
 
 def _summary(report: SyncReport) -> str:

@@ -1,0 +1,98 @@
+"""The words of the one progress, and the log lines of a sync: every few seconds of a
+clock (the test's), with the rate and the time left, whatever the steps."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from kb_lsp.protocol import IndexProgress
+from kb_lsp.records import SyncProgress
+from kb_lsp.runtime import progress
+from kb_lsp.runtime.progress import SyncMonitor, progress_text, rate_line
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_text_is_the_extensions() -> None:
+    embedding = IndexProgress(
+        phase="vectors", files_done=38, files_total=155, chunks_done=1204, chunks_total=3036
+    )
+    assert progress_text(embedding) == "38/155 files · 1,204/3,036 chunks · embedding"
+    reading = IndexProgress(phase="keyword", files_done=12, files_total=155)
+    assert progress_text(reading) == "12/155 files · reading"
+    # No total yet: not a "0/0" that would change.
+    scanning = IndexProgress(phase="scanning", files_done=0, files_total=0)
+    assert progress_text(scanning) == "scanning files…"
+    assert progress_text(reading.model_copy(update={"files_total": 0})) == "scanning files…"
+
+
+def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
+    step = IndexProgress(
+        phase="vectors", files_done=120, files_total=155, chunks_done=2400, chunks_total=3036
+    )
+    assert rate_line(step, 2400, 4.0) == (
+        "120/155 files · 2,400/3,036 chunks · embedding · 600.0 chunks/s · about 1 s left"
+    )
+    text = IndexProgress(phase="keyword", files_done=120, files_total=155)
+    assert rate_line(text, 20, 4.0) == (
+        "120/155 files · reading · 5.0 files/s · about 7 s left of reading"
+    )
+    slow = step.model_copy(update={"chunks_done": 36})
+    assert rate_line(slow, 36, 60.0).endswith("0.6 chunks/s · about 83 min left")
+    assert rate_line(step, 0, 4.0).endswith("embedding · 0.0 chunks/s")  # no rate: no time
+
+
+def test_a_log_line_every_few_seconds_with_rate_and_time_left(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="kb_lsp.runtime.progress")
+    clock = Clock()
+    monitor = SyncMonitor(clock)
+
+    def lines() -> list[str]:
+        return [r.getMessage() for r in caplog.records]
+
+    assert not monitor.step(SyncProgress(0, 0, None, "scanning"))
+    clock.now += 0.5
+    monitor.step(SyncProgress(0, 155, None, "keyword"))
+    assert lines() == ["indexer: 155 files in this sync"]
+    # Many files in under LOG_EVERY seconds: no line per file.
+    for done in range(1, 151):
+        clock.now += 0.02
+        monitor.step(SyncProgress(done, 155, f"{done}.md", "keyword"))
+    assert len(lines()) == 1
+    clock.now = 1000.0 + progress.LOG_EVERY  # 5 s after the start; 4.5 s of reading
+    monitor.step(SyncProgress(151, 155, "151.md", "keyword"))
+    assert lines()[1:] == [
+        "indexer: 151/155 files · reading · 33.6 files/s · about 1 s left of reading"
+    ]
+    # Embedding: the rate is the phase's, in chunks; one big file, so files stand still.
+    clock.now += 1.0
+    monitor.step(SyncProgress(0, 155, None, "vectors", 0, 3036))
+    clock.now += 2.0
+    monitor.step(SyncProgress(0, 155, None, "vectors", 256, 3036))
+    assert len(lines()) == 2
+    clock.now += 3.0  # LOG_EVERY after the last line, 5 s into the embedding
+    monitor.step(SyncProgress(0, 155, None, "vectors", 512, 3036))
+    assert lines()[2:] == [
+        "indexer: 0/155 files · 512/3,036 chunks · embedding · 102.4 chunks/s · about 25 s left"
+    ]
+
+
+def test_the_status_is_re_sent_at_most_every_second() -> None:
+    clock = Clock()
+    monitor = SyncMonitor(clock)
+    sent = []
+    for tick in range(12):  # 3 s of steps every 0.25 s
+        clock.now += 0.25
+        if monitor.step(SyncProgress(tick, 12, None, "keyword")):
+            sent.append(tick)
+    assert sent == [3, 7, 11]
