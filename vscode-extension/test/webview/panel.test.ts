@@ -12,7 +12,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { FromWebview, ToWebview } from '../../src/messages';
 import { panelHtml } from '../../src/panelHtml';
-import type { SearchHit } from '../../src/protocol';
+import type { AskResponse, SearchHit } from '../../src/protocol';
 import { artifact, EXTENSION_ROOT, launchChromium } from '../shared/browser';
 
 const NONCE = 'testNonce123';
@@ -539,11 +539,11 @@ describe('panel webview in Chromium', () => {
     await page.close();
     await openPage(undefined, { width: 300, height: 600 });
     await page.click('#tab-ask');
-    const answer = (n: number) => ({
+    const answer = (n: number): AskResponse => ({
       answer: `Answer ${n}: run \`make deploy\` [1].`,
       sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }],
-      stop: 'answer' as const,
-      mode: n % 2 ? ('agent' as const) : ('grounded' as const),
+      stop: 'answer',
+      mode: n % 2 ? 'agent' : 'grounded',
       grounded: n !== 3,
       steps: [],
       usage: {},

@@ -1,0 +1,194 @@
+/**
+ * A real VS Code for the e2e tests: code-server 4.100.3 with the packaged .vsix installed
+ * in a fresh user-data folder, opened on a workspace, driven by Playwright in Debian's
+ * Chromium. Settings are written to the user settings file (VS Code watches it, so a test
+ * may change them while it runs).
+ */
+import { strict as assert } from 'node:assert';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { artifact, EXTENSION_ROOT, launchChromium } from './browser';
+
+export const CODE_SERVER =
+  process.env.CODE_SERVER ?? join(EXTENSION_ROOT, '.code-server', 'node_modules', '.bin', 'code-server');
+export const VSIX = process.env.KB_VSIX ?? join(EXTENSION_ROOT, 'dist', 'kb-lsp.vsix');
+export const TIMEOUT = 90_000;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** The user settings every e2e run starts from: quiet workbench, no network, no tips. */
+export function baseSettings(extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    'security.workspace.trust.enabled': false,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.ignoreRecommendations': true,
+    'extensions.autoUpdate': false,
+    'extensions.autoCheckUpdates': false,
+    'update.mode': 'none',
+    'chat.commandCenter.enabled': false,
+    'workbench.colorTheme': 'Default Dark Modern',
+    ...extra,
+  };
+}
+
+export class CodeServer {
+  browser!: Browser;
+  page!: Page;
+  log = '';
+  private server: ChildProcess | undefined;
+  private settingsFile = '';
+
+  /** Install the .vsix, start code-server on `workspace`, open it in Chromium. */
+  async start(workspace: string, settings: Record<string, unknown>, env: Record<string, string> = {}): Promise<void> {
+    assert.ok(existsSync(CODE_SERVER), `code-server not found at ${CODE_SERVER}: run scripts/extension/install-code-server.sh`);
+    assert.ok(existsSync(VSIX), `${VSIX} not found: run npm run package`);
+    const base = mkdtempSync(join(tmpdir(), 'kb-code-server-'));
+    const userData = join(base, 'user-data');
+    const extensions = join(base, 'extensions');
+    mkdirSync(join(userData, 'User'), { recursive: true });
+    this.settingsFile = join(userData, 'User', 'settings.json');
+    this.writeSettings(settings);
+    const fullEnv = { ...process.env, ...env, CODE_SERVER_CONFIG: join(base, 'config.yaml') };
+    const install = spawnSync(
+      CODE_SERVER,
+      ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', VSIX],
+      { encoding: 'utf8', env: fullEnv, timeout: TIMEOUT },
+    );
+    assert.equal(install.status, 0, `installing the .vsix failed:\n${install.stdout}\n${install.stderr}`);
+    const port = await freePort();
+    this.server = spawn(
+      CODE_SERVER,
+      [
+        '--auth', 'none',
+        '--bind-addr', `127.0.0.1:${port}`,
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+        '--user-data-dir', userData,
+        '--extensions-dir', extensions,
+        workspace,
+      ],
+      { env: fullEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.server.stdout?.on('data', (d: Buffer) => (this.log += d.toString()));
+    this.server.stderr?.on('data', (d: Buffer) => (this.log += d.toString()));
+    await this.waitForHttp(`http://127.0.0.1:${port}/healthz`);
+    this.browser = await launchChromium();
+    this.page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
+    this.page.setDefaultTimeout(TIMEOUT);
+    await this.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await this.page.locator('.monaco-workbench').waitFor();
+  }
+
+  /** Replace the user settings (VS Code applies the file as it changes). */
+  writeSettings(settings: Record<string, unknown>): void {
+    writeFileSync(this.settingsFile, JSON.stringify(baseSettings(settings), null, 2));
+  }
+
+  private async waitForHttp(url: string): Promise<void> {
+    const end = Date.now() + TIMEOUT;
+    for (;;) {
+      try {
+        const res = await fetch(url);
+        if (res.ok) {
+          return;
+        }
+      } catch {
+        // not up yet
+      }
+      if (Date.now() > end) {
+        throw new Error(`code-server did not answer at ${url}\n${this.log.slice(-3000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.browser?.close().catch(() => undefined);
+    if (this.server?.pid) {
+      try {
+        process.kill(-this.server.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  async shot(name: string): Promise<string> {
+    const path = artifact(name);
+    await this.page.screenshot({ path });
+    return path;
+  }
+
+  /** Run a command from the command palette by its title. */
+  async runCommand(title: string): Promise<void> {
+    const page = this.page;
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ state: 'visible' });
+    await page.keyboard.press('Enter');
+  }
+
+  /** The Knowledge Base panel's page (the webview's inner frame). */
+  panel(): FrameLocator {
+    return this.page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  }
+
+  async openPanel(): Promise<FrameLocator> {
+    await this.page.locator('.activitybar .action-item a[aria-label^="Knowledge Base"]').first().click();
+    const frame = this.panel();
+    await frame.locator('#status-text').waitFor();
+    return frame;
+  }
+
+  /** Open a workspace file with Go to File. */
+  async openFile(name: string): Promise<void> {
+    const page = this.page;
+    await this.runCommand('Go to File');
+    await page.keyboard.type(name);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor();
+  }
+}
+
+/** Poll `read` until `ok` holds (every `every` ms, up to `timeout`); the last value read. */
+export async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeout = TIMEOUT, every = 100): Promise<T> {
+  const end = Date.now() + timeout;
+  let last: T | undefined;
+  for (;;) {
+    try {
+      last = await read();
+      if (ok(last)) {
+        return last;
+      }
+    } catch {
+      // the element may be re-rendering
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)}`);
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
