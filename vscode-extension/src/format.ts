@@ -117,10 +117,17 @@ export interface ProgressNumbers {
 
 export function progressNumbers(status: IndexStatus): ProgressNumbers {
   const p = status.progress;
+  if (p && (p.phase === 'scanning' || p.filesTotal === 0)) {
+    // Still counting the work: no total to show yet (a "0/0" would be a total that changes).
+    return { files: '', phase: PHASES.scanning };
+  }
   if (!p) {
     const pending = status.pending ?? 0;
     const total = status.files + pending;
-    return { files: `${status.files}/${total}`, fraction: total > 0 ? status.files / total : undefined };
+    if (total === 0) {
+      return { files: '' }; // opening the index: nothing counted yet
+    }
+    return { files: `${status.files}/${total}`, fraction: status.files / total };
   }
   const chunks = p.chunksTotal ? `${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)}` : undefined;
   // Chunks move inside big files, so they measure the work better than files do.
@@ -158,15 +165,18 @@ export function overallFraction(status: IndexStatus): number | undefined {
   }
 }
 
-/** `38/155` (status bar) */
+/** `38/155` (status bar), or `…` while the sync is still counting its files */
 export function indexProgress(status: IndexStatus): string {
-  return progressNumbers(status).files;
+  return progressNumbers(status).files || '…';
 }
 
-/** `38/155 files · 1,204/3,036 chunks` (notification and panel) */
+/** `38/155 files · 1,204/3,036 chunks · embedding` (notification and panel) */
 export function progressDetail(status: IndexStatus): string {
   const numbers = progressNumbers(status);
   const phase = status.paused ? 'paused' : numbers.phase;
+  if (!numbers.files) {
+    return `${phase ?? 'scanning'} files…`;
+  }
   return (
     `${numbers.files} files${numbers.chunks ? ` · ${numbers.chunks} chunks` : ''}` + (phase ? ` · ${phase}` : '')
   );
@@ -182,7 +192,8 @@ export function resultsIncomplete(status: IndexStatus | null | undefined): boole
 
 /** "Indexing 38/155 — results may be incomplete" above a list made during a sync. */
 export function incompleteNotice(status: IndexStatus): string {
-  return `Indexing ${indexProgress(status)} — results may be incomplete`;
+  const files = progressNumbers(status).files;
+  return `Indexing${files ? ` ${files}` : ''} — results may be incomplete`;
 }
 
 function llmNote(status: IndexStatus): string {

@@ -76,13 +76,16 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     });
     this.disposables.push(
       view.webview.onDidReceiveMessage((message: unknown) => {
-        if (isFromWebview(message)) {
+        if (isFromWebview(message) && this.view === view) {
           this.handling = this.handle(message);
         }
       }),
       view.onDidDispose(() => {
-        this.view = undefined;
-        this.ready = false;
+        // A view disposed after its replacement was resolved must not take that one away.
+        if (this.view === view) {
+          this.view = undefined;
+          this.ready = false;
+        }
       }),
     );
     if (view.onDidChangeVisibility) {

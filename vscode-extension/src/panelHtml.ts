@@ -46,8 +46,13 @@ export function panelHtml(opts: PanelHtmlOptions): string {
 <header id="status" class="status" role="status" aria-live="polite">
   <div class="status-row">
     <span id="status-text" class="status-text">Starting the server…</span>
-    <button id="pause-index" class="icon-button" type="button" title="Pause indexing" aria-label="Pause indexing" hidden>&#x23F8;&#xFE0E;</button>
-    <button id="cancel-index" class="icon-button" type="button" title="Cancel indexing" aria-label="Cancel indexing" hidden>&#x2715;</button>
+    <button id="pause-index" class="icon-button" type="button" title="Pause indexing" aria-label="Pause indexing" hidden>
+      <svg class="icon icon-pause" viewBox="0 0 16 16" aria-hidden="true"><rect x="4" y="3" width="3" height="10"/><rect x="9" y="3" width="3" height="10"/></svg>
+      <svg class="icon icon-resume" viewBox="0 0 16 16" aria-hidden="true" hidden><path d="M5 3l8 5-8 5z"/></svg>
+    </button>
+    <button id="cancel-index" class="icon-button" type="button" title="Cancel indexing" aria-label="Cancel indexing" hidden>
+      <svg class="icon" viewBox="0 0 16 16" aria-hidden="true"><path d="M4 4l8 8M12 4l-8 8" stroke-width="1.6" fill="none"/></svg>
+    </button>
   </div>
   <progress id="index-progress" class="index-progress" max="1" value="0" aria-label="Indexing progress" hidden></progress>
 </header>

@@ -107,6 +107,8 @@ const statusText = el<HTMLElement>('status-text');
 const progressBar = el<HTMLProgressElement>('index-progress');
 const pauseButton = el<HTMLButtonElement>('pause-index');
 const cancelIndexButton = el<HTMLButtonElement>('cancel-index');
+const pauseIcon = pauseButton.querySelector<SVGElement>('.icon-pause') as SVGElement;
+const resumeIcon = pauseButton.querySelector<SVGElement>('.icon-resume') as SVGElement;
 const tabButtons = Array.from(document.querySelectorAll<HTMLButtonElement>('.tab'));
 const panes: Record<PanelTab, HTMLElement> = {
   search: el('pane-search'),
@@ -154,6 +156,7 @@ function relatedHits(): SearchHit[] {
 function renderStatus(): void {
   const line = statusLine(state.status, state.server, state.serverMessage);
   statusText.textContent = line.text;
+  statusText.title = line.text;
   statusBox.className = `status ${line.cls}`;
   const status = state.status;
   const indexing = state.server === 'running' && status?.state === 'indexing';
@@ -171,7 +174,8 @@ function renderStatus(): void {
   pauseButton.hidden = !controllable;
   cancelIndexButton.hidden = !controllable;
   const paused = Boolean(status?.paused);
-  pauseButton.textContent = paused ? '\u25B6\uFE0E' : '\u23F8\uFE0E';
+  pauseIcon.toggleAttribute('hidden', paused);
+  resumeIcon.toggleAttribute('hidden', !paused);
   pauseButton.title = paused ? 'Resume indexing' : 'Pause indexing';
   pauseButton.setAttribute('aria-label', pauseButton.title);
   renderNotice();

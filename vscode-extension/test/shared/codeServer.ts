@@ -94,6 +94,13 @@ export class CodeServer {
     this.browser = await launchChromium();
     this.page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
     this.page.setDefaultTimeout(TIMEOUT);
+    // The workbench's and the webviews' console, for the log a failing test leaves.
+    this.page.on('console', (msg) => {
+      if (msg.type() === 'error' || msg.type() === 'warning') {
+        this.log += `[browser ${msg.type()}] ${msg.text()}\n`;
+      }
+    });
+    this.page.on('pageerror', (err) => (this.log += `[browser pageerror] ${String(err)}\n`));
     await this.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
     await this.page.locator('.monaco-workbench').waitFor();
   }

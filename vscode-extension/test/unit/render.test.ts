@@ -56,6 +56,10 @@ describe('webview rendering', () => {
     const indexing = { ...READY, state: 'indexing' as const, progress: { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 900, chunksTotal: 3036 } };
     assert.equal(searchNotice(indexing), 'Indexing 38/155 — results may be incomplete');
     assert.equal(searchNotice(READY), '');
+    // While the sync still counts its files there is no total to show (never "0/0").
+    const scanning = { ...READY, state: 'indexing' as const, progress: { phase: 'scanning' as const, filesDone: 0, filesTotal: 0 } };
+    assert.equal(searchNotice(scanning), 'Indexing — results may be incomplete');
+    assert.equal(statusLine(scanning, 'running').text, 'Indexing scanning files… · no model');
     assert.equal(searchNotice({ ...READY, vectorsReady: 0.5 }), 'Indexing 3/3 — results may be incomplete');
   });
 

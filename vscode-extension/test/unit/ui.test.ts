@@ -402,6 +402,8 @@ describe('one progress', () => {
     const backend = new FakeBackend().onAny('kb/indexControl', () => Promise.resolve({ ...INDEXING, message: 'cancelling' }));
     const bar = new KbStatusBar(backend);
     const notification = new IndexProgressNotification(backend);
+    backend.updateStatus({ ...INDEXING, progress: { phase: 'scanning', filesDone: 0, filesTotal: 0, chunksDone: 0, chunksTotal: 0 } });
+    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: indexing … /, 'no 0/0 while the sync counts its files');
     backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesTotal: 5, filesDone: 1 } });
     assert.equal(vscode.calls.progress.length, 0, 'no notification for a small sync');
     backend.updateStatus(INDEXING);
