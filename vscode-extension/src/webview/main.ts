@@ -14,6 +14,7 @@ import {
   filterCompletions,
   filterWordAt,
   hitId,
+  fallbackReason,
   modelProblem,
   renderCompletions,
   renderHover,
@@ -633,7 +634,7 @@ modelCard.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
   switch (button?.dataset.action) {
     case 'openSettings':
-      post({ type: 'openSettings', query: 'kb.ollama' });
+      post({ type: 'openSettings', query: '@ext:kb-lsp.kb-lsp' });
       break;
     case 'retry':
       if (state.lastQuestion) {
@@ -695,10 +696,9 @@ function finishAsk(response: AskResponse): void {
   if (response.mode === 'fallback') {
     // The model's trouble goes into the one card; the answer keeps only the passages.
     const start = state.transcript.map((e) => e.kind).lastIndexOf('question');
-    const error = state.transcript.slice(start).find((e) => e.kind === 'step' && e.event.kind === 'error');
-    const first = response.answer.split(/\n\s*\n/)[0]?.trim() ?? '';
-    const message = error?.kind === 'step' ? error.event.text : first;
+    const message = fallbackReason(state.transcript.slice(start)) ?? response.answer.split(/\n\s*\n/)[0]?.trim() ?? '';
     state.model = modelProblem(message);
+    const first = response.answer.split(/\n\s*\n/)[0]?.trim() ?? '';
     lead = first === message.trim() ? first : undefined;
   } else if (response.stop !== 'error') {
     state.model = null; // a model answered

@@ -363,9 +363,27 @@ export function renderEntry(entry: TranscriptEntry, index: number): string {
   }
 }
 
+const NO_MODEL = /^No model:\s*/;
+
+/** Why an ask fell back, from its steps: the server's "No model: …" status, else its first error. */
+export function fallbackReason(entries: readonly TranscriptEntry[]): string | undefined {
+  for (const entry of entries) {
+    if (entry.kind === 'step' && entry.event.kind === 'status' && NO_MODEL.test(entry.event.text)) {
+      return entry.event.text.replace(NO_MODEL, '');
+    }
+  }
+  const error = entries.find((e) => e.kind === 'step' && e.event.kind === 'error');
+  return error?.kind === 'step' ? error.event.text : undefined;
+}
+
+function isModelTrouble(entry: TranscriptEntry): boolean {
+  return entry.kind === 'step' && (entry.event.kind === 'error' || (entry.event.kind === 'status' && NO_MODEL.test(entry.event.text)));
+}
+
 /**
- * The transcript. Model errors are not repeated line by line: when an ask fell back
- * (no model answered), its `error` steps are left out — the model card says it once.
+ * The transcript. Model trouble is not repeated line by line: when an ask fell back (no
+ * model answered), its "No model: …" status and its errors are left out — the model card
+ * says it once.
  */
 export function renderTranscript(entries: readonly TranscriptEntry[]): string {
   const fellBack = new Set<number>();
@@ -380,7 +398,7 @@ export function renderTranscript(entries: readonly TranscriptEntry[]): string {
     }
   });
   return entries
-    .map((entry, i) => (fellBack.has(i) && entry.kind === 'step' && entry.event.kind === 'error' ? '' : renderEntry(entry, i)))
+    .map((entry, i) => (fellBack.has(i) && isModelTrouble(entry) ? '' : renderEntry(entry, i)))
     .join('');
 }
 

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { contentSecurityPolicy, panelHtml } from '../../src/panelHtml';
 import {
   clarifyChoices,
+  fallbackReason,
   filterCompletions,
   filterWordAt,
   highlight,
@@ -124,6 +125,19 @@ describe('webview rendering', () => {
     assert.match(html, /<div class="step status-step">Waiting for the model…<\/div>/);
     assert.match(html, /Best matching passages/);
     assert.match(html, /Error:<\/span> the tool failed/, 'errors of other asks stay');
+    // The server of issue 11 says why once, as a "No model: …" status step.
+    const reason = 'Ollama is not reachable at http://127.0.0.1:9: start it with `ollama serve`';
+    const entries = [
+      { kind: 'question' as const, text: 'How?' },
+      { kind: 'step' as const, event: { kind: 'status' as const, text: 'Mode: agent — …' } },
+      { kind: 'step' as const, event: { kind: 'status' as const, text: `No model: ${reason}` } },
+      { kind: 'answer' as const, response: { answer: '**No model: here are the best passages** in the knowledge base:\n\n1. `a.md`', sources: [], stop: 'answer' as const, mode: 'fallback' as const, steps: [], usage: {} } },
+    ];
+    assert.equal(fallbackReason(entries), reason);
+    const shown = renderTranscript(entries);
+    assert.doesNotMatch(shown, /not reachable/);
+    assert.match(shown, /Mode: agent/);
+    assert.match(shown, /here are the best passages/);
     assert.equal(withoutLead('a\n\nb', 'a'), 'b');
     assert.equal(withoutLead('a\n\nb', 'c'), 'a\n\nb');
   });

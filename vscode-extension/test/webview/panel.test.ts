@@ -498,15 +498,17 @@ describe('panel webview in Chromium', () => {
     await page.fill('#question', 'How do I deploy?');
     await page.press('#question', 'Enter');
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    // What the server sends when no model answers: why, once, as a status step; then the
+    // passages, as an answer in its own right.
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: 'Waiting for the model…' } });
-    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'error', text: note } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: `No model: ${note}` } });
     await send({
       type: 'askDone',
       id: 1,
       response: {
-        answer: `${note}\n\nBest matching passages in the knowledge base:\n\n1. \`runbooks/deploy.md\` lines 11–16\n   > Deploy the service with make deploy.`,
+        answer: '**No model: here are the best passages** in the knowledge base:\n\n1. `runbooks/deploy.md` lines 11–16\n   > Deploy the service with make deploy.',
         sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }],
-        stop: 'error',
+        stop: 'answer',
         mode: 'fallback',
         steps: [],
         usage: {},
@@ -516,8 +518,8 @@ describe('panel webview in Chromium', () => {
     assert.equal(mentions, 1, 'the model problem is said once');
     assert.equal(await page.locator('#model-card:visible').count(), 1);
     assert.equal(await page.locator('.step-error').count(), 0);
-    assert.equal(await page.textContent('.status-step'), 'Waiting for the model…');
-    assert.match((await page.textContent('.answer')) ?? '', /Best matching passages/);
+    assert.deepEqual(await page.locator('.status-step').allTextContents(), ['Waiting for the model…']);
+    assert.match((await page.textContent('.answer')) ?? '', /here are the best passages/);
     assert.equal(await page.textContent('.answer .badge.mode'), 'no model');
     assert.match((await page.textContent('#model-card')) ?? '', /No model is reachable/);
     await page.screenshot({ path: artifact('webview-model-card.png') });
@@ -527,7 +529,7 @@ describe('panel webview in Chromium', () => {
     await page.click('#model-card [data-action="retry"]');
     assert.deepEqual(await posted(), [
       { type: 'copy', text: 'ollama serve' },
-      { type: 'openSettings', query: 'kb.ollama' },
+      { type: 'openSettings', query: '@ext:kb-lsp.kb-lsp' },
       { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null },
     ]);
     // A model that answers clears the card.
