@@ -711,6 +711,7 @@ function finishAsk(response: AskResponse): void {
 // --- messages from the extension -------------------------------------------------------
 
 let refreshingStale = false;
+let staleIndex: { files: number; chunks: number; sawIndexing: boolean } | undefined;
 
 function onStatus(status: IndexStatus | null): void {
   const wasIndexing = state.status?.state === 'indexing';
@@ -719,6 +720,17 @@ function onStatus(status: IndexStatus | null): void {
     state.model = modelProblem(`${status.llm.host} is not reachable.`);
   } else if (status?.llm.reachable === true && state.model?.kind === 'unreachable') {
     state.model = null;
+  }
+  if (staleIndex && status) {
+    staleIndex.sawIndexing ||= status.state === 'indexing';
+    const changed = status.files !== staleIndex.files || status.chunks !== staleIndex.chunks;
+    if (status.state !== 'indexing' && (changed || staleIndex.sawIndexing)) {
+      staleIndex = undefined;
+      refreshingStale = true;
+      if (state.query.trim()) {
+        runSearch();
+      }
+    }
   }
   if (status && status.state !== 'indexing') {
     if (wasIndexing) {
@@ -757,6 +769,8 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'stale':
       state.staleNote = message.message;
       refreshingStale = true;
+      // The index may still hold the file for a moment: list again once it has changed.
+      staleIndex = { files: state.status?.files ?? -1, chunks: state.status?.chunks ?? -1, sawIndexing: false };
       if (state.tab === 'related') {
         post({ type: 'related' });
       } else {

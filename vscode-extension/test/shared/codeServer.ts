@@ -105,9 +105,25 @@ export class CodeServer {
     await this.page.locator('.monaco-workbench').waitFor();
   }
 
-  /** Replace the user settings (VS Code applies the file as it changes). */
+  /** Write the user settings file (before start; a running code-server does not notice). */
   writeSettings(settings: Record<string, unknown>): void {
     writeFileSync(this.settingsFile, JSON.stringify(baseSettings(settings), null, 2));
+  }
+
+  /** Change the user settings while VS Code runs, as a user does: in the settings JSON editor. */
+  async setSettings(settings: Record<string, unknown>): Promise<void> {
+    const page = this.page;
+    await this.runCommand('Preferences: Open User Settings (JSON)');
+    const tab = page.locator('.tabs-container .tab.active', { hasText: 'settings.json' });
+    await tab.waitFor();
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    // insertText is one edit: no auto-closed brackets or quotes get in the way.
+    await page.keyboard.insertText(JSON.stringify(baseSettings(settings), null, 2));
+    await page.keyboard.press('Control+S');
+    await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
+    await this.runCommand('View: Close Editor');
+    await tab.waitFor({ state: 'detached' });
   }
 
   private async waitForHttp(url: string): Promise<void> {

@@ -601,8 +601,15 @@ describe('panel webview in Chromium', () => {
     await clearPosted();
     await send({ type: 'stale', path: 'runbooks/deploy.md', message: 'runbooks/deploy.md was deleted or moved — the list was refreshed.' });
     assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
+    await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
+    // The index had not caught up yet; once it has (one file fewer), the list is made again.
+    await clearPosted();
+    await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 1 }, server: 'running' });
+    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
     await send({ type: 'results', response: { query: 'deploy', results: HITS.slice(1), index: STATUS } });
     assert.match((await page.textContent('#search-info')) ?? '', /^runbooks\/deploy\.md was deleted or moved — the list was refreshed\. 2 files/);
     assert.equal(await page.locator('#results li.hit').count(), 2);
+    await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 2 }, server: 'running' });
+    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }], 'only once');
   });
 });
