@@ -715,11 +715,16 @@ let staleIndex: { files: number; chunks: number; sawIndexing: boolean } | undefi
 
 function onStatus(status: IndexStatus | null): void {
   const wasIndexing = state.status?.state === 'indexing';
+  const before = state.status?.llm;
   state.status = status;
-  if (status?.llm.reachable === false && !state.model) {
-    state.model = modelProblem(`${status.llm.host} is not reachable.`);
-  } else if (status?.llm.reachable === true && state.model?.kind === 'unreachable') {
-    state.model = null;
+  const llm = status?.llm;
+  if (llm && before && (llm.host !== before.host || llm.model !== before.model)) {
+    state.model = null; // another model now: what was said about the old one no longer holds
+  }
+  if (llm?.reachable === false && !state.model) {
+    state.model = modelProblem(`${llm.host} is not reachable.`);
+  } else if (llm?.reachable === true && state.model && state.model.kind !== 'missing') {
+    state.model = null; // it answers again (a missing model stays said until one answers)
   }
   if (staleIndex && status) {
     staleIndex.sawIndexing ||= status.state === 'indexing';

@@ -532,8 +532,10 @@ describe('panel webview in Chromium', () => {
       { type: 'openSettings', query: '@ext:kb-lsp.kb-lsp' },
       { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null },
     ]);
-    // A model that answers clears the card.
-    await send({ type: 'status', status: { ...down, llm: { ...down.llm, reachable: true } }, server: 'running' });
+    // Another host: the card speaks of it; a model that answers clears the card.
+    await send({ type: 'status', status: { ...down, llm: { ...down.llm, host: 'http://gpu:11434' } }, server: 'running' });
+    assert.match((await page.textContent('#model-card')) ?? '', /http:\/\/gpu:11434 is not reachable/);
+    await send({ type: 'status', status: { ...down, llm: { ...down.llm, host: 'http://gpu:11434', reachable: true } }, server: 'running' });
     assert.equal(await page.isVisible('#model-card'), false);
   });
 
