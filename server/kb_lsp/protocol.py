@@ -25,18 +25,19 @@ ASK = "kb/ask"
 SUMMARIZE = "kb/summarize"
 STATUS = "kb/status"
 REINDEX = "kb/reindex"
-# Defined here so every part agrees on the shapes; each joins REQUESTS when its handler
-# exists (kb/related: the editor issue; kb/schema: the metadata issue).
+# The files nearest to one file by meaning (the panel's Related tab).
 RELATED = "kb/related"
+# Defined here so every part agrees on the shapes; joins REQUESTS when its handler exists
+# (the metadata issue).
 SCHEMA = "kb/schema"
 # Pause, resume or cancel the running sync (the panel's and the progress notification's
-# buttons); joins REQUESTS with its handler.
+# buttons).
 INDEX_CONTROL = "kb/indexControl"
 
 INDEX_CHANGED = "kb/indexChanged"
 ASK_EVENT = "kb/askEvent"
 
-REQUESTS = (SEARCH, OPEN_RESULT, ASK, SUMMARIZE, STATUS, REINDEX)
+REQUESTS = (SEARCH, OPEN_RESULT, ASK, SUMMARIZE, STATUS, REINDEX, RELATED, INDEX_CONTROL)
 NOTIFICATIONS = (INDEX_CHANGED, ASK_EVENT)
 
 # `workspace/executeCommand` names: `kb.search` for `kb/search`, and so on.

@@ -18,6 +18,8 @@ export const Methods = {
   summarize: 'kb/summarize',
   status: 'kb/status',
   reindex: 'kb/reindex',
+  related: 'kb/related',
+  indexControl: 'kb/indexControl',
 } as const;
 
 export const Notifications = {
@@ -33,6 +35,8 @@ export const ServerCommands = {
   summarize: 'kb.summarize',
   status: 'kb.status',
   reindex: 'kb.reindex',
+  related: 'kb.related',
+  indexControl: 'kb.indexControl',
 } as const;
 
 export type MethodName = (typeof Methods)[keyof typeof Methods];
@@ -323,6 +327,8 @@ export interface RequestTypes {
   'kb/summarize': [SummarizeParams, SummarizeResponse];
   'kb/status': [StatusParams, IndexStatus];
   'kb/reindex': [ReindexParams, IndexStatus];
+  'kb/related': [RelatedParams, RelatedResponse];
+  'kb/indexControl': [IndexControlParams, IndexStatus];
 }
 
 export interface NotificationTypes {

@@ -30,6 +30,7 @@ from kb_lsp.protocol import (
     INDEX_CONTROL,
     OPEN_RESULT,
     REINDEX,
+    RELATED,
     SEARCH,
     STATUS,
     SUMMARIZE,
@@ -39,6 +40,7 @@ from kb_lsp.protocol import (
     IndexControlParams,
     OpenResultParams,
     ReindexParams,
+    RelatedParams,
     SearchParams,
     StatusParams,
     Step,
@@ -65,6 +67,13 @@ async def open_result(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     # Answered on the loop: this client's numbered list is kept in memory only (the
     # runtime persists lists for the CLI, not for "lsp"), so nothing here touches a disk.
     return dump(ls.runtime.open_result(params.n, client=CLIENT))
+
+
+async def related(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
+    """`kb/related`: the files nearest to one file, from stored vectors; with `numbered`
+    (the default) they become this client's numbered list, as a search's do."""
+    params = parse_params(RelatedParams, raw, RELATED)
+    return dump(await ls.read(ls.runtime.related, params, client=CLIENT))
 
 
 async def status(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
@@ -175,6 +184,7 @@ METHODS: dict[str, Handler] = {
     SUMMARIZE: summarize,
     STATUS: status,
     REINDEX: reindex,
+    RELATED: related,
     INDEX_CONTROL: index_control,
 }
 

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
 
 from kb_lsp import __version__, reading
 from kb_lsp.agent import Agent
@@ -43,6 +45,7 @@ from kb_lsp.config import Settings, changed_settings
 from kb_lsp.knowledge import (
     FileInfo,
     KnowledgeBase,
+    NotIndexed,
     ReadOnlyStore,
     SyncProgress,
     SyncReport,
@@ -56,6 +59,9 @@ from kb_lsp.protocol import (
     IndexAction,
     IndexStatus,
     OpenResultResponse,
+    RelatedParams,
+    RelatedResponse,
+    SearchHit,
     SearchParams,
     SearchResponse,
     Step,
@@ -423,6 +429,35 @@ class Runtime:
             raise InvalidRequest(f"filter: {err}") from err
         self.lists.remember(client, params.query, hits)
         return SearchResponse(query=params.query, results=hits, index=self.status())
+
+    def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
+        """The files nearest to one file by meaning (`KnowledgeBase.related`, from stored
+        vectors). With `params.numbered` they become `client`'s last list. `InvalidRequest`
+        for a file outside the workspace or not in the index."""
+        if params.path:
+            given: str | Path = params.path
+        elif params.uri:
+            parts = urlsplit(params.uri)
+            if parts.scheme != "file":
+                raise InvalidRequest(f"{params.uri}: only file: URIs are in the workspace")
+            given = Path(url2pathname(unquote(parts.path)))
+        else:
+            raise InvalidRequest("kb/related: give the file as `uri` or `path`")
+
+        def find(kb: KnowledgeBase) -> tuple[str, list[SearchHit]]:
+            path = given if isinstance(given, str) else kb.display_path(given.resolve())
+            if path is None:
+                raise InvalidRequest(f"{given} is not inside the workspace")
+            try:
+                hits = kb.related(path, limit=params.limit, exclude_linked=params.exclude_linked)
+            except (NotIndexed, PathOutsideWorkspace) as err:
+                raise InvalidRequest(str(err)) from err
+            return path, hits
+
+        path, hits = self.read(find)
+        if params.numbered:
+            self.lists.remember(client, f"related to {path}", hits)
+        return RelatedResponse(path=path, results=hits, index=self.status())
 
     def open_result(self, n: int, *, client: str = DEFAULT_CLIENT) -> OpenResultResponse:
         """Result `n` of `client`'s last list; `InvalidRequest` naming what exists."""

@@ -210,6 +210,23 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     assert.ok(viaCommand.results.some((hit) => hit.path === 'payments/payment-file-formats.md'));
   });
 
+  it("kb/related returns the numbered list of a file's neighbours in the declared shape", async () => {
+    const related = await request(conn, Methods.related, { path: 'payments/mexico-payments.md', limit: 5, numbered: false });
+    assertShape('RelatedResponse', related);
+    assertIndexStatus(related.index);
+    assert.equal(related.path, 'payments/mexico-payments.md');
+    assert.ok(related.results.length >= 1 && related.results.length <= 5, `results: ${related.results.length}`);
+    related.results.forEach((hit, i) => {
+      assertShape('SearchHit', hit);
+      assert.equal(hit.n, i + 1);
+      assert.equal(hit.label, 'related');
+      assert.notEqual(hit.path, 'payments/mexico-payments.md');
+    });
+    const err = await rpcError(request(conn, Methods.related, { path: 'no/such/file.md' }));
+    assert.equal(err.code, ErrorCodes.invalidParams);
+    assert.match(err.message, /not in the knowledge base/);
+  });
+
   it('kb/reindex returns an IndexStatus', async () => {
     const status = await request(conn, Methods.reindex, {});
     assertIndexStatus(status);
