@@ -6,19 +6,20 @@
  */
 import type * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import type {
-  IndexControlParams,
-  IndexStatus,
-  MethodName,
-  RelatedParams,
-  RelatedResponse,
-  SchemaParams,
-  SchemaResponse,
+import {
+  Methods,
+  type IndexControlParams,
+  type IndexStatus,
+  type MethodName,
+  type RelatedParams,
+  type RelatedResponse,
+  type SchemaParams,
+  type SchemaResponse,
 } from './protocol';
 import { errorCode } from './util';
 
 export const OptionalMethods = {
-  related: 'kb/related',
+  related: Methods.related,
   schema: 'kb/schema',
   indexControl: 'kb/indexControl',
 } as const;

@@ -92,10 +92,11 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
     assert.ok(existsSync(FASTAPI), `the FastAPI docs corpus is missing at ${FASTAPI} (set KB_BENCH_CORPORA)`);
     workspace = join(mkdtempSync(join(tmpdir(), 'kb-flows-')), 'fastapi-docs');
     cpSync(FASTAPI, workspace, { recursive: true });
-    // KB_E2E_TEST_EMBEDDER=hashing: the test embedder, for a quicker run while working on
-    // the later steps (the cold-index step wants the real one: it must take a while).
-    const embedder = process.env.KB_E2E_TEST_EMBEDDER;
-    await vs.start(workspace, settings(), embedder ? { KB_TEST_EMBEDDER: embedder, PYTHONPATH: REPO_ROOT } : {});
+    // KB_E2E_EMBEDDER_FACTORY=tests.fakes.embedder:HashingEmbedder: the test embedder, for
+    // a quicker run while working on the later steps (the real one makes the cold index
+    // take the while the first step wants).
+    const embedder = process.env.KB_E2E_EMBEDDER_FACTORY;
+    await vs.start(workspace, settings(), embedder ? { KB_EMBEDDER_FACTORY: embedder, PYTHONPATH: REPO_ROOT } : {});
     frame = await vs.openPanel();
   });
 
