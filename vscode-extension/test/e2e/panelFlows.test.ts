@@ -10,8 +10,9 @@
  * 2. the Related tab lists the neighbours of the open file, and opens one;
  * 3. a result whose file was deleted says so and the list is refreshed;
  * 4. Ask without a model shows exactly one model card; a model that accepts the
- *    connection and never answers reaches the timeout message; a relative link in an
- *    answer (the scripted Ollama stand-in) opens the right workspace file.
+ *    connection and never answers reaches the timeout message (the settings change that
+ *    points at it, kb.search.threshold included, does not restart the server); a relative
+ *    link in an answer (the scripted Ollama stand-in) opens the right workspace file.
  *
  * Waits are on conditions (polling with generous deadlines), never fixed sleeps.
  * Screenshots: test-artifacts/flows-*.png; KB_UPDATE_SCREENSHOT=1 also writes the panel's
@@ -269,9 +270,15 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
       await new Promise<void>((resolve) => hung?.listen(0, '127.0.0.1', resolve));
       const address = hung.address();
       const port = typeof address === 'object' && address ? address.port : 0;
-      await vs.setSettings(settings({ 'kb.ollama.host': `http://127.0.0.1:${port}`, 'kb.ollama.timeout': 5 }));
+      const servers = vs.serverPids();
+      assert.equal(servers.length, 1, `one kb-lsp server runs: ${servers.join(', ')}`);
+      await vs.setSettings(
+        settings({ 'kb.ollama.host': `http://127.0.0.1:${port}`, 'kb.ollama.timeout': 5, 'kb.search.threshold': 0.25 }),
+      );
       // The server took the new host: the card names it once the probe has timed out.
       await frame.locator('#model-card', { hasText: `127.0.0.1:${port}` }).waitFor({ timeout: 120_000 });
+      // Applied live: the same server (kb.search.threshold and the model settings never restart it).
+      assert.deepEqual(vs.serverPids(), servers, 'the settings change restarted the server');
       await frame.locator('#new-chat').click();
       await ask('what does the CORS middleware do');
       await frame.locator('.status-step', { hasText: /waiting for the model/i }).waitFor({ timeout: 60_000 });

@@ -155,6 +155,28 @@ export class CodeServer {
     }
   }
 
+  /** The kb-lsp servers this code-server runs (`<python> -m kb_lsp` among its
+   * descendants): a restart shows as another id. */
+  serverPids(): number[] {
+    const ps = spawnSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+    const rows = ps.stdout
+      .split('\n')
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
+    const ours = new Set<number>(this.server?.pid ? [this.server.pid] : []);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const row of rows) {
+        if (ours.has(row.ppid) && !ours.has(row.pid)) {
+          ours.add(row.pid);
+          grew = true;
+        }
+      }
+    }
+    return rows.filter((row) => ours.has(row.pid) && / -m kb_lsp\b/.test(row.args)).map((row) => row.pid);
+  }
+
   async shot(name: string): Promise<string> {
     const path = artifact(name);
     await this.page.screenshot({ path });

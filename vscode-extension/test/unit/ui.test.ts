@@ -7,6 +7,7 @@ import { registerCommands } from '../../src/commands';
 import { registerCopyCommand } from '../../src/mcp';
 import type { ToWebview } from '../../src/messages';
 import { KbPanel } from '../../src/panel';
+import { panelHtml } from '../../src/panelHtml';
 import type { SearchHit } from '../../src/protocol';
 import { SearchQuickPick } from '../../src/quickPick';
 import { KbStatusBar } from '../../src/statusBar';
@@ -216,6 +217,18 @@ describe('commands', () => {
       assert.equal(category, 'KB');
     }
     assert.ok(manifest.contributes.keybindings.some((k) => k.command === 'kb.search'));
+  });
+
+  it("offers Reindex once on the panel: in the view's title bar, not again inside the page", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      contributes: { menus: Record<string, { command: string; when?: string }[]> };
+    };
+    const onPanel = Object.values(manifest.contributes.menus)
+      .flat()
+      .filter((item) => item.command === 'kb.reindex' && /view == kb\.panel/.test(item.when ?? ''));
+    assert.equal(onPanel.length, 1);
+    const html = panelHtml({ cspSource: 'vscode-resource:', nonce: 'n', scriptUri: 'w.js', styleUri: 's.css' });
+    assert.doesNotMatch(html, /reindex/i);
   });
 
   it('KB: Open Result… lists the last search; typing a number picks it, a wrong one is refused at once', async () => {
