@@ -73,6 +73,7 @@ export function statusView(status: IndexStatus | undefined): StatusView {
   }
   const tooltip = lines.join('\n');
   const flags = `${status.readOnly ? ' · read-only' : ''}${status.llm.reachable === false ? ' · no model' : ''}`;
+  const pausedFlag = status.paused && status.state !== 'indexing' ? ' · indexing paused' : '';
   if (status.state === 'indexing') {
     const paused = status.paused ? ' (paused)' : '';
     const icon = status.paused ? '$(debug-pause)' : '$(sync~spin)';
@@ -86,7 +87,7 @@ export function statusView(status: IndexStatus | undefined): StatusView {
     return { text: `$(error) KB: error${flags}`, tooltip, kind: 'error' };
   }
   return {
-    text: `$(book) KB: ready · ${status.files} files${flags}`,
+    text: `$(book) KB: ready · ${status.files} files${pausedFlag}${flags}`,
     tooltip,
     kind: status.readOnly ? 'readOnly' : 'ready',
   };

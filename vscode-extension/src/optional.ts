@@ -21,7 +21,7 @@ import { errorCode } from './util';
 export const OptionalMethods = {
   related: Methods.related,
   schema: 'kb/schema',
-  indexControl: 'kb/indexControl',
+  indexControl: Methods.indexControl,
 } as const;
 
 interface OptionalTypes {

@@ -171,10 +171,11 @@ function renderStatus(): void {
   } else if (indexing) {
     progressBar.removeAttribute('value'); // indeterminate until the sync has counted its work
   }
-  const controllable = indexing && !status?.readOnly;
-  pauseButton.hidden = !controllable;
-  cancelIndexButton.hidden = !controllable;
   const paused = Boolean(status?.paused);
+  // Paused with nothing queued is "ready" to the server, but the user still needs Resume.
+  const controllable = state.server === 'running' && !status?.readOnly;
+  pauseButton.hidden = !(controllable && (indexing || paused));
+  cancelIndexButton.hidden = !(controllable && indexing);
   pauseIcon.toggleAttribute('hidden', paused);
   resumeIcon.toggleAttribute('hidden', !paused);
   pauseButton.title = paused ? 'Resume indexing' : 'Pause indexing';

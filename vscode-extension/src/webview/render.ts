@@ -147,7 +147,8 @@ export function statusLine(status: IndexStatus | null, server: ServerState, mess
   if (status.state === 'error') {
     return { text: `Index error${status.message ? `: ${status.message}` : ''}${suffix}`, cls: 'error' };
   }
-  return { text: `Ready · ${status.files} files · ${status.chunks} chunks${suffix}`, cls: status.readOnly ? 'read-only' : 'ready' };
+  const paused = status.paused ? ' · indexing paused' : '';
+  return { text: `Ready · ${status.files} files · ${status.chunks} chunks${paused}${suffix}`, cls: status.readOnly ? 'read-only' : 'ready' };
 }
 
 // --- metadata completion ------------------------------------------------------------------

@@ -227,6 +227,15 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     assert.match(err.message, /not in the knowledge base/);
   });
 
+  it('kb/indexControl answers an IndexStatus that says whether indexing is paused', async () => {
+    const paused = await request(conn, Methods.indexControl, { action: 'pause' });
+    assertIndexStatus(paused);
+    assert.equal(paused.paused, true);
+    const resumed = await request(conn, Methods.indexControl, { action: 'resume' });
+    assertIndexStatus(resumed);
+    assert.equal(resumed.paused ?? false, false);
+  });
+
   it('kb/reindex returns an IndexStatus', async () => {
     const status = await request(conn, Methods.reindex, {});
     assertIndexStatus(status);

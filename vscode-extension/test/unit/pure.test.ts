@@ -26,6 +26,7 @@ describe('format', () => {
     assert.match(statusView({ ...READY, readOnly: true, llm: { ...READY.llm, reachable: true } }).text, /read-only$/);
     assert.equal(statusView({ ...READY, state: 'error' }).kind, 'error');
     assert.equal(statusView(undefined).kind, 'stopped');
+    assert.equal(statusView({ ...READY, paused: true }).text, '$(book) KB: ready · 3 files · indexing paused · no model');
   });
 
   it('makes workspace-relative paths with / and refuses files outside', () => {

@@ -483,6 +483,12 @@ describe('panel webview in Chromium', () => {
     await page.click('#pause-index');
     await page.click('#cancel-index');
     assert.deepEqual((await posted()).slice(1), [{ type: 'indexControl', action: 'resume' }, { type: 'indexControl', action: 'cancel' }]);
+    // Paused with nothing left to index (the server says "ready"): Resume stays offered.
+    await send({ type: 'status', status: { ...STATUS, paused: true }, server: 'running' });
+    assert.match((await page.textContent('#status-text')) ?? '', /^Ready · .* · indexing paused/);
+    assert.equal(await page.isVisible('#pause-index'), true);
+    assert.equal(await page.getAttribute('#pause-index', 'title'), 'Resume indexing');
+    assert.equal(await page.isVisible('#cancel-index'), false);
     await send({ type: 'status', status: STATUS, server: 'running' });
     assert.equal(await page.isVisible('#index-progress'), false);
     assert.equal(await page.isVisible('#pause-index'), false);
