@@ -27,6 +27,7 @@ BENCHMARKS = {
     "editor": "bench.editor",
     "scaling": "bench.scaling",
     "embed": "bench.embed_speed",
+    "related": "bench.related",
     "timeline": "bench.timeline",
     "memory": "bench.memory",
     "filters": "bench.filter_latency",

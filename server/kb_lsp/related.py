@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
@@ -27,6 +31,7 @@ from markdown_it import MarkdownIt
 from kb_lsp.protocol import Range, SearchHit
 from kb_lsp.records import StoredChunk
 from kb_lsp.search import SearchSource, make_snippet
+from kb_lsp.store import Store
 
 # How many nearest chunks name the candidates, per result asked for (at least `MIN_POOL`).
 POOL_PER_RESULT = 8
@@ -34,6 +39,8 @@ MIN_POOL = 60
 # Centroid cosines below this mean "not about the same thing" (all-MiniLM-L6-v2 puts
 # unrelated notes around 0.0–0.15).
 MIN_SIMILARITY = 0.2
+# Files whose centroid is kept, per store (384 floats each: 1.5 kB).
+CENTROID_CACHE = 20_000
 
 _parser = MarkdownIt("commonmark")
 _WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
@@ -47,8 +54,9 @@ class NotIndexed(LookupError):
 class _Candidate:
     source: SearchSource
     path: str
+    closest_id: str = ""
     score: float = 0.0
-    best: StoredChunk | None = None
+    sha256: str | None = None
 
 
 def centroid(vectors: Iterable[np.ndarray]) -> np.ndarray | None:
@@ -58,6 +66,41 @@ def centroid(vectors: Iterable[np.ndarray]) -> np.ndarray | None:
     mean = np.mean(np.stack(stacked), axis=0)
     norm = float(np.linalg.norm(mean))
     return None if norm == 0.0 else (mean / norm).astype(np.float32)
+
+
+class _Centroids:
+    """Each file's centroid, computed once per version of the file (its sha256) and store:
+    the panel asks for related notes at every switch of editor, and the same neighbours
+    come back for many files. Only complete centroids are kept (every chunk has its
+    vector), so a file still waiting for vectors is looked at again next time."""
+
+    def __init__(self, size: int = CENTROID_CACHE) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._by_store: weakref.WeakKeyDictionary[Store, OrderedDict[str, _Entry]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self, store: Store, path: str, sha256: str) -> np.ndarray | None:
+        with self._lock:
+            entries = self._by_store.get(store)
+            entry = entries.get(path) if entries is not None else None
+            if entries is None or entry is None or entry[0] != sha256:
+                return None
+            entries.move_to_end(path)
+            return entry[1]
+
+    def put(self, store: Store, path: str, sha256: str, center: np.ndarray) -> None:
+        with self._lock:
+            entries = self._by_store.setdefault(store, OrderedDict())
+            entries[path] = (sha256, center)
+            entries.move_to_end(path)
+            while len(entries) > self._size:
+                entries.popitem(last=False)
+
+
+_Entry = tuple[str, np.ndarray]
+_centroids = _Centroids()
 
 
 def related_files(
@@ -86,36 +129,75 @@ def related_files(
         for hit in other.store.vector_search(center, pool):
             key = (other.root, hit.path)
             if key not in skip and key not in candidates:
-                candidates[key] = _Candidate(other, hit.path)
+                # The pool is nearest first: this is the file's passage closest to ours.
+                candidates[key] = _Candidate(other, hit.path, closest_id=hit.chunk_id)
     for other in sources:
         _score(other, [c for c in candidates.values() if c.source is other], center)
     ranked = sorted(
-        (c for c in candidates.values() if c.best is not None and c.score >= MIN_SIMILARITY),
+        (c for c in candidates.values() if c.score >= MIN_SIMILARITY),
         key=lambda c: (-c.score, c.source.display(c.path)),
     )
-    return [_hit(n, c) for n, c in enumerate(ranked[:limit], start=1)]
+    top = ranked[:limit]
+    closest: dict[str, StoredChunk] = {}
+    for other in sources:
+        closest |= other.store.chunks_by_id(c.closest_id for c in top if c.source is other)
+    hits: list[SearchHit] = []
+    for cand in top:
+        # A passage gone since the vector query (the file changed): look at the file's own.
+        best = closest.get(cand.closest_id) or _closest_chunk(cand, center)
+        if best is not None and best.path == cand.path:
+            hits.append(_hit(len(hits) + 1, cand, best))
+    return hits
 
 
 def _score(source: SearchSource, candidates: list[_Candidate], center: np.ndarray) -> None:
-    """Each candidate's centroid cosine, and its chunk closest to the file."""
+    """Each candidate's centroid cosine (from the cache where the file has not changed)."""
     if not candidates:
         return
-    chunks = {c.path: source.store.chunks_of(c.path) for c in candidates}
+    manifest = source.store.manifest()
+    missing: list[_Candidate] = []
+    for cand in candidates:
+        record = manifest.get(cand.path)
+        cand.sha256 = record.sha256 if record else None
+        cached = _centroids.get(source.store, cand.path, cand.sha256) if cand.sha256 else None
+        if cached is None:
+            missing.append(cand)
+        else:
+            cand.score = float(np.dot(center, cached))
+    if not missing:
+        return
+    chunks = {c.path: source.store.chunks_of(c.path) for c in missing}
     vectors = source.store.cached_vectors(
         chunk.text_hash for file_chunks in chunks.values() for chunk in file_chunks
     )
-    for cand in candidates:
-        own = [(c, vectors[c.text_hash]) for c in chunks[cand.path] if c.text_hash in vectors]
-        other = centroid(vector for _, vector in own)
+    for cand in missing:
+        own = [vectors[c.text_hash] for c in chunks[cand.path] if c.text_hash in vectors]
+        other = centroid(own)
         if other is None:
             continue
         cand.score = float(np.dot(center, other))
-        cand.best = max(own, key=lambda item: float(np.dot(center, item[1])))[0]
+        if cand.sha256 and len(own) == len(chunks[cand.path]):
+            _centroids.put(source.store, cand.path, cand.sha256, other)
 
 
-def _hit(n: int, cand: _Candidate) -> SearchHit:
-    chunk = cand.best
-    assert chunk is not None
+def _closest_chunk(cand: _Candidate, center: np.ndarray) -> StoredChunk | None:
+    """The candidate's passage closest to the file (its snippet and range)."""
+    chunks = cand.source.store.chunks_of(cand.path)
+    vectors = cand.source.store.cached_vectors(c.text_hash for c in chunks)
+    own = [(c, vectors[c.text_hash]) for c in chunks if c.text_hash in vectors]
+    if not own:
+        return None
+    return max(own, key=lambda item: float(np.dot(center, item[1])))[0]
+
+
+@lru_cache(maxsize=4096)
+def _snippet(text: str) -> str:
+    """A passage's snippet without query words: its first real sentence on. Cached: the
+    panel asks again at every switch of editor, and neighbours recur across files."""
+    return make_snippet(text, (), None)
+
+
+def _hit(n: int, cand: _Candidate, chunk: StoredChunk) -> SearchHit:
     record = cand.source.store.file(cand.path)
     return SearchHit(
         n=n,
@@ -125,7 +207,7 @@ def _hit(n: int, cand: _Candidate) -> SearchHit:
         title=record.title if record else PurePosixPath(cand.path).stem,
         label="related",
         score=round(max(0.0, min(1.0, cand.score)), 4),
-        snippet=make_snippet(chunk.text, (), None),
+        snippet=_snippet(chunk.text),
         heading=chunk.heading,
         range=Range.of_lines(chunk.start_line, chunk.end_line),
     )

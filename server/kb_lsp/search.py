@@ -911,8 +911,9 @@ def make_snippet(
         stems = _word_stems(sentences[k][2])
         return (len(stems & telling), len(stems & wanted), -k)
 
-    best = max(range(len(sentences)), key=rank)
-    if hits(sentences[best][2]) == 0:
+    # Without query words (related notes) no sentence can rank above another.
+    best = max(range(len(sentences)), key=rank) if wanted or telling else 0
+    if not wanted or hits(sentences[best][2]) == 0:
         # A semantic match without shared words: start at the first real sentence.
         best = next(
             (k for k, (b, _, s) in enumerate(sentences) if len(s) > 40 and not blocks[b].code),

@@ -61,6 +61,21 @@ def test_nearest_files_first_without_the_file_itself(kb: KnowledgeBase) -> None:
     assert len(kb.related("cats/feeding.md", limit=1)) == 1
 
 
+def test_a_changed_neighbour_is_scored_again(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """Centroids are kept per version of a file: once a neighbour is rewritten about
+    something else, it leaves the list (and comes back when it is about cats again)."""
+    before = [h.path for h in kb.related("cats/feeding.md")]
+    assert "cats/toys.md" in before
+    toys = tmp_path / "notes" / "cats" / "toys.md"
+    original = toys.read_text(encoding="utf-8")
+    toys.write_text("# Ledger\n\nPost accruals to the treasury ledger.\n", encoding="utf-8")
+    kb.sync()
+    assert "cats/toys.md" not in [h.path for h in kb.related("cats/feeding.md")]
+    toys.write_text(original, encoding="utf-8")
+    kb.sync()
+    assert [h.path for h in kb.related("cats/feeding.md")] == before
+
+
 def test_exclude_linked_leaves_out_the_files_it_links_to(kb: KnowledgeBase) -> None:
     assert "cats/care.md" in [h.path for h in kb.related("cats/feeding.md")]
     linked = [h.path for h in kb.related("cats/feeding.md", exclude_linked=True)]
