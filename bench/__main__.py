@@ -44,6 +44,7 @@ def run_all(quick: bool, keep: Path | None) -> None:
         ("index", [*q, "--store", fastapi]),
         # A quick index trims the copy, so quality then builds its own full one.
         ("quality", ["--grid"] if quick else ["--grid", "--store", fastapi]),
+        ("related", ["--store", fastapi]),
         ("resync", [*q, "--store", fastapi]),
         ("editor", []),
         ("search", [*q, "--store", tldr]),
