@@ -17,6 +17,12 @@
  * Waits are on conditions (polling with generous deadlines), never fixed sleeps.
  * Screenshots: test-artifacts/flows-*.png; KB_UPDATE_SCREENSHOT=1 also writes the panel's
  * search, related and chat views to docs/.
+ *
+ * KB_E2E_WORKSPACE + KB_E2E_STORAGE: an already indexed copy of the FastAPI docs and its
+ * storage (`python -m bench related --store DIR` leaves DIR/fastapi-docs and DIR/store):
+ * the cold-index step is skipped and the rest runs with the real embedder in minutes —
+ * how the README's screenshots are refreshed on a busy machine. The run deletes one file
+ * of that copy (the deleted-result step).
  */
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -35,6 +41,8 @@ const FASTAPI = join(CORPORA, 'fastapi-docs');
 // The cold index of 155 files with the real embedder on a busy 2-core machine.
 const INDEX_TIMEOUT = 20 * 60_000;
 const NO_MODEL = 'http://127.0.0.1:9';
+const WARM_WORKSPACE = process.env.KB_E2E_WORKSPACE;
+const WARM_STORAGE = process.env.KB_E2E_STORAGE;
 
 const vs = new CodeServer();
 let workspace: string;
@@ -68,6 +76,10 @@ async function panelStatus(): Promise<string> {
 
 /** The sidebar (where the panel lives) as an image, for the README. */
 async function panelShot(name: string, docsName?: string): Promise<void> {
+  // At rest: the index ready (not a passing sync), no tooltip over the list.
+  await vs.page.locator('.statusbar-item', { hasText: 'KB: ready' }).waitFor({ timeout: INDEX_TIMEOUT });
+  await vs.page.mouse.move(900, 600);
+  await until(() => vs.page.locator('.workbench-hover-container:visible').count(), (n) => n === 0, 'tooltips to close');
   const box = await vs.page.locator('.part.sidebar').boundingBox();
   const path = artifact(name);
   await vs.page.screenshot({ path, ...(box ? { clip: box } : {}) });
@@ -91,13 +103,24 @@ async function ask(question: string): Promise<void> {
 describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 }, () => {
   before(async () => {
     assert.ok(existsSync(FASTAPI), `the FastAPI docs corpus is missing at ${FASTAPI} (set KB_BENCH_CORPORA)`);
-    workspace = join(mkdtempSync(join(tmpdir(), 'kb-flows-')), 'fastapi-docs');
-    cpSync(FASTAPI, workspace, { recursive: true });
+    if (WARM_WORKSPACE) {
+      workspace = WARM_WORKSPACE;
+    } else {
+      workspace = join(mkdtempSync(join(tmpdir(), 'kb-flows-')), 'fastapi-docs');
+      cpSync(FASTAPI, workspace, { recursive: true });
+    }
     // KB_E2E_EMBEDDER_FACTORY=tests.fakes.embedder:HashingEmbedder: the test embedder, for
     // a quicker run while working on the later steps (the real one makes the cold index
     // take the while the first step wants).
     const embedder = process.env.KB_E2E_EMBEDDER_FACTORY;
-    await vs.start(workspace, settings(), embedder ? { KB_EMBEDDER_FACTORY: embedder, PYTHONPATH: REPO_ROOT } : {});
+    // kb.storage is machine-overridable: in a remote window (code-server is one) it goes in
+    // the Remote settings.
+    await vs.start(
+      workspace,
+      settings(),
+      embedder ? { KB_EMBEDDER_FACTORY: embedder, PYTHONPATH: REPO_ROOT } : {},
+      WARM_STORAGE ? { 'kb.storage': WARM_STORAGE } : {},
+    );
     frame = await vs.openPanel();
   });
 
@@ -113,7 +136,8 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
     }
   });
 
-  it('a cold index: status bar, notification and panel show the same numbers; the total never changes', async () => {
+  const cold = { skip: WARM_WORKSPACE ? 'KB_E2E_WORKSPACE: the workspace is already indexed' : false };
+  it('a cold index: status bar, notification and panel show the same numbers; the total never changes', cold, async () => {
     try {
       // A search made while the index is being built.
       await frame.locator('#query').fill('how do I add CORS');
@@ -173,7 +197,13 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
 
   it('the search made while indexing is run again when indexing is done', async () => {
     try {
+      if (WARM_WORKSPACE) {
+        await vs.page.locator('.statusbar-item', { hasText: 'KB: ready' }).waitFor({ timeout: INDEX_TIMEOUT });
+        await frame.locator('#query').fill('how do I add CORS');
+        await frame.locator('#query').press('Enter');
+      }
       await frame.locator('#search-notice').waitFor({ state: 'hidden' });
+      await frame.locator('#results .hit-path').first().waitFor();
       const paths = await frame.locator('#results .hit-path').evaluateAll((els) => els.map((e) => e.getAttribute('title')));
       assert.ok(paths.includes('docs/tutorial/cors.md'), `cors.md is found once everything is indexed: ${paths.join(', ')}`);
       // Clean snippets: no markup, no directive in what the panel shows.

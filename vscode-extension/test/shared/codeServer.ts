@@ -55,8 +55,14 @@ export class CodeServer {
   private server: ChildProcess | undefined;
   private settingsFile = '';
 
-  /** Install the .vsix, start code-server on `workspace`, open it in Chromium. */
-  async start(workspace: string, settings: Record<string, unknown>, env: Record<string, string> = {}): Promise<void> {
+  /** Install the .vsix, start code-server on `workspace`, open it in Chromium. `remote`:
+   * the Remote (machine) settings — where a remote window reads machine-overridable ones. */
+  async start(
+    workspace: string,
+    settings: Record<string, unknown>,
+    env: Record<string, string> = {},
+    remote: Record<string, unknown> = {},
+  ): Promise<void> {
     assert.ok(existsSync(CODE_SERVER), `code-server not found at ${CODE_SERVER}: run scripts/extension/install-code-server.sh`);
     assert.ok(existsSync(VSIX), `${VSIX} not found: run npm run package`);
     const base = mkdtempSync(join(tmpdir(), 'kb-code-server-'));
@@ -65,6 +71,10 @@ export class CodeServer {
     mkdirSync(join(userData, 'User'), { recursive: true });
     this.settingsFile = join(userData, 'User', 'settings.json');
     this.writeSettings(settings);
+    if (Object.keys(remote).length > 0) {
+      mkdirSync(join(userData, 'Machine'), { recursive: true });
+      writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify(remote, null, 2));
+    }
     const fullEnv = { ...process.env, ...env, CODE_SERVER_CONFIG: join(base, 'config.yaml') };
     const install = spawnSync(
       CODE_SERVER,
@@ -212,8 +222,11 @@ export class CodeServer {
     const page = this.page;
     await this.runCommand('Go to File');
     await page.keyboard.type(name);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-    await page.keyboard.press('Enter');
+    // Click the row that names the file: Enter takes the first row, which under load may
+    // still be a match for what was typed so far (background.md for background-tasks.md).
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+    await row.waitFor();
+    await row.click();
     await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor();
   }
 }
