@@ -33,6 +33,7 @@ BENCHMARKS = {
     "filters": "bench.filter_latency",
     "ask": "bench.ask",
     "mcp": "bench.mcp_tokens",
+    "bigfile": "bench.bigfile",
 }
 
 

@@ -48,14 +48,18 @@ class LspClient:
         *,
         env: dict[str, str] | None = None,
         server: Path | None = None,
+        embedder_factory: str | None = None,
     ) -> None:
         """`server`: the folder holding the `kb_lsp` package to run (default: this
-        checkout's `server/`; another commit's to compare against it)."""
+        checkout's `server/`; another commit's to compare against it).
+        `embedder_factory`: `module:callable` of an embedder to use instead of the real
+        one (importable from this checkout, e.g. the test suite's hashing embedder)."""
         self.folders = folders
         self.server = server or REPO / "server"
         self.storage = storage
         self.options = options or {}
         self._env = env
+        self._embedder_factory = embedder_factory
         self._next_id = 0
         self._pending: dict[int, Future[Any]] = {}
         self._write_lock = threading.Lock()
@@ -69,11 +73,14 @@ class LspClient:
 
     def start(self) -> LspClient:
         env = dict(os.environ if self._env is None else self._env)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(self.server), env.get("PYTHONPATH", "")) if p
-        )
+        paths = [str(self.server), env.get("PYTHONPATH", "")]
         env["XDG_CACHE_HOME"] = str(self.storage / "xdg-cache")
-        env.pop("KB_EMBEDDER_FACTORY", None)  # always the real embedder
+        env.pop("KB_EMBEDDER_FACTORY", None)  # the real embedder unless told otherwise
+        if self._embedder_factory:
+            paths.append(str(REPO))
+            env["KB_EMBEDDER_FACTORY"] = self._embedder_factory
+            env["KB_TEST_EMBEDDER"] = self._embedder_factory  # its name in older commits
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kb_lsp"],
