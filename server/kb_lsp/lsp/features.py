@@ -224,9 +224,10 @@ async def did_change_configuration(
     ls: KbLanguageServer, params: types.DidChangeConfigurationParams
 ) -> None:
     settings = params.settings
-    if isinstance(settings, dict) and isinstance(settings.get("kb"), dict):
-        # Clients that push settings (instead of answering workspace/configuration).
-        ls.init_options = {**(ls.init_options or {}), **settings["kb"]}
+    if isinstance(settings, dict) and "kb" in settings:
+        # A client that pushes its settings: the new ones replace what it pushed before
+        # (merged into nothing, so a setting it cleared is gone; checked in load_settings).
+        ls.pushed_settings = settings["kb"]
     loaded = await ls.load_settings()
     ls.runtime.apply_settings(loaded.settings)
 

@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
-from kb_lsp.config import LoadedSettings, env_settings, load_settings
+from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
 from kb_lsp.lsp import framing, logs
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -73,6 +73,9 @@ class KbLanguageServer(LanguageServer):
         self.runtime = Runtime(Hooks(tell=self._tell, start_progress=self._start_progress))
         self.runtime.subscribe(self._send_status)
         self.init_options: Any = None
+        # The `kb` settings a client last pushed in workspace/didChangeConfiguration (the
+        # VS Code extension pushes all it has on every change): each push replaces the last.
+        self.pushed_settings: Any = None
         self.roots: list[Path] = []
         self.shutdown_requested = False
         self.read_timeout = READ_TIMEOUT
@@ -103,8 +106,14 @@ class KbLanguageServer(LanguageServer):
     # --- settings ------------------------------------------------------------------------
 
     async def load_settings(self) -> LoadedSettings:
-        """env < initializationOptions < workspace/configuration (section `kb`)."""
-        sources: list[Any] = [env_settings(), self.init_options]
+        """Layers, lowest first: env < initializationOptions < pushed settings <
+        workspace/configuration (section `kb`). A bad value in one falls back to the layer
+        below it (`config.load_settings`), so a typo never moves the store."""
+        sources = [
+            Layer("the environment", env_settings()),
+            Layer("initializationOptions", self.init_options),
+            Layer("the settings the editor sent", self.pushed_settings),
+        ]
         workspace = self.client_capabilities.workspace
         if workspace is not None and workspace.configuration:
             try:
@@ -114,8 +123,8 @@ class KbLanguageServer(LanguageServer):
                     ),
                     CONFIG_TIMEOUT,
                 )
-                if config and config[0] is not None:
-                    sources.append(config[0])
+                if config:
+                    sources.append(Layer("the editor's settings", config[0]))
             except Exception as err:  # a client that fails here still gets a server
                 log.warning("workspace/configuration failed: %s", err)
         loaded = load_settings(*sources)
