@@ -101,6 +101,11 @@ async def test_ollama_timeout_change_reaches_the_agent(
     change_settings(kb, {"ollama": {"timeout": 1}})
     await applied_at_once(kb, "kb.ollama.timeout")
     assert not reopened(kb)
+    # The log says what changed, from what to what (the code-server e2e waits on it).
+    logged = [m.message for m in kb.lsp.log_messages if "settings changed:" in m.message]
+    assert [line.split("settings changed: ")[1] for line in logged] == [
+        "kb.ollama.timeout: 60.0 → 1.0"
+    ]
     # The model goes silent: the agent gives up after the new timeout (1 s), not the
     # 60 s it was started with, and says so.
     ollama.add(stall(after_chunks=0))

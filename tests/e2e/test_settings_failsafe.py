@@ -15,7 +15,6 @@ from pytest_lsp import client_capabilities
 
 from .conftest import DEADLINE, KbClient, running_server, wait_for
 
-
 OFF_TOPIC = "how to bake sourdough bread"
 
 
@@ -97,3 +96,48 @@ async def test_initialization_options_that_are_not_an_object(
         status = await kb.wait_until_ready()
         assert Path(status["store"]) == from_env
         assert not default_store(storage).exists()
+
+
+async def test_bad_storage_in_the_editors_settings_keeps_the_store(
+    workspace: Path, storage: Path
+) -> None:
+    """The answer to `workspace/configuration` (VS Code's settings) is the top layer: its
+    bad value is reported once, the good one beside it applies, the store stays."""
+    async with running_server([workspace], storage) as kb:
+        before = await kb.status()
+        kb.lsp.set_configuration({"storage": 5, "search": {"threshold": 0}}, section="kb")
+        kb.lsp.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings=None)
+        )
+        message = await told(kb, "kb.storage = 5 in the editor's settings")
+        assert str(storage) in message
+
+        async def unfiltered() -> bool:
+            return bool((await kb.search(OFF_TOPIC))["results"])
+
+        await wait_for(unfiltered, "the new search threshold")
+        assert (await kb.status())["store"] == before["store"]
+        assert not default_store(storage).exists()
+        assert sum("kb.storage = 5" in message for message in kb.shown()) == 1
+
+
+async def test_a_bad_environment_variable_is_reported_and_the_default_applies(
+    workspace: Path, storage: Path
+) -> None:
+    """`KB_SEARCH_THRESHOLD=lots` is one message; the default threshold applies and the
+    store is the one `KB_STORAGE` names (a bad variable does not drop the good one)."""
+    from_env = storage / "from-env"
+    env = {"KB_STORAGE": str(from_env), "KB_SEARCH_THRESHOLD": "lots"}
+    async with running_server([workspace], storage, initialize=False, env=env) as kb:
+        params = types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
+        )
+        await asyncio.wait_for(kb.lsp.initialize_session(params), DEADLINE)
+        message = await told(kb, "kb.search.threshold = 'lots' in the environment")
+        status = await kb.wait_until_ready()
+        assert Path(status["store"]) == from_env
+        assert not default_store(storage).exists()
+        assert (await kb.search(OFF_TOPIC))["results"] == []  # the default threshold
+        assert sum("kb.search.threshold" in shown for shown in kb.shown()) == 1
+        assert "using" in message

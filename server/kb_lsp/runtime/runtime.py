@@ -251,8 +251,10 @@ class Runtime:
         change = settings_change(self._wanted, settings)
         if change.empty:
             return
+        # One line per setting with its old and new value: what a user (and the editor's
+        # end-to-end test) reads to know that a change reached the server.
         for line in changed_settings(self._wanted, settings):
-            log.info("setting %s", line)
+            log.info("settings changed: %s", line)
         self._wanted = settings
         logs.set_level(settings.log.level)
         if change.reopen:
