@@ -18,19 +18,12 @@ import {
 import type { KbBackend, ServerState } from './backend';
 import { ServerNotRunning } from './backend';
 import { Notifications, type AskEvent, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
-import {
-  choosePython,
-  diagnoseLaunch,
-  keptInterpreter,
-  remoteIgnoredUserValue,
-  remoteSettingMessage,
-  type PreflightResult,
-  type PythonChoice,
-  type PythonExtensionApi,
-} from './python';
+import { choosePython, diagnoseLaunch, type PreflightResult, type PythonChoice, type PythonExtensionApi } from './python';
+import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from './remoteSettings';
 import {
   contributedSettings,
   initializationOptions,
+  needsRestart,
   restrictedKeysIn,
   serverSettings,
   type Manifest,
@@ -80,11 +73,12 @@ export async function pythonExtensionApi(): Promise<PythonExtensionApi | undefin
 /** The `kb` settings as VS Code applies them to the (first) workspace folder: its scope,
  * trust and remote rules included. A snapshot: read it again after a change. */
 export function readSettings(context: vscode.ExtensionContext): SettingsReader {
-  const { keys, restricted } = contributedSettings(context.extension.packageJSON as Manifest);
+  const { keys, restricted, machineScoped } = contributedSettings(context.extension.packageJSON as Manifest);
   const config = vscode.workspace.getConfiguration('kb', vscode.workspace.workspaceFolders?.[0]?.uri);
   return {
     keys,
     restricted,
+    machineScoped,
     trusted: vscode.workspace.isTrusted,
     get: (key) => config.get(key),
     inspect: (key) => config.inspect(key),
@@ -98,8 +92,8 @@ export class KbServer implements KbBackend, vscode.Disposable {
   private starting: Promise<void> | undefined;
   private generation = 0;
   private toldRestricted = false;
-  private toldRemote = false;
-  private interpreterChanged = false;
+  private readonly toldRemote = new Set<string>();
+  private readonly memory = new SettingsMemory();
   /** The settings as the running server gets them (set while one runs). */
   private currentSettings: (() => Record<string, unknown>) | undefined;
   public status: IndexStatus | undefined;
@@ -184,9 +178,9 @@ export class KbServer implements KbBackend, vscode.Disposable {
     const generation = ++this.generation;
     this.setState('starting');
     const folder = vscode.workspace.workspaceFolders?.[0];
-    const settings = readSettings(this.context);
+    const settings = this.readSettings();
     void this.tellRestricted(settings);
-    const python = await this.chooseInterpreter(settings, folder?.uri);
+    const python = await choosePython(settings.get('server.python'), pythonExtensionApi, folder?.uri);
     this.python = python;
     this.output.appendLine(`kb-lsp: starting the server with ${python.command} -m kb_lsp (interpreter from ${python.source})`);
     const check = await preflight(python.command, folder?.uri.fsPath);
@@ -208,10 +202,10 @@ export class KbServer implements KbBackend, vscode.Disposable {
       options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     // The server pulls section `kb` (workspace/configuration) and is pushed every change
-    // (workspace/didChangeConfiguration); both carry the settings as `serverSettings` makes
-    // them — only what the user set, and the storage folder — and the server applies them
-    // live. Only the interpreter restarts it (extension.ts).
-    const current = () => serverSettings(readSettings(this.context), storage);
+    // (workspace/didChangeConfiguration, `configurationChanged`); both carry the settings as
+    // `serverSettings` makes them — only what the user set, and the storage folder — and the
+    // server applies them live. Only the interpreter restarts it.
+    const current = () => serverSettings(this.readSettings(), storage);
     this.currentSettings = current;
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -229,13 +223,9 @@ export class KbServer implements KbBackend, vscode.Disposable {
             }
             return params.items.map((item, i): unknown => (item.section === 'kb' ? current() : answers[i]));
           },
-          didChangeConfiguration: async () => {
-            await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kb: current() } });
-          },
         },
       },
       synchronize: {
-        configurationSection: 'kb',
         fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{md,markdown}'),
       },
       initializationFailedHandler: (error) => {
@@ -283,45 +273,64 @@ export class KbServer implements KbBackend, vscode.Disposable {
     }
   }
 
-  /** The user changed `kb.server.python` (extension.ts restarts the server next). */
-  interpreterSettingChanged(): void {
-    this.interpreterChanged = true;
+  /** The `kb` settings as VS Code applies them, with the machine settings that a remote
+   * window dropped without a change put back (remoteSettings.ts); says so when it does. */
+  private readSettings(): SettingsReader {
+    const raw = readSettings(this.context);
+    const settings = this.memory.recall(raw);
+    const ignored = raw.machineScoped.filter(
+      (key) =>
+        this.memory.kept.has(key) ||
+        remoteIgnoredUserValue(raw.inspect(key), vscode.env.remoteName, raw.trusted || !raw.restricted.includes(key)) !== undefined,
+    );
+    this.tellRemoteSettings(ignored);
+    return settings;
+  }
+
+  /**
+   * A `kb` settings change: restarts the server for a new interpreter, else sends the
+   * settings to the running server (workspace/didChangeConfiguration), which applies them.
+   * Returns whether a restart is due (the caller debounces it).
+   */
+  configurationChanged(affects: (section: string) => boolean): boolean {
+    this.memory.noteChange(readSettings(this.context).keys, affects);
+    if (needsRestart(affects)) {
+      return true;
+    }
+    void this.pushSettings();
+    return false;
   }
 
   /** The workspace was trusted: its values of the restricted settings apply now. A new
    * interpreter needs a new server; anything else is sent to the running one. */
   async trustGranted(): Promise<void> {
-    const setting = readSettings(this.context).get('server.python');
-    const client = this.client;
+    const setting = this.readSettings().get('server.python');
     if (typeof setting === 'string' && setting.trim() !== '' && setting.trim() !== this.python?.command) {
       await this.restart();
-    } else if (client && this.currentSettings) {
-      await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kb: this.currentSettings() } });
+    } else {
+      await this.pushSettings();
     }
   }
 
-  /** `kb.server.python` as VS Code applies it, else the one the server last ran with when
-   * VS Code dropped a remote window's User value (see python.ts), else the Python
-   * extension's interpreter, else python3. */
-  private async chooseInterpreter(settings: SettingsReader, folder: vscode.Uri | undefined): Promise<PythonChoice> {
-    const setting = settings.get('server.python');
-    const kept = keptInterpreter(setting, this.python, this.interpreterChanged);
-    this.interpreterChanged = false;
-    // In Restricted Mode the workspace's interpreter does not apply (package.json restricts it).
-    const ignored = remoteIgnoredUserValue(settings.inspect('server.python'), vscode.env.remoteName, settings.trusted);
-    if (ignored !== undefined || kept !== undefined) {
-      this.tellRemoteSetting(ignored ?? kept ?? '');
+  private async pushSettings(): Promise<void> {
+    const client = this.client;
+    if (client && this.state === 'running' && this.currentSettings) {
+      try {
+        await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kb: this.currentSettings() } });
+      } catch (err) {
+        this.output.appendLine(`kb-lsp: sending the settings failed: ${errorMessage(err)}`);
+      }
     }
-    return kept !== undefined ? { command: kept, source: 'kept' } : choosePython(setting, pythonExtensionApi, folder);
   }
 
-  private tellRemoteSetting(ignored: string): void {
-    const message = remoteSettingMessage(ignored);
-    this.output.appendLine(message);
-    if (this.toldRemote) {
+  private tellRemoteSettings(keys: readonly string[]): void {
+    const untold = keys.filter((key) => !this.toldRemote.has(key));
+    if (untold.length === 0) {
       return;
     }
-    this.toldRemote = true;
+    untold.forEach((key) => this.toldRemote.add(key));
+    const message = remoteSettingsMessage(keys);
+    this.output.appendLine(message);
     void vscode.window.showWarningMessage(message, 'Open Remote Settings').then((choice) => {
       if (choice) {
         void vscode.commands.executeCommand('workbench.action.openRemoteSettings');

@@ -4,7 +4,6 @@ import { KbServer, pythonExtensionApi, readSettings } from './client';
 import { registerCommands } from './commands';
 import { registerCopyCommand, registerMcpServer, useSettingsReader, type McpRegistration } from './mcp';
 import { KbPanel, VIEW_ID } from './panel';
-import { needsRestart } from './settings';
 import { IndexProgressNotification } from './indexProgress';
 import { KbStatusBar } from './statusBar';
 import { Debouncer } from './util';
@@ -34,11 +33,10 @@ export function activate(context: vscode.ExtensionContext): KbExtensionApi {
     ...registerCommands(server, panel),
     ...mcp.disposables,
     registerCopyCommand(context, pythonExtensionApi, mcp.registration),
-    // Every other kb.* change reaches the running server through the language client
-    // (workspace/didChangeConfiguration) and is applied there without a restart.
+    // A new interpreter restarts the server; every other kb.* change is sent to the running
+    // server, which applies it without a restart.
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (needsRestart((section) => event.affectsConfiguration(section))) {
-        server?.interpreterSettingChanged();
+      if (event.affectsConfiguration('kb') && server?.configurationChanged((section) => event.affectsConfiguration(section))) {
         restart.trigger();
       }
     }),

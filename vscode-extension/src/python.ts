@@ -20,63 +20,7 @@ export const FALLBACK_PYTHON = 'python3';
 
 export interface PythonChoice {
   command: string;
-  /** `kept`: the setting's earlier value, which VS Code stopped applying (see `keptInterpreter`). */
-  source: 'setting' | 'kept' | 'python extension' | 'default';
-}
-
-/** Where `kb.server.python` is set, as `WorkspaceConfiguration.inspect` reports it. VS Code
- * (1.100) also reports `globalLocalValue` (User settings of the machine the window runs on)
- * and `globalRemoteValue` (Remote settings) in a remote window; the typed API omits them. */
-export interface InterpreterLevels {
-  globalValue?: unknown;
-  globalLocalValue?: unknown;
-  globalRemoteValue?: unknown;
-  workspaceValue?: unknown;
-  workspaceFolderValue?: unknown;
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-}
-
-/**
- * In a remote window (SSH, WSL, containers, code-server) VS Code reads machine-scoped
- * settings such as `kb.server.python` from the Remote settings and ignores the User
- * settings' value — at once, or (code-server) from the first time it reloads the User
- * settings, e.g. after any change in the Settings editor. The User value that is (or
- * will be) ignored, or undefined when the setting is where VS Code keeps applying it.
- */
-export function remoteIgnoredUserValue(
-  levels: InterpreterLevels | undefined,
-  remoteName: string | undefined,
-  workspaceApplies = true,
-): string | undefined {
-  if (!remoteName || !levels) {
-    return undefined;
-  }
-  const workspace = workspaceApplies ? [levels.workspaceValue, levels.workspaceFolderValue] : [];
-  const elsewhere = [levels.globalRemoteValue, ...workspace].some((v) => text(v));
-  return elsewhere ? undefined : text(levels.globalLocalValue);
-}
-
-/**
- * A restart must not lose the interpreter: when `kb.server.python` reads empty now but the
- * server last started with it and the user did not change the setting since (VS Code
- * dropped the User value of a remote window), keep that interpreter.
- */
-export function keptInterpreter(setting: unknown, previous: PythonChoice | undefined, changedByUser: boolean): string | undefined {
-  if (text(setting) || changedByUser || !previous || (previous.source !== 'setting' && previous.source !== 'kept')) {
-    return undefined;
-  }
-  return previous.command;
-}
-
-/** What to tell the user about a User value VS Code ignores in a remote window. */
-export function remoteSettingMessage(ignored: string): string {
-  return (
-    `kb-lsp: kb.server.python ("${ignored}") is in your User settings, which VS Code ignores for ` +
-    'this setting in a remote window: set it in the Remote settings.'
-  );
+  source: 'setting' | 'python extension' | 'default';
 }
 
 /** The interpreter from the Python extension's API, or undefined. Never throws. */
@@ -153,7 +97,7 @@ export function diagnoseLaunch(python: PythonChoice, result: PreflightResult, re
 
 function diagnose(python: PythonChoice, error: NonNullable<PreflightResult['error']>, stderr: string): LaunchDiagnosis {
   const where =
-    python.source === 'setting' || python.source === 'kept'
+    python.source === 'setting'
       ? `kb.server.python = "${python.command}"`
       : python.source === 'python extension'
         ? `the Python extension's interpreter (${python.command})`

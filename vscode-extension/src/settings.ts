@@ -20,6 +20,8 @@ export interface SettingsReader {
   readonly keys: readonly string[];
   /** The settings VS Code ignores workspace values of in an untrusted workspace. */
   readonly restricted: readonly string[];
+  /** The settings of the machine the server runs on (scope `machine`, `machine-overridable`). */
+  readonly machineScoped: readonly string[];
   /** Is the workspace trusted? */
   readonly trusted: boolean;
   /** The value VS Code applies (scopes, trust and remote rules included). */
@@ -32,23 +34,46 @@ export interface SettingsReader {
 export const RESTART_SETTINGS: readonly string[] = ['server.python'];
 
 /** The parts of package.json we read. */
+interface Category {
+  properties?: Record<string, { scope?: string }>;
+}
 export interface Manifest {
-  contributes?: { configuration?: { properties?: Record<string, unknown> } | { properties?: Record<string, unknown> }[] };
+  contributes?: { configuration?: Category | Category[] };
   capabilities?: { untrustedWorkspaces?: { restrictedConfigurations?: string[] } };
 }
 
-/** The `kb.`-less keys of every contributed setting, and the restricted ones. */
-export function contributedSettings(manifest: Manifest): { keys: string[]; restricted: string[] } {
+export interface ContributedSettings {
+  keys: string[];
+  restricted: string[];
+  machineScoped: string[];
+}
+
+/** The `kb.`-less keys of every contributed setting, the restricted and the machine ones. */
+export function contributedSettings(manifest: Manifest): ContributedSettings {
   const configuration = manifest.contributes?.configuration;
   const categories = Array.isArray(configuration) ? configuration : configuration ? [configuration] : [];
+  const ours = (key: string) => key.startsWith('kb.');
   const strip = (key: string) => key.replace(/^kb\./, '');
-  const keys = categories.flatMap((category) => Object.keys(category.properties ?? {})).filter((k) => k.startsWith('kb.'));
+  const properties = categories.flatMap((category) => Object.entries(category.properties ?? {})).filter(([k]) => ours(k));
   const restricted = manifest.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? [];
-  return { keys: keys.map(strip), restricted: restricted.filter((k) => k.startsWith('kb.')).map(strip) };
+  return {
+    keys: properties.map(([k]) => strip(k)),
+    restricted: restricted.filter(ours).map(strip),
+    machineScoped: properties.filter(([, spec]) => spec.scope === 'machine' || spec.scope === 'machine-overridable').map(([k]) => strip(k)),
+  };
 }
 
 function unset(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}
+
+/** The value of `key` when the user set it somewhere VS Code applies, else undefined. */
+export function appliedValue(reader: SettingsReader, key: string): unknown {
+  if (!isSet(reader, key)) {
+    return undefined;
+  }
+  const value = reader.get(key);
+  return unset(value) ? undefined : value;
 }
 
 /** Did the user set `key` somewhere VS Code applies (not only the default)? */

@@ -16,12 +16,13 @@ export function reader(
   trusted = true,
   from: Manifest = manifest(),
 ): SettingsReader {
-  const { keys, restricted } = contributedSettings(from);
+  const { keys, restricted, machineScoped } = contributedSettings(from);
   const inspect = (key: string): SettingLevels | undefined =>
     keys.includes(key) ? { defaultValue: undefined, globalValue: user[key], workspaceValue: workspace[key] } : undefined;
   return {
     keys,
     restricted,
+    machineScoped,
     trusted,
     inspect,
     get: (key) => {

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { hitItem, lineSpan, parseResultNumber, relativeTo, statusView } from '../../src/format';
 import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
 import { manifest, reader } from '../shared/settings';
-import { choosePython, diagnoseLaunch, interpreterFromApi, keptInterpreter, remoteIgnoredUserValue } from '../../src/python';
+import { choosePython, diagnoseLaunch, interpreterFromApi } from '../../src/python';
+import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from '../../src/remoteSettings';
 import { Debouncer, errorCode, LatestOnly } from '../../src/util';
 import { hit, READY, tick, deferred } from './fakes';
 
@@ -115,10 +116,8 @@ describe('settings', () => {
   });
 });
 
-describe('python', () => {
-  const none = () => Promise.resolve(undefined);
-
-  it('in a remote window, notices a User kb.server.python that VS Code ignores', () => {
+describe('remote windows', () => {
+  it('notices a User value of a machine setting that VS Code ignores there', () => {
     const local = { globalValue: '/venv/python', globalLocalValue: '/venv/python' };
     assert.equal(remoteIgnoredUserValue(local, 'ssh-remote+box'), '/venv/python');
     assert.equal(remoteIgnoredUserValue(local, undefined), undefined, 'a local window applies User settings');
@@ -128,15 +127,36 @@ describe('python', () => {
     assert.equal(remoteIgnoredUserValue({ globalLocalValue: '  ' }, 'wsl+x'), undefined);
   });
 
-  it('a restart keeps the interpreter VS Code stopped applying, unless the user changed the setting', () => {
-    const ran = { command: '/venv/python', source: 'setting' } as const;
-    assert.equal(keptInterpreter('', ran, false), '/venv/python');
-    assert.equal(keptInterpreter(undefined, { ...ran, source: 'kept' }, false), '/venv/python');
-    assert.equal(keptInterpreter('', ran, true), undefined, 'the user cleared it');
-    assert.equal(keptInterpreter('/other', ran, false), undefined, 'the setting applies');
-    assert.equal(keptInterpreter('', { command: 'python3', source: 'default' }, false), undefined);
-    assert.equal(keptInterpreter('', undefined, false), undefined);
+  it('keeps a machine setting that vanished without a change naming it, not one the user cleared', () => {
+    const memory = new SettingsMemory();
+    const user = { 'server.python': '/venv/python', storage: '/my/store', 'search.limit': 5 };
+    assert.equal(memory.recall(reader(user)).get('server.python'), '/venv/python');
+    // VS Code reloads the User settings and drops the machine settings; the change event
+    // names only the setting the user edited.
+    memory.noteChange(reader({}).keys, (s) => s === 'kb' || s === 'kb.search.limit');
+    const after = memory.recall(reader({ 'search.limit': 5 }));
+    assert.equal(after.get('server.python'), '/venv/python');
+    assert.equal(serverSettings(after, '/ext').storage, '/my/store');
+    assert.deepEqual([...memory.kept.keys()].sort(), ['server.python', 'storage']);
+    assert.equal(after.get('search.limit'), 5);
+    // Read again, still kept; then the user clears kb.storage on purpose.
+    assert.equal(memory.recall(reader({})).get('storage'), '/my/store');
+    memory.noteChange(reader({}).keys, (s) => s === 'kb.storage');
+    assert.equal(serverSettings(memory.recall(reader({})), '/ext').storage, '/ext');
+    assert.deepEqual([...memory.kept.keys()], ['server.python']);
+    // Set again (in the Remote settings): that value applies.
+    assert.equal(memory.recall(reader({ 'server.python': '/remote/python' })).get('server.python'), '/remote/python');
+    assert.equal(memory.kept.size, 0);
   });
+
+  it('says which settings to move to the Remote settings', () => {
+    assert.match(remoteSettingsMessage(['server.python']), /kb\.server\.python is in your User settings.*set it in the Remote settings/);
+    assert.match(remoteSettingsMessage(['server.python', 'storage']), /kb\.server\.python, kb\.storage are .*set them/);
+  });
+});
+
+describe('python', () => {
+  const none = () => Promise.resolve(undefined);
 
   it('uses kb.server.python first', async () => {
     assert.deepEqual(await choosePython(' /venv/bin/python ', none), { command: '/venv/bin/python', source: 'setting' });
