@@ -2,8 +2,8 @@
  * Settings through the real client: the packaged extension in code-server (VS Code 1.100)
  * on a workspace opened untrusted (Restricted Mode), as a cloned repository would be.
  *
- * * The workspace's `.vscode/settings.json` names another interpreter and another storage
- *   folder: in Restricted Mode the server runs with the user's (package.json
+ * * The workspace's `.vscode/settings.json` names another interpreter, storage folder and
+ *   model host: in Restricted Mode the server runs with the user's (package.json
  *   `capabilities.untrustedWorkspaces.restrictedConfigurations`) and the extension says why.
  * * Changes of `kb.ollama.timeout` and `kb.search.threshold` reach the running server
  *   (its log names each applied change) without restarting it: same process, and result 1
@@ -97,6 +97,7 @@ describe('kb settings in code-server (untrusted workspace, remote window)', { ti
     setWorkspaceSettings({
       'kb.server.python': join(stores, 'no-such-python'),
       'kb.storage': workspaceStorage,
+      'kb.ollama.host': 'http://127.0.0.1:8',
     });
     vscode = await startCodeServer({
       workspace,
@@ -125,9 +126,13 @@ describe('kb settings in code-server (untrusted workspace, remote window)', { ti
       assert.equal(first.argv[0], serverPython(), "the user's interpreter, not the workspace's");
       assert.ok(existsSync(join(userStorage, 'kb-lsp.log')), 'the index is in the user storage folder');
       assert.ok(!existsSync(workspaceStorage), 'nothing was written where the workspace pointed');
+      // The model host is the user's too: the server's reachability probe names it.
+      await waitFor(() => serverLog().includes('Ollama at http://127.0.0.1:9 '), "the probe of the user's model host");
+      assert.ok(!serverLog().includes('http://127.0.0.1:8'), "the workspace's model host is never used");
       const said = await notification('not trusted');
       assert.match(said, /kb\.server\.python/);
       assert.match(said, /kb\.storage/);
+      assert.match(said, /kb\.ollama\.host/);
       await shot('code-server-settings-restricted.png');
     } catch (err) {
       await shot('code-server-settings-failure-restricted.png');
