@@ -43,6 +43,7 @@ const listeners: string[] = [];
 useSettingsReader(() => ({
   keys: ['server.python', 'ollama.model'],
   restricted: [],
+  machineScoped: ['server.python'],
   trusted: true,
   get: (key: string) => vscode.configuration.get(key),
   inspect: (key: string) => ({ globalValue: vscode.configuration.get(key) }),
