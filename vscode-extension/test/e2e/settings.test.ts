@@ -23,10 +23,10 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { artifact } from '../shared/browser';
 import { languageServer, type ServerProcess } from '../shared/processes';
-import { runCommand, startCodeServer, waitFor, type CodeServer } from '../shared/vscodeWindow';
+import { CodeServer, until } from '../shared/codeServer';
 import { sampleWorkspace, serverPython } from '../shared/server';
 
-let vscode: CodeServer;
+const vscode = new CodeServer();
 let page: Page;
 let workspace: string;
 let userStorage: string;
@@ -36,6 +36,11 @@ const workspaceSettings: Record<string, unknown> = {};
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: artifact(name) }).catch(() => undefined);
+}
+
+/** Poll `check` until it holds (a generous deadline; fails saying what was awaited). */
+async function waitFor(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  await until(async () => await check(), (ok) => ok, what);
 }
 
 /** Change the workspace's settings file on disk; VS Code picks it up as a settings change. */
@@ -65,7 +70,7 @@ async function applied(change: string): Promise<void> {
 
 /** Change a User setting in the Settings editor, as a user does, and close the editor. */
 async function setInSettingsEditor(key: string, label: string, value: string): Promise<void> {
-  await runCommand(page, 'Preferences: Open Settings (UI)');
+  await vscode.runCommand('Preferences: Open Settings (UI)');
   const editor = page.locator('.settings-editor');
   await editor.waitFor();
   await page.keyboard.press('Control+A');
@@ -80,11 +85,11 @@ async function setInSettingsEditor(key: string, label: string, value: string): P
 
 /** A notification's text, from the notification center (toasts hide after a while). */
 async function notification(text: string): Promise<string> {
-  await runCommand(page, 'Notifications: Show Notifications');
+  await vscode.runCommand('Notifications: Show Notifications');
   const item = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
   await item.waitFor();
   const said = (await item.innerText()).replace(/\s+/g, ' ');
-  await runCommand(page, 'Notifications: Hide Notifications');
+  await vscode.runCommand('Notifications: Hide Notifications');
   return said;
 }
 
@@ -99,24 +104,22 @@ describe('kb settings in code-server (untrusted workspace, remote window)', { ti
       'kb.storage': workspaceStorage,
       'kb.ollama.host': 'http://127.0.0.1:8',
     });
-    vscode = await startCodeServer({
+    await vscode.start(
       workspace,
-      trust: true,
-      user: {
-        'kb.server.python': serverPython(),
-        'kb.ollama.host': 'http://127.0.0.1:9',
-        'kb.storage': userStorage,
-      },
-    });
+      { 'kb.server.python': serverPython(), 'kb.ollama.host': 'http://127.0.0.1:9', 'kb.storage': userStorage },
+      {},
+      {},
+      true,
+    );
     page = vscode.page;
   });
 
   after(async () => {
     if (process.env.KB_E2E_LOG) {
-      writeFileSync(artifact('code-server-settings.log'), vscode?.log() ?? '');
+      writeFileSync(artifact('code-server-settings.log'), vscode.log);
       writeFileSync(artifact('kb-lsp-settings.log'), serverLog());
     }
-    await vscode?.stop();
+    await vscode.stop();
   });
 
   it('in Restricted Mode runs the server with the user settings only, and says why', async () => {
@@ -156,7 +159,7 @@ describe('kb settings in code-server (untrusted workspace, remote window)', { ti
 
   it('a kb.search.threshold change keeps the server and its numbered list', async () => {
     try {
-      await runCommand(page, 'KB: Search');
+      await vscode.runCommand('KB: Search');
       await page.locator('.quick-input-widget .quick-input-title', { hasText: 'KB: Search' }).waitFor();
       await page.locator('.quick-input-widget .quick-input-box input').fill('deploy checklist');
       const top = page.locator('.quick-input-list .monaco-list-row', { hasText: '1 · ' }).first();
@@ -169,7 +172,7 @@ describe('kb settings in code-server (untrusted workspace, remote window)', { ti
       await applied('kb.search.threshold: 0.3 → 0.25');
       assert.equal((await languageServer(workspace)).pid, first.pid, 'the server was not restarted');
 
-      await runCommand(page, 'KB: Open Result');
+      await vscode.runCommand('KB: Open Result');
       await page.locator('.quick-input-widget .quick-input-box input').fill('1');
       await page.keyboard.press('Enter');
       await page.locator('.tabs-container .tab.active').filter({ hasText: basename(path) }).waitFor();
@@ -186,7 +189,7 @@ describe('kb settings in code-server (untrusted workspace, remote window)', { ti
       await setInSettingsEditor('kb.search.limit', 'Search: Limit', '5');
       await applied('kb.search.limit: 10 → 5');
 
-      await runCommand(page, 'KB: Restart Server');
+      await vscode.runCommand('KB: Restart Server');
       let next: ServerProcess | undefined;
       await waitFor(async () => {
         next = await languageServer(workspace).catch(() => undefined);

@@ -56,12 +56,15 @@ export class CodeServer {
   private settingsFile = '';
 
   /** Install the .vsix, start code-server on `workspace`, open it in Chromium. `remote`:
-   * the Remote (machine) settings — where a remote window reads machine-overridable ones. */
+   * the Remote (machine) settings — where a remote window reads machine-overridable ones.
+   * `trust`: workspace trust as in VS Code, so a folder nobody trusted opens in Restricted
+   * Mode (without the modal question); otherwise trust is off and every folder trusted. */
   async start(
     workspace: string,
     settings: Record<string, unknown>,
     env: Record<string, string> = {},
     remote: Record<string, unknown> = {},
+    trust = false,
   ): Promise<void> {
     assert.ok(existsSync(CODE_SERVER), `code-server not found at ${CODE_SERVER}: run scripts/extension/install-code-server.sh`);
     assert.ok(existsSync(VSIX), `${VSIX} not found: run npm run package`);
@@ -70,7 +73,9 @@ export class CodeServer {
     const extensions = join(base, 'extensions');
     mkdirSync(join(userData, 'User'), { recursive: true });
     this.settingsFile = join(userData, 'User', 'settings.json');
-    this.writeSettings(settings);
+    this.writeSettings(
+      trust ? { ...settings, 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never' } : settings,
+    );
     if (Object.keys(remote).length > 0) {
       mkdirSync(join(userData, 'Machine'), { recursive: true });
       writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify(remote, null, 2));
@@ -90,7 +95,7 @@ export class CodeServer {
         '--bind-addr', `127.0.0.1:${port}`,
         '--disable-telemetry',
         '--disable-update-check',
-        '--disable-workspace-trust',
+        ...(trust ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
         '--user-data-dir', userData,
         '--extensions-dir', extensions,

@@ -1,7 +1,7 @@
 /** The kb-lsp server processes a test's editor started, seen in Linux /proc: a test can
  * tell a restart (a new process) from none, and which interpreter runs it. */
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
-import { waitFor } from './vscodeWindow';
+import { until } from './codeServer';
 
 export interface ServerProcess {
   pid: number;
@@ -32,7 +32,10 @@ export function languageServers(workspace: string): ServerProcess[] {
 
 /** The one kb-lsp server of `workspace`, once there is exactly one. */
 export async function languageServer(workspace: string): Promise<ServerProcess> {
-  let found: ServerProcess[] = [];
-  await waitFor(() => (found = languageServers(workspace)).length === 1, `one kb-lsp server in ${workspace}`);
+  const found = await until(
+    () => Promise.resolve(languageServers(workspace)),
+    (servers) => servers.length === 1,
+    `one kb-lsp server in ${workspace}`,
+  );
   return found[0];
 }
