@@ -1,4 +1,4 @@
-"""`kb`: the terminal front end — serve, index, search, status (and ask).
+"""`kb`: the terminal front end — serve, index, search, schema, status (and ask).
 
 Every command works on one workspace folder (default: the current directory) and its
 store (see `--storage`). Errors are one line on stderr and a non-zero exit, never a
@@ -30,11 +30,13 @@ from kb_lsp.protocol import (
     MAX_LIMIT,
     AskParams,
     IndexProgress,
+    IndexStatus,
+    SchemaResponse,
     SearchParams,
     dump,
 )
 from kb_lsp.records import ReadOnlyStore
-from kb_lsp.runtime import Hooks, Runtime, Unavailable
+from kb_lsp.runtime import Hooks, InvalidInput, Runtime, Unavailable
 from kb_lsp.runtime.logs import BoundedFormatter
 from kb_lsp.runtime.progress import progress_text
 
@@ -184,11 +186,20 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
     query = " ".join(args.query).strip()
+    if not query and args.filter:
+        # Only a filter: the files it keeps, most recently modified first (the query is
+        # the filter itself, as typed inline; --filter keeps its meaning when it names a
+        # field no file has yet).
+        query = args.filter
     if not query:
         raise CliError('give a query, e.g. kb search "mexico payment files"')
     try:
         params = SearchParams(
-            query=query, limit=args.limit, mode=args.mode, paths=args.path or None
+            query=query,
+            limit=args.limit,
+            mode=args.mode,
+            paths=args.path or None,
+            filter=args.filter,
         )
     except ValidationError as err:
         raise CliError(_invalid(err)) from None
@@ -227,6 +238,48 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"skipped:   {len(status.skipped)} files")
         for item in status.skipped:
             print(f"  {item.path}: {item.reason}")
+    print_problems(status)
+    return 0
+
+
+def print_problems(status: IndexStatus) -> None:
+    """Files indexed with a problem (malformed front matter), as `path:line: message`."""
+    if not status.problems:
+        return
+    files = len({problem.path for problem in status.problems})
+    print(f"problems:  {files} file{'s' * (files != 1)} indexed with a problem to fix")
+    for problem in status.problems:
+        print(f"  {problem.path}:{problem.line + 1}: {problem.message}")
+
+
+def format_schema(schema: SchemaResponse) -> str:
+    """One line a field: name, types, how many files have it, its frequent values."""
+    if not schema.fields:
+        return f"No metadata fields in the {schema.files} indexed files."
+    width = max(len(field.name) for field in schema.fields)
+    lines = [f"{schema.files} files; metadata fields (filter with e.g. tag:x, has:owner):"]
+    for field in schema.fields:
+        values = ", ".join(f"{_filter_value(item.value)} ({item.count})" for item in field.top)
+        files = f"{field.files} file{'s' * (field.files != 1)}"
+        line = f"  {field.name:<{width}}  {'|'.join(field.types)}, {files}"
+        lines.append(f"{line}: {values}" if values else line)
+    return "\n".join(lines)
+
+
+def _filter_value(value: str) -> str:
+    """A value as a filter takes it: quoted when it is empty or holds a space."""
+    return json.dumps(value, ensure_ascii=False) if not value or " " in value else value
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    folder = _workspace(args.workspace)
+    with _runtime(args, folder) as runtime:
+        _sync(runtime, quiet=True)
+        schema = runtime.schema()
+    if args.json:
+        print(json.dumps(dump(schema), indent=2, ensure_ascii=False))
+    else:
+        print(format_schema(schema))
     return 0
 
 
@@ -355,15 +408,31 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--json", action="store_true", help="print the index status as JSON")
 
     search = command("search", cmd_search, "search the workspace, numbered results")
-    search.add_argument("query", nargs="+", help="what to look for")
+    search.add_argument(
+        "query", nargs="*", help="what to look for (a filter may be typed in it too)"
+    )
     search.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
     search.add_argument("--limit", "-n", type=_limit, default=10, help="at most N files")
     search.add_argument(
         "--mode", choices=["hybrid", "semantic", "keyword"], default="hybrid", help="retrieval"
     )
     search.add_argument("--path", action="append", metavar="GLOB", help="only these paths")
+    search.add_argument(
+        "--filter",
+        "-f",
+        metavar="EXPR",
+        help="only files whose metadata match, e.g. 'tag:runbook -status:draft "
+        "modified>2026-10-01' (kb schema lists the fields)",
+    )
     search.add_argument("--storage", metavar="DIR", help=storage_help)
     search.add_argument("--json", action="store_true", help="print the kb/search result")
+
+    schema = command(
+        "schema", cmd_schema, "list the metadata fields a filter can use, with their values"
+    )
+    schema.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
+    schema.add_argument("--storage", metavar="DIR", help=storage_help)
+    schema.add_argument("--json", action="store_true", help="print the kb/schema result")
 
     status = command("status", cmd_status, "show what is indexed and what was skipped")
     status.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
@@ -415,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except CliError as err:
+        _fail(str(err), EXIT_USAGE)
+    except InvalidInput as err:  # a bad filter, result number or file: the user fixes it
         _fail(str(err), EXIT_USAGE)
     except KeyboardInterrupt:
         _fail("interrupted", 130)

@@ -27,8 +27,7 @@ STATUS = "kb/status"
 REINDEX = "kb/reindex"
 # The files nearest to one file by meaning (the panel's Related tab).
 RELATED = "kb/related"
-# Defined here so every part agrees on the shapes; joins REQUESTS when its handler exists
-# (the metadata issue).
+# The metadata fields a filter can use (types, file counts, frequent values).
 SCHEMA = "kb/schema"
 # Pause, resume or cancel the running sync (the panel's and the progress notification's
 # buttons).
@@ -37,7 +36,7 @@ INDEX_CONTROL = "kb/indexControl"
 INDEX_CHANGED = "kb/indexChanged"
 ASK_EVENT = "kb/askEvent"
 
-REQUESTS = (SEARCH, OPEN_RESULT, ASK, SUMMARIZE, STATUS, REINDEX, RELATED, INDEX_CONTROL)
+REQUESTS = (SEARCH, OPEN_RESULT, ASK, SUMMARIZE, STATUS, REINDEX, RELATED, INDEX_CONTROL, SCHEMA)
 NOTIFICATIONS = (INDEX_CHANGED, ASK_EVENT)
 
 # `workspace/executeCommand` names: `kb.search` for `kb/search`, and so on.

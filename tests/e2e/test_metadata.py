@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from .conftest import KbClient, running_server, wait_for
@@ -36,9 +37,14 @@ FRONT = {
 
 
 def add_front_matter(workspace: Path) -> None:
+    """The test's front matter in place of a file's own (mexico-payments.md has one);
+    projects/policy_brief.md keeps its own (status and owner), so it counts below."""
     for rel, (front, mtime) in FRONT.items():
         path = workspace / rel
-        path.write_text(f"---\n{front}\n---\n" + path.read_text(encoding="utf-8"), "utf-8")
+        body = path.read_text(encoding="utf-8")
+        if body.startswith("---\n"):
+            body = body[body.index("\n---\n", 4) + len("\n---\n") :]
+        path.write_text(f"---\n{front}\n---\n{body}", "utf-8")
         stamp = mtime.timestamp()
         os.utime(path, (stamp, stamp))
 
@@ -79,7 +85,12 @@ async def test_filters_return_exactly_the_expected_files(kb: KbClient) -> None:
             "runbooks/treasury-close.md",
         },
         'owner:"Ana López" status:draft': {"payments/mexico-payments.md"},
-        "has:owner -folder:payments": {"runbooks/treasury-close.md"},
+        "has:owner -folder:payments": {"runbooks/treasury-close.md", "projects/policy_brief.md"},
+        "has:owner -folder:payments -folder:projects": {"runbooks/treasury-close.md"},
+        "(tag:archived OR status:draft) folder:payments": {
+            "payments/mexico-payments.md",
+            "payments/brazil-payments.md",
+        },
     }
     for filter_text, expected in cases.items():
         response = await kb.search("payments treasury runbook notes", filter=filter_text, limit=50)
@@ -111,7 +122,11 @@ async def test_a_selective_filter_with_a_semantic_query_fills_the_page(
         (workspace / "noise" / f"wire-{i:02}.md").write_text(
             f"# Wire transfer {i}\n\nwire transfer payments cut-off payments {i}\n"
         )
-    async with running_server([workspace], storage) as kb:
+    # No threshold: this is about the top-k cut (vector candidates are taken among the
+    # files the filter keeps), not about which weak matches count as relevant.
+    async with running_server([workspace], storage, options=NO_THRESHOLD) as kb:
+        unfiltered = await kb.search("wire transfer payments", limit=5, mode="semantic")
+        assert all(h["path"].startswith("noise/") for h in unfiltered["results"])
         response = await kb.search("wire transfer payments", filter="-folder:noise", limit=5)
         assert len(response["results"]) == 5
         assert not any(h["path"].startswith("noise/") for h in response["results"])
@@ -125,6 +140,11 @@ async def test_editing_tags_is_reflected_after_save(kb: KbClient, workspace: Pat
     path = workspace / "runbooks" / "incident-response.md"
     text = path.read_text(encoding="utf-8").replace("tags: [runbook]", "tags: [runbook, paging]")
     path.write_text(text, encoding="utf-8")
+    kb.lsp.text_document_did_save(
+        types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri())
+        )
+    )
 
     async def tagged() -> bool:
         response = await kb.search("incident", filter="tag:paging")
@@ -148,13 +168,16 @@ async def test_schema_counts(kb: KbClient) -> None:
         "treasury": 2,
         "archived": 1,
     }
-    assert fields["status"]["files"] == 3
+    # Three from the test, and policy_brief.md's own.
+    assert fields["status"]["files"] == 4
     assert fields["date"]["types"] == ["date"]
+    assert fields["date"]["files"] == 4
+    assert fields["owner"]["files"] == 4
     assert fields["owner"]["top"][0] == {"value": "Ana López", "count": 2}
     assert fields["folder"]["files"] == status["files"]
     # Also as a command, for clients without custom requests.
     command = await kb.request(
-        "workspace/executeCommand", {"command": "kb.schema", "arguments": [{}]}
+        "workspace/executeCommand", types.ExecuteCommandParams(command="kb.schema", arguments=[{}])
     )
     assert command["fields"] == schema["fields"]
 
@@ -168,6 +191,16 @@ async def test_a_bad_filter_is_invalid_params_with_its_position(kb: KbClient) ->
         await kb.search("payments modified>2026-13-01")
     assert err.value.code == -32602
     assert "no month 13" in str(err.value)
+    # The same through workspace/executeCommand.
+    with pytest.raises(JsonRpcException) as err:
+        await kb.request(
+            "workspace/executeCommand",
+            types.ExecuteCommandParams(
+                command="kb.search", arguments=[{"query": "payments", "filter": "tag:"}]
+            ),
+        )
+    assert err.value.code == -32602
+    assert "character 5" in str(err.value) and "needs a value" in str(err.value)
     # The server keeps serving.
     assert (await kb.search("payments"))["results"]
 

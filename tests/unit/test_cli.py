@@ -171,3 +171,108 @@ def test_search_while_another_process_builds_the_index_says_so(
     finally:
         held.go.set()
         builder.close()
+
+
+# --- metadata: --filter, kb schema, problems in kb status ------------------------------------
+
+HASHED = {"KB_EMBEDDER_FACTORY": "tests.fakes.embedder:HashingEmbedder", "PYTHONPATH": str(REPO)}
+
+
+def _tag(workspace: Path, rel: str, front: str) -> None:
+    """`front` in place of the file's own front matter (if it has one)."""
+    path = workspace / rel
+    body = path.read_text(encoding="utf-8")
+    if body.startswith("---\n"):
+        body = body[body.index("\n---\n", 4) + len("\n---\n") :]
+    path.write_text(f"---\n{front}\n---\n{body}", encoding="utf-8")
+
+
+@pytest.fixture
+def tagged(workspace: Path) -> Path:
+    _tag(workspace, "payments/mexico-payments.md", "tags: [payments, treasury]\nstatus: draft")
+    _tag(workspace, "payments/germany-payments.md", "tags: [payments]\nstatus: published")
+    _tag(workspace, "runbooks/treasury-close.md", "tags: [treasury, runbook]")
+    return workspace
+
+
+def _paths(stdout: str) -> set[str]:
+    return {line.split(", ", 1)[1].rsplit(" (", 1)[0] for line in stdout.splitlines()[::2]}
+
+
+def test_search_filter_keeps_exactly_the_matching_files(tagged: Path, storage: Path) -> None:
+    ws = ("-w", str(tagged))
+    words = run("search", "payments", "--filter", "tag:treasury", *ws, storage=storage, **HASHED)
+    assert words.returncode == 0, words.stderr
+    assert _paths(words.stdout) == {"payments/mexico-payments.md", "runbooks/treasury-close.md"}
+    # A filter alone lists the files it keeps; negation and OR; typed inline in the query.
+    alone = run("search", "-f", "tag:payments -status:draft", *ws, storage=storage, **HASHED)
+    assert _paths(alone.stdout) == {"payments/germany-payments.md"}, alone.stderr
+    either = run(
+        "search", "--filter", "status:draft OR tag:runbook", *ws, storage=storage, **HASHED
+    )
+    assert _paths(either.stdout) == {"payments/mexico-payments.md", "runbooks/treasury-close.md"}
+    inline = run("search", "cut-off", "tag:payments", "--json", *ws, storage=storage, **HASHED)
+    payload = json.loads(inline.stdout)
+    assert {hit["path"] for hit in payload["results"]} <= {
+        "payments/mexico-payments.md",
+        "payments/germany-payments.md",
+    }
+    assert payload["results"], inline.stderr
+    assert all("payments" in hit["meta"]["tags"] for hit in payload["results"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("payments", "--filter", "tag:payments )"), "filter, character 14: ')'"),
+        (("payments", "--filter", 'owner:"Ana'), "filter, character 7: this quote is never"),
+        (("payments modified>2026-13-01",), "query, character 19:"),
+    ],
+)
+def test_a_bad_filter_is_one_line_with_its_position(
+    args: tuple[str, ...], needle: str, workspace: Path, storage: Path
+) -> None:
+    result = run("search", *args, "-w", str(workspace), storage=storage, **HASHED)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("kb: ")]
+    assert len(errors) == 1 and needle in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_schema_lists_fields_counts_and_values(tagged: Path, storage: Path) -> None:
+    as_json = run("schema", "-w", str(tagged), "--json", storage=storage, **HASHED)
+    assert as_json.returncode == 0, as_json.stderr
+    schema = json.loads(as_json.stdout)
+    assert schema["files"] == len(list(tagged.rglob("*.md")))
+    fields = {field["name"]: field for field in schema["fields"]}
+    assert fields["tag"]["files"] == 3
+    assert {v["value"]: v["count"] for v in fields["tag"]["top"]} == {
+        "payments": 2,
+        "treasury": 2,
+        "runbook": 1,
+    }
+    assert fields["folder"]["files"] == schema["files"]
+    text = run("schema", "-w", str(tagged), storage=storage, **HASHED)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"{schema['files']} files; metadata fields")
+    tag_line = next(line for line in lines if line.split()[0] == "tag")
+    assert tag_line.split(None, 1)[1] == (
+        "list, 3 files: payments (2), treasury (2), runbook (1)"
+    ), tag_line
+
+
+def test_status_lists_front_matter_problems_with_their_lines(
+    workspace: Path, storage: Path
+) -> None:
+    (workspace / "broken.md").write_text("---\ntitle: x\nstatus: [oops\n---\n# Broken\n\nbody\n")
+    assert run("index", str(workspace), storage=storage, **HASHED).returncode == 0
+    status = run("status", "-w", str(workspace), storage=storage, **HASHED)
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    at = lines.index("problems:  1 file indexed with a problem to fix")
+    assert lines[at + 1].startswith("  broken.md:3: front matter is not valid YAML")
+    payload = json.loads(run("status", "-w", str(workspace), "--json", storage=storage).stdout)
+    assert payload["problems"][0]["path"] == "broken.md"
+    assert payload["problems"][0]["line"] == 2

@@ -20,6 +20,7 @@ export const Methods = {
   reindex: 'kb/reindex',
   related: 'kb/related',
   indexControl: 'kb/indexControl',
+  schema: 'kb/schema',
 } as const;
 
 export const Notifications = {
@@ -37,6 +38,7 @@ export const ServerCommands = {
   reindex: 'kb.reindex',
   related: 'kb.related',
   indexControl: 'kb.indexControl',
+  schema: 'kb.schema',
 } as const;
 
 export type MethodName = (typeof Methods)[keyof typeof Methods];
@@ -329,6 +331,7 @@ export interface RequestTypes {
   'kb/reindex': [ReindexParams, IndexStatus];
   'kb/related': [RelatedParams, RelatedResponse];
   'kb/indexControl': [IndexControlParams, IndexStatus];
+  'kb/schema': [SchemaParams, SchemaResponse];
 }
 
 export interface NotificationTypes {

@@ -31,6 +31,7 @@ from kb_lsp.protocol import (
     OPEN_RESULT,
     REINDEX,
     RELATED,
+    SCHEMA,
     SEARCH,
     STATUS,
     SUMMARIZE,
@@ -41,6 +42,7 @@ from kb_lsp.protocol import (
     OpenResultParams,
     ReindexParams,
     RelatedParams,
+    SchemaParams,
     SearchParams,
     StatusParams,
     Step,
@@ -60,6 +62,12 @@ Handler = Callable[[KbLanguageServer, Any], Awaitable[Any]]
 async def search(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse_params(SearchParams, raw, SEARCH)
     return dump(await ls.read(ls.runtime.search, params, client=CLIENT))
+
+
+async def schema(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
+    """`kb/schema`: every metadata field of the indexed files (what a filter can use)."""
+    parse_params(SchemaParams, raw, SCHEMA)
+    return dump(await ls.read(ls.runtime.schema))
 
 
 async def open_result(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
@@ -186,6 +194,7 @@ METHODS: dict[str, Handler] = {
     REINDEX: reindex,
     RELATED: related,
     INDEX_CONTROL: index_control,
+    SCHEMA: schema,
 }
 
 

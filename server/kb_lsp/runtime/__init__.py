@@ -7,7 +7,7 @@ Public surface (see `runtime.py` for the threading rules):
 * life cycle: `open(roots, settings)`, `apply_settings(settings)`,
   `change_roots(added, removed)`, `notify_changed(paths)`, `reindex(full, cancel)`,
   `close()`; `opened` is done once the first opening has ended;
-* reads: `search(params, client=)`, `open_result(n, client=)`, `files(pattern)`,
+* reads: `search(params, client=)`, `open_result(n, client=)`, `files(pattern)`, `schema()`,
   `read_file(path, start_line, end_line, max_lines=, max_chars=)` and `file_text(path)`
   (indexed files only, read confined: `kb_lsp/reading.py`),
   `ask(params, client=, on_event=, cancel=)`, `summarize(params, client=, cancel=)`,

@@ -61,6 +61,7 @@ from kb_lsp.protocol import (
     OpenResultResponse,
     RelatedParams,
     RelatedResponse,
+    SchemaResponse,
     SearchHit,
     SearchParams,
     SearchResponse,
@@ -428,7 +429,8 @@ class Runtime:
                 )
             )
         except FilterError as err:
-            raise InvalidRequest(f"filter: {err}") from err
+            # "filter, character 14: ')' without a matching '(' (in 'tag:x )')"
+            raise InvalidRequest(str(err)) from err
         self.lists.remember(client, params.query, hits)
         return SearchResponse(query=params.query, results=hits, index=self.status())
 
@@ -465,6 +467,10 @@ class Runtime:
         """Result `n` of `client`'s last list; `InvalidRequest` naming what exists."""
         hit = self.lists.get(client, n)
         return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
+
+    def schema(self) -> SchemaResponse:
+        """Every metadata field of the indexed files: types, file counts, top values."""
+        return self.read(lambda kb: kb.schema())
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """The indexed files (optionally those matching a glob on the workspace path)."""

@@ -236,6 +236,37 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     assert.equal(resumed.paused ?? false, false);
   });
 
+  it('kb/schema lists the metadata fields in the declared shape', async () => {
+    const schema = await request(conn, Methods.schema, {});
+    assert.ok(capabilities.executeCommandProvider?.commands.includes(ServerCommands.schema), 'kb.schema is offered');
+    assertShape('SchemaResponse', schema);
+    const status = await request(conn, Methods.status, {});
+    assert.equal(schema.files, status.files);
+    const fields = new Map(schema.fields.map((field) => [field.name, field]));
+    // Every file has a folder; two notes of examples/workspace name an owner in front matter.
+    assert.equal(fields.get('folder')?.files, status.files);
+    assert.deepEqual(fields.get('owner'), {
+      name: 'owner',
+      types: ['string'],
+      files: 2,
+      top: [{ value: 'Priya Raman', count: 2 }],
+    });
+    assert.deepEqual(fields.get('review')?.types, ['date']);
+    // The filter those fields allow narrows kb/search.
+    const owned = await request(conn, Methods.search, { query: 'payments', filter: 'owner:"Priya Raman"', limit: 50 });
+    assert.ok(owned.results.length > 0);
+    owned.results.forEach((hit) => assert.ok(['payments/mexico-payments.md', 'projects/policy_brief.md'].includes(hit.path), hit.path));
+  });
+
+  it('refuses a malformed filter with InvalidParams naming the character', async () => {
+    const err = await rpcError(request(conn, Methods.search, { query: 'payments', filter: 'owner:"Priya' }));
+    assert.equal(err.code, ErrorCodes.invalidParams);
+    assert.match(err.message, /character 7/);
+    const inline = await rpcError(request(conn, Methods.search, { query: 'payments review>2027-13' }));
+    assert.equal(inline.code, ErrorCodes.invalidParams);
+    assert.match(inline.message, /character \d+/);
+  });
+
   it('kb/reindex returns an IndexStatus', async () => {
     const status = await request(conn, Methods.reindex, {});
     assertIndexStatus(status);
