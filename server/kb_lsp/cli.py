@@ -29,8 +29,10 @@ from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.protocol import (
     MAX_LIMIT,
     AskParams,
+    AskResponse,
     IndexProgress,
     IndexStatus,
+    LlmStatus,
     SchemaResponse,
     SearchParams,
     dump,
@@ -225,6 +227,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
     with _runtime(args, folder) as runtime:
         status = runtime.status()
+        if args.probe:
+            status = status.model_copy(update={"llm": runtime.llm_status()})
     if args.json:
         print(json.dumps(dump(status), indent=2))
         return 0
@@ -233,13 +237,27 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"store:     {status.store}{' (read-only)' if status.read_only else ''}")
     print(f"embedder:  {status.embedder}")
     print(f"indexed:   {status.files} files, {status.chunks} chunks")
-    print(f"llm:       {status.llm.model} at {status.llm.host}")
+    print(f"llm:       {format_llm(status.llm)}")
+    if status.llm.message:
+        print(f"  {status.llm.message}")
     if status.skipped:
         print(f"skipped:   {len(status.skipped)} files")
         for item in status.skipped:
             print(f"  {item.path}: {item.reason}")
     print_problems(status)
     return 0
+
+
+def format_llm(llm: LlmStatus) -> str:
+    """`qwen2.5:7b at http://127.0.0.1:11434 (ollama): answers, calls tools`"""
+    line = f"{llm.model} at {llm.host} ({llm.provider})"
+    if llm.reachable is None:
+        return f"{line}: not asked (kb status --probe asks it)"
+    if not llm.reachable:
+        return f"{line}: does not answer"
+    if llm.tools is None:
+        return f"{line}: answers"
+    return f"{line}: answers, {'calls tools' if llm.tools else 'does not call tools'}"
 
 
 def print_problems(status: IndexStatus) -> None:
@@ -292,6 +310,34 @@ def _print_step(step: Any) -> None:
         print(f"Calling `{step.tool}` with {args}", file=sys.stderr, flush=True)
     elif step.kind == "tool_result":
         print(f"  -> {step.text}", file=sys.stderr, flush=True)
+    elif step.kind == "status":  # the mode chosen, waiting for the model, a retry
+        print(f"[{step.text}]", file=sys.stderr, flush=True)
+
+
+# How each `stop` reads after the answer ("answer" needs no word).
+STOPS = {
+    "clarify": "the agent asks a question back: answer it in a new kb ask",
+    "step_limit": "stopped at the step limit (kb.agent.maxSteps)",
+    "length": "cut off: the model hit its token limit (kb.llm.maxTokens)",
+    "empty": "the model said nothing, twice; nothing was cached",
+    "cancelled": "cancelled",
+    "error": "failed",
+}
+MODES = {
+    "agent": "agent mode (the model called tools)",
+    "grounded": "grounded mode (the model cannot call tools: it answered from passages)",
+    "fallback": "no model answered: the best passages instead",
+}
+
+
+def format_ask_footer(response: AskResponse) -> str:
+    """`[grounded mode (…); NOT GROUNDED (…); stop: length — cut off: …]`"""
+    parts = [MODES.get(response.mode, f"{response.mode} mode")]
+    if not response.grounded:
+        parts.append("NOT GROUNDED (the answer cites none of its sources: check them)")
+    stop = f"stop: {response.stop}"
+    parts.append(f"{stop} — {STOPS[response.stop]}" if response.stop in STOPS else stop)
+    return f"[{'; '.join(parts)}]"
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -301,7 +347,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise CliError('give a question, e.g. kb ask "summarize file 1"')
     overrides: dict[str, Any] = {}
     if args.model:
-        overrides["ollama.model"] = args.model
+        # kb.llm.model wins over kb.ollama.model, for either provider.
+        overrides["llm.model"] = args.model
     try:
         params = AskParams(question=question, file=args.file)
     except ValidationError as err:
@@ -313,12 +360,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(dump(response), indent=2, ensure_ascii=False))
     else:
         print(response.answer)
-        if response.sources and "Sources:" not in response.answer:
+        # The agent's answers end with their sources; list them when one does not.
+        listed = all(f"`{source.path}`" in response.answer for source in response.sources)
+        if response.sources and not listed:
             print()
             for source in response.sources:
                 first = source.range.start.line + 1
                 last = max(first, source.range.end.line)
                 print(f"- {source.path} L{first}-L{last}")
+        print()
+        print(format_ask_footer(response))
     return 1 if response.stop == "error" else 0
 
 
@@ -437,13 +488,20 @@ def build_parser() -> argparse.ArgumentParser:
     status = command("status", cmd_status, "show what is indexed and what was skipped")
     status.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
     status.add_argument("--storage", metavar="DIR", help=storage_help)
+    status.add_argument(
+        "--probe",
+        action="store_true",
+        help="ask the model whether it answers and calls tools (up to 2 s)",
+    )
     status.add_argument("--json", action="store_true", help="print the kb/status result")
 
-    ask = command("ask", cmd_ask, "ask the agent a question (Ollama; passages without it)")
+    ask = command("ask", cmd_ask, "ask a question (a local model: Ollama or OpenAI-compatible)")
     ask.add_argument("question", nargs="+", help='e.g. "summarize file 1"')
     ask.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
     ask.add_argument("--file", metavar="PATH", help="focus on this workspace file")
-    ask.add_argument("--model", metavar="NAME", help="Ollama chat model (kb.ollama.model)")
+    ask.add_argument(
+        "--model", metavar="NAME", help="the chat model, for this question (kb.llm.model)"
+    )
     ask.add_argument("--storage", metavar="DIR", help=storage_help)
     ask.add_argument("--json", action="store_true", help="print the kb/ask result")
 

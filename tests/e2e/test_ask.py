@@ -319,6 +319,8 @@ async def test_ollama_down_degrades_and_the_rest_works(workspace: Path, storage:
 
         llm = await wait_for(unreachable, "kb/status to say Ollama is unreachable")
         assert llm["host"] == host
+        # The probe's own message: which server, and what to do.
+        assert host in llm["message"] and "ollama serve" in llm["message"], llm
 
         summary = await kb.request("kb/summarize", {"file": MEXICO})
         assert summary["extractive"] is True and summary["summary"]
@@ -332,11 +334,13 @@ async def test_status_says_the_model_is_reachable(kb: KbClient, ollama: Scripted
         return llm if llm["reachable"] else None
 
     llm = await wait_for(reachable, "kb/status to say Ollama is reachable")
-    assert {k: llm[k] for k in ("host", "model", "reachable", "provider")} == {
+    assert {k: llm[k] for k in ("host", "model", "reachable", "provider", "tools", "message")} == {
         "host": ollama.url,
         "model": "qwen2.5:7b",
         "reachable": True,
         "provider": "ollama",
+        "tools": True,  # from /api/show's capabilities, probed in the background
+        "message": None,
     }
 
 

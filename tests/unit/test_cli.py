@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.ollama_server import ScriptedOllama, answer
 
 from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
@@ -276,3 +277,102 @@ def test_status_lists_front_matter_problems_with_their_lines(
     payload = json.loads(run("status", "-w", str(workspace), "--json", storage=storage).stdout)
     assert payload["problems"][0]["path"] == "broken.md"
     assert payload["problems"][0]["line"] == 2
+
+
+# --- kb ask: status steps, mode, ungrounded marker, stop reason, --model ----------------------
+
+
+def test_ask_shows_the_mode_status_steps_and_an_ungrounded_answer(
+    workspace: Path, storage: Path
+) -> None:
+    # A model that cannot call tools, named only by --model (the default is not served).
+    with ScriptedOllama(
+        [answer("The cut-off is at noon.")], models=["tiny:1b"], capabilities=["completion"]
+    ) as server:
+        result = run(
+            "ask",
+            "What is the cut-off for Mexico payments?",
+            "--model",
+            "tiny:1b",
+            "-w",
+            str(workspace),
+            storage=storage,
+            KB_OLLAMA_HOST=server.url,
+            **HASHED,
+        )
+        assert server.errors == []
+        assert [request["model"] for request in server.chat_requests] == ["tiny:1b"]
+    assert result.returncode == 0, result.stderr
+    # The status step says which mode ran and why, on stderr while it works.
+    assert "[" in result.stderr and "tiny:1b does not call tools" in result.stderr
+    assert result.stdout.startswith("The cut-off is at noon.")
+    footer = result.stdout.rstrip().splitlines()[-1]
+    assert footer.startswith("[grounded mode (the model cannot call tools"), footer
+    assert "; NOT GROUNDED (the answer cites none of its sources: check them);" in footer
+    # The answer names the passages it was given once (not again as a list).
+    assert "- payments/mexico-payments.md L" not in result.stdout
+    assert footer.endswith("; stop: answer]"), footer
+
+
+def test_ask_says_when_the_answer_was_cut_off(workspace: Path, storage: Path) -> None:
+    cut_off = answer("Payments to Mexico must be released befo", done_reason="length")
+    with ScriptedOllama([cut_off, cut_off]) as server:
+        result = run(
+            "ask",
+            "When is the Mexico cut-off?",
+            "-w",
+            str(workspace),
+            "--json",
+            storage=storage,
+            KB_OLLAMA_HOST=server.url,
+            **HASHED,
+        )
+        text = run(
+            "ask",
+            "When is the Mexico cut-off?",
+            "-w",
+            str(workspace),
+            storage=storage,
+            KB_OLLAMA_HOST=server.url,
+            **HASHED,
+        )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert (payload["stop"], payload["mode"]) == ("length", "agent")
+    footer = text.stdout.rstrip().splitlines()[-1]
+    assert footer.startswith("[agent mode (the model called tools)"), footer
+    assert "stop: length — cut off: the model hit its token limit (kb.llm.maxTokens)]" in footer
+
+
+def test_status_names_the_provider_and_probes_the_model_when_asked(
+    workspace: Path, storage: Path
+) -> None:
+    ws = ("-w", str(workspace))
+    quick = run("status", *ws, storage=storage, KB_OLLAMA_HOST="http://127.0.0.1:9", **HASHED)
+    assert quick.returncode == 0, quick.stderr
+    assert "llm:       qwen2.5:7b at http://127.0.0.1:9 (ollama): not asked" in quick.stdout
+    with ScriptedOllama(models=["tiny:1b"], capabilities=["completion"]) as server:
+        probed = run(
+            "status",
+            *ws,
+            "--probe",
+            storage=storage,
+            KB_OLLAMA_HOST=server.url,
+            KB_LLM_MODEL="tiny:1b",
+            **HASHED,
+        )
+    assert probed.returncode == 0, probed.stderr
+    assert f"tiny:1b at {server.url} (ollama): answers, does not call tools" in probed.stdout
+    # A server that is not there: the model's own message, naming the host and the fix.
+    down = run(
+        "status",
+        *ws,
+        "--probe",
+        "--json",
+        storage=storage,
+        KB_OLLAMA_HOST="http://127.0.0.1:9",
+        **HASHED,
+    )
+    llm = json.loads(down.stdout)["llm"]
+    assert (llm["provider"], llm["reachable"]) == ("ollama", False)
+    assert "127.0.0.1:9" in llm["message"]

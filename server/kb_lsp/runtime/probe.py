@@ -1,8 +1,10 @@
 """Whether the model answers, without making anyone wait for it; and the cancel events
 of the asks in flight.
 
-`LlmProbe.status()` answers at once from the last probe of the current agent's host and
-model (`reachable` is None until the first probe is back). A stale or missing answer
+`LlmProbe.status()` answers at once from the last probe of the current agent's provider,
+server and model — the model's own status, whole: whether it answers, why not (`message`,
+naming the provider actually configured) and whether it calls tools. Until the first
+probe is back it is the configured status (`reachable` None). A stale or missing answer
 starts one probe on a background thread (one at a time, short timeout); when its answer
 differs from the last one, `on_change` runs (the runtime re-sends its status).
 """
@@ -16,12 +18,24 @@ import time
 from collections.abc import Callable
 
 from kb_lsp.agent import Agent
+from kb_lsp.llm import ChatModel
 from kb_lsp.protocol import LlmStatus
 
 log = logging.getLogger(__name__)
 
 LLM_FRESH_SECONDS = 10.0  # how long a reachability answer is reused by the status
 LLM_PROBE_TIMEOUT = 2.0  # seconds a background probe may wait for the model server
+
+_Key = tuple[str, str, str]  # provider, server, configured model
+
+
+def _key(llm: ChatModel) -> _Key:
+    return (llm.provider, llm.host, llm.config.model or "")
+
+
+def _shown(status: LlmStatus) -> tuple[bool | None, str | None, bool | None, str]:
+    """What the status shows of a probe (a change re-sends the status)."""
+    return (status.reachable, status.message, status.tools, status.model)
 
 
 class RunningWork:
@@ -53,19 +67,20 @@ class LlmProbe:
         self._on_change = on_change
         self._enabled = enabled
         self._lock = threading.Lock()
-        self._known: dict[tuple[str, str], tuple[bool, float]] = {}
+        self._known: dict[_Key, tuple[LlmStatus, float]] = {}
         self._probing = False
         self._closed = False
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="kb-llm-probe"
         )
 
-    def status(self, agent: Agent | None, host: str, model: str) -> LlmStatus:
-        """The status for `agent` (None: not open yet → the settings' host and model)."""
+    def status(self, agent: Agent | None, configured: LlmStatus) -> LlmStatus:
+        """The status of `agent`'s model (None: not open yet → `configured`, the status
+        the settings describe)."""
         if agent is None:
-            return LlmStatus(host=host, model=model)
+            return configured
         llm = agent.llm
-        key = (llm.host, llm.model)
+        key = _key(llm)
         with self._lock:
             known = self._known.get(key)
             stale = known is None or time.monotonic() - known[1] > LLM_FRESH_SECONDS
@@ -78,29 +93,38 @@ class LlmProbe:
             except RuntimeError:  # shut down meanwhile
                 with self._lock:
                     self._probing = False
-        return LlmStatus(host=key[0], model=key[1], reachable=known[0] if known else None)
+        return known[0] if known else llm.configured_status()
 
     def refresh(self, agent: Agent | None) -> None:
         """Forget what is known (the model just failed or answered) and probe again."""
         with self._lock:
             self._known.clear()
         if agent is not None:
-            self.status(agent, agent.llm.host, agent.llm.model)
+            self.status(agent, agent.llm.configured_status())
 
-    def _probe(self, agent: Agent, key: tuple[str, str]) -> None:
-        reachable: bool | None = None
+    def _probe(self, agent: Agent, key: _Key) -> None:
+        llm = agent.llm
         try:
-            reachable = agent.llm.status(timeout=LLM_PROBE_TIMEOUT).reachable
-        except Exception:
-            log.exception("probing Ollama failed")
-            reachable = False
+            status = llm.status(timeout=LLM_PROBE_TIMEOUT)
+        except Exception as err:  # the model's status() answers its own errors; not this
+            log.exception("probing the model at %s failed", llm.host)
+            status = llm.configured_status().model_copy(
+                update={"reachable": False, "message": f"{llm.label} at {llm.host}: {err}"}
+            )
         finally:
             with self._lock:
                 self._probing = False
-                before = self._known.get(key)
-                self._known[key] = (bool(reachable), time.monotonic())
-        if before is None or before[0] != bool(reachable):
-            log.info("Ollama at %s is %s", key[0], "reachable" if reachable else "not reachable")
+        with self._lock:
+            before = self._known.get(key)
+            self._known[key] = (status, time.monotonic())
+        if before is None or _shown(before[0]) != _shown(status):
+            log.info(
+                "%s at %s is %s%s",
+                llm.label,
+                llm.host,
+                "reachable" if status.reachable else "not reachable",
+                f": {status.message}" if status.message else "",
+            )
             self._on_change()
 
     def close(self) -> None:
