@@ -25,7 +25,7 @@ from kb_lsp.embeddings import Embedder, make_embedder
 from kb_lsp.indexer import Indexer
 from kb_lsp.memory import release_free_memory
 from kb_lsp.metadata.filters import Node as FilterNode
-from kb_lsp.metadata.filters import combine, parse_filter, split_query
+from kb_lsp.metadata.filters import combine, parse_filter, split_query, unknown_field
 from kb_lsp.metadata.hits import hit_meta
 from kb_lsp.metadata.schema import TOP_VALUES, build_schema
 from kb_lsp.protocol import (
@@ -291,6 +291,12 @@ class KnowledgeBase:
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
         """The words of `query` and the filter (`filter` AND the one typed in `query`)."""
         explicit = parse_filter(filter) if filter and filter.strip() else None
+        if explicit is not None and filter is not None:
+            # Typed in the query, an unknown field is a word; given as a filter, a likely
+            # typo of a known one is an error that names it.
+            problem = unknown_field(explicit, self.field_names(), filter)
+            if problem is not None:
+                raise problem
         if not any(mark in query for mark in ":<>=("):
             return query, explicit
         split = split_query(query, self.field_names())

@@ -201,6 +201,13 @@ async def test_a_bad_filter_is_invalid_params_with_its_position(kb: KbClient) ->
         )
     assert err.value.code == -32602
     assert "character 5" in str(err.value) and "needs a value" in str(err.value)
+    # A misspelt field: which one it looks like.
+    with pytest.raises(JsonRpcException) as err:
+        await kb.search("payments", filter="tag:payments stauts:draft")
+    assert err.value.code == -32602
+    assert "character 14: no indexed file has the field 'stauts'; did you mean 'status'?" in (
+        str(err.value)
+    )
     # The server keeps serving.
     assert (await kb.search("payments"))["results"]
 

@@ -228,6 +228,10 @@ def test_search_filter_keeps_exactly_the_matching_files(tagged: Path, storage: P
         (("payments", "--filter", "tag:payments )"), "filter, character 14: ')'"),
         (("payments", "--filter", 'owner:"Ana'), "filter, character 7: this quote is never"),
         (("payments modified>2026-13-01",), "query, character 19:"),
+        (
+            ("payments", "-f", "ownr:x"),
+            "no indexed file has the field 'ownr'; did you mean 'owner'?",
+        ),
     ],
 )
 def test_a_bad_filter_is_one_line_with_its_position(

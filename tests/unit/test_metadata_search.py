@@ -129,6 +129,21 @@ def test_bad_filter_raises_with_position(kb: KnowledgeBase) -> None:
     assert caught.value.position == 6
 
 
+def test_a_misspelt_field_in_a_filter_names_the_field_it_looks_like(kb: KnowledgeBase) -> None:
+    with pytest.raises(FilterError) as caught:
+        kb.search("wires", filter='tag:payments onwer:"Ana López"')
+    assert caught.value.position == len("tag:payments ")
+    assert "no indexed file has the field 'onwer'; did you mean 'owner'?" in str(caught.value)
+    with pytest.raises(FilterError, match="did you mean 'status'") as caught:
+        kb.search("wires", filter="-has:statu")
+    assert caught.value.position == len("-has:")
+    # A field with no near name is no mistake: nothing has it yet, so nothing is kept.
+    assert kb.search("wires", filter="reviewer:ana") == []
+    assert len(kb.search("wires", filter="-reviewer:ana", limit=5)) == 5
+    # Typed in the query, an unknown field is a word, never an error.
+    assert kb.search("wires onwer:x", limit=5)
+
+
 def test_status_lists_the_malformed_front_matter_with_its_line(kb: KnowledgeBase) -> None:
     status = kb.status()
     assert [(p.path, p.line) for p in status.problems] == [("broken.md", 2)]

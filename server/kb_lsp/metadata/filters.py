@@ -32,8 +32,9 @@ of filter items are the filter; every other word is the text query.
 from __future__ import annotations
 
 import calendar
+import difflib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -146,6 +147,41 @@ def fields_of(node: Node) -> set[str]:
     if isinstance(node, Not):
         return fields_of(node.item)
     return set().union(*(fields_of(i) for i in node.items))
+
+
+def _named(node: Node) -> Iterator[tuple[str, int]]:
+    """Each field a filter names, with the position of its name, in order."""
+    if isinstance(node, Term):
+        yield node.field, node.position
+    elif isinstance(node, Has):
+        yield node.field, node.position + len("has:")
+    elif isinstance(node, Not):
+        yield from _named(node.item)
+    else:
+        for item in node.items:
+            yield from _named(item)
+
+
+def unknown_field(
+    node: Node, known: Iterable[str], text: str, where: str = "filter"
+) -> FilterError | None:
+    """The error for a field no indexed file has when it looks like a typo of one that
+    some file has (`onwer:` beside `owner`), else None: a filter may name a field before
+    any file has it, and then it simply keeps nothing."""
+    names = {*BUILTIN_FIELDS, *(name.lower() for name in known)} - {"has"}
+    for field, position in _named(node):
+        if field in names:
+            continue
+        near = difflib.get_close_matches(field, sorted(names), n=1)
+        if near:
+            return FilterError(
+                f"no indexed file has the field {field!r}; did you mean {near[0]!r}? "
+                "(the schema lists every field: kb schema, kb/schema)",
+                position,
+                text,
+                where,
+            )
+    return None
 
 
 def combine(*nodes: Node | None) -> Node | None:
