@@ -294,7 +294,7 @@ class KnowledgeBase:
         if explicit is not None and filter is not None:
             # Typed in the query, an unknown field is a word; given as a filter, a likely
             # typo of a known one is an error that names it.
-            problem = unknown_field(explicit, self.field_names(), filter)
+            problem = unknown_field(explicit, self.field_names, filter)
             if problem is not None:
                 raise problem
         if not any(mark in query for mark in ":<>=("):

@@ -163,13 +163,17 @@ def _named(node: Node) -> Iterator[tuple[str, int]]:
 
 
 def unknown_field(
-    node: Node, known: Iterable[str], text: str, where: str = "filter"
+    node: Node, known: Callable[[], Iterable[str]], text: str, where: str = "filter"
 ) -> FilterError | None:
     """The error for a field no indexed file has when it looks like a typo of one that
     some file has (`onwer:` beside `owner`), else None: a filter may name a field before
-    any file has it, and then it simply keeps nothing."""
-    names = {*BUILTIN_FIELDS, *(name.lower() for name in known)} - {"has"}
-    for field, position in _named(node):
+    any file has it, and then it simply keeps nothing. `known()` (the indexed files'
+    fields) is only asked when the filter names a field that is not built in."""
+    named = [(f, p) for f, p in _named(node) if f not in BUILTIN_FIELDS]
+    if not named:
+        return None
+    names = {*BUILTIN_FIELDS, *(name.lower() for name in known())} - {"has"}
+    for field, position in named:
         if field in names:
             continue
         near = difflib.get_close_matches(field, sorted(names), n=1)
