@@ -20,7 +20,7 @@ import { errorCode } from './util';
 
 export const OptionalMethods = {
   related: Methods.related,
-  schema: 'kb/schema',
+  schema: Methods.schema,
   indexControl: Methods.indexControl,
 } as const;
 
