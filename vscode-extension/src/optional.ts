@@ -45,7 +45,7 @@ export async function optionalRequest<M extends keyof OptionalTypes>(
     token?: vscode.CancellationToken,
   ) => Promise<OptionalTypes[M][1]>;
   try {
-    return await send(method as unknown as MethodName, params, token);
+    return await send(method, params, token);
   } catch (err) {
     if (errorCode(err) === METHOD_NOT_FOUND) {
       return undefined;
