@@ -43,6 +43,7 @@ from kb_lsp.metadata.cards import card_hash, card_text
 from kb_lsp.records import SyncReport
 from kb_lsp.store import FileRecord, NewChunk, Store
 from kb_lsp.sync_tally import ProgressCallback, SyncTally
+from kb_lsp.terms import stems_text
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,7 @@ class Indexer:
         """Compare the disk (every file, or only `paths`) with the manifest: what this
         sync reads, removes, and finishes."""
         self.store.repair_vectors()
+        self.store.fill_stems()
         manifest = self.store.manifest()
 
         if paths is None:
@@ -327,6 +329,7 @@ class Indexer:
                     heading=heading,
                     start_line=chunk.start_line,
                     end_line=chunk.end_line,
+                    stems=stems_text(heading, chunk.text),
                 )
             )
         metadata = extract_metadata(doc, entry.path)

@@ -52,6 +52,7 @@ class StoredChunk:
     start_line: int  # 0-based, inclusive
     end_line: int  # 0-based, inclusive
     text_hash: str = ""  # of what was embedded (heading path + text): finds its vector
+    stems: str | None = None  # `terms.stems_text` of heading and text, when stored
 
 
 class ReadOnlyStore(RuntimeError):

@@ -25,7 +25,6 @@ FastAPI docs query set (see README, "Search quality").
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -41,187 +40,14 @@ from kb_lsp.protocol import Label, Range, SearchHit, SearchMode
 from kb_lsp.records import StoredChunk
 from kb_lsp.snippets import inline_text, readable_blocks
 from kb_lsp.store import FileRecord, Store, chunk_id
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-# Words that say nothing about which file is meant; "file", "doc", "note" are how people
-# refer to files ("the mexico payment files"), not what the files are about.
-FILE_WORDS = frozenset(
-    ["file", "files", "doc", "docs", "document", "documents", "note", "notes", "page", "pages"]
-)
-STOPWORDS = FILE_WORDS | frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "md",
-        "markdown",
-        "find",
-        "show",
-        "tell",
-        "give",
-        "get",
-        "want",
-        "need",
-        "please",
-        "using",
-        "use",
-    ]
-)
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper: enough to match `payments` with `payment` and `deploying`
-    with `deploy` across a query and a file name, without a stemming dependency."""
-    word = word.lower().removesuffix("'s")
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    return word
-
-
-def query_terms(query: str) -> list[str]:
-    """The query's content words, stemmed, in order, without duplicates."""
-    words = [w.lower() for w in _WORD.findall(query) if w.strip("_")]
-    content = [w for w in words if w not in STOPWORDS and len(w) > 1]
-    chosen = content or [w for w in words if len(w) > 1] or words
-    return list(dict.fromkeys(stem(w) for w in chosen))
-
-
-def _word_stems(text: str) -> set[str]:
-    words = _WORD.findall(text)
-    # camelCase and snake_case names count as their parts too.
-    parts = [p for w in words for p in re.split(r"_|(?<=[a-z])(?=[A-Z])", w) if p]
-    return {stem(w) for w in [*words, *parts]}
-
-
-def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression: any of the terms, each a quoted string (no syntax)."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+from kb_lsp.terms import FILE_WORDS as FILE_WORDS  # re-exported: where they were defined
+from kb_lsp.terms import STOPWORDS as STOPWORDS
+from kb_lsp.terms import WORD as _WORD
+from kb_lsp.terms import fts_query as fts_query
+from kb_lsp.terms import name_stems, parse_stems
+from kb_lsp.terms import query_terms as query_terms
+from kb_lsp.terms import stem as stem
+from kb_lsp.terms import word_stems as _word_stems
 
 
 @dataclass(frozen=True)
@@ -273,6 +99,26 @@ COMMON_SHARE = 0.2
 # Notes that their aliases, description or incoming anchor text match, joining the
 # candidates of a query.
 CARD_CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """How many chunks the searched stores hold, and how many of them contain each query
+    term (FTS5's vocabulary): looked up once per query, used by the rare-word bonus,
+    the topic share and the choice of words to mark."""
+
+    chunks: int
+    counts: dict[str, int]
+
+    @staticmethod
+    def of(sources: Sequence[SearchSource], terms: Sequence[str]) -> TermStats:
+        chunks = 0
+        found: dict[str, int] = {}
+        for source in sources:
+            chunks += source.store.chunk_count()
+            for term, count in source.store.term_chunk_counts(terms).items():
+                found[term] = found.get(term, 0) + count
+        return TermStats(chunks, found)
 
 
 @dataclass(frozen=True)
@@ -339,10 +185,11 @@ class Searcher:
     ) -> list[SearchHit]:
         """The numbered list for `query`, among the files `paths` (globs) and `filter`
         (metadata) keep: both restrict the candidates before ranking."""
-        ranked = self._rank_files(sources, query, limit, paths, mode, filter)
-        kept = [f for f in ranked if f.score >= threshold][:limit]
         terms = query_terms(query)
-        marked = self._marked_terms(sources, terms) if kept else []
+        stats = TermStats.of(sources, terms)
+        ranked = self._rank_files(sources, query, limit, paths, mode, filter, stats)
+        kept = [f for f in ranked if f.score >= threshold][:limit]
+        marked = self._marked_terms(stats, terms) if kept else []
         hits = [self._hit(n, f, terms, marked=marked) for n, f in enumerate(kept, start=1)]
         return _with_meta(hits, kept)
 
@@ -400,7 +247,7 @@ class Searcher:
             cand.score = self._chunk_score(cand, terms, title, path, "hybrid")
         best = sorted(candidates, key=lambda c: -c.score)
         kept = [c for c in best if c.score >= threshold][:limit]
-        marked = self._marked_terms([source], terms) if kept else []
+        marked = self._marked_terms(TermStats.of([source], terms), terms) if kept else []
         return [
             self._hit(
                 n,
@@ -422,10 +269,12 @@ class Searcher:
         paths: list[str] | None,
         mode: SearchMode,
         filter: FilterNode | None = None,
+        stats: TermStats | None = None,
     ) -> list[_FileScore]:
         terms = query_terms(query)
         if not terms:
             return []
+        stats = stats or TermStats.of(sources, terms)
         k = max(40, limit * 5)
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         match = fts_query(terms)
@@ -482,15 +331,20 @@ class Searcher:
         for rank, (_, key) in enumerate(sorted(keyword_order, key=lambda item: -item[0])):
             candidates[key].keyword_rank = rank
 
-        rare = self._rare_terms(sources, terms) if mode == "hybrid" else frozenset()
+        rare = self._rare_terms(stats) if mode == "hybrid" else frozenset()
         files: dict[tuple[str, str], _FileScore] = {}
         titles: dict[tuple[str, str], str] = {}
+        for source in sources:
+            paths_here = {
+                c.chunk.path for (root, _), c in candidates.items() if root == source.root
+            }
+            for path, title in source.store.titles(paths_here).items():
+                titles[(source.root, path)] = title
         for cand in candidates.values():
             key = (cand.source.root, cand.chunk.path)
-            if key not in titles:
-                record = cand.source.store.file(cand.chunk.path)
-                titles[key] = record.title if record else PurePosixPath(cand.chunk.path).stem
-            title = titles[key]
+            title = titles.get(key)
+            if title is None:
+                title = PurePosixPath(cand.chunk.path).stem
             cand.score = self._chunk_score(cand, terms, title, cand.chunk.path, mode, rare)
             name_share = _name_share(terms, title, cand.chunk.path)
             current = files.get(key)
@@ -505,7 +359,7 @@ class Searcher:
         if mode != "semantic":
             self._score_cards(sources, files, terms, vector, card_ranks, mode)
             if self.fusion.topic > 0:
-                self._topic_shares(sources, files.values(), terms)
+                self._topic_shares(stats, files.values(), terms)
         for file in files.values():
             if mode == "semantic":
                 file.score = file.best.score
@@ -656,8 +510,8 @@ class Searcher:
         )
         if mode == "semantic":
             return cosine if cand.has_vector else 0.0
-        haystack = _word_stems(
-            f"{cand.chunk.heading}\n{cand.chunk.text}\n{title}\n{PurePosixPath(path).stem}"
+        haystack = (
+            _chunk_stems(cand.chunk) | name_stems(title) | name_stems(PurePosixPath(path).stem)
         )
         cand.matched = frozenset(term for term in terms if term in haystack)
         coverage = len(cand.matched) / len(terms) if terms else 0.0
@@ -685,51 +539,31 @@ class Searcher:
         return f.cosine * cosine + f.coverage * coverage + f.rank * rank_score + f.rare * exact_rare
 
     def _topic_shares(
-        self,
-        sources: Sequence[SearchSource],
-        files: Iterable[_FileScore],
-        terms: Sequence[str],
+        self, stats: TermStats, files: Iterable[_FileScore], terms: Sequence[str]
     ) -> None:
         """Each file's idf-weighted share of the query held by its names (`Fusion.topic`)."""
-        chunks = 0
-        found: dict[str, int] = {}
-        for source in sources:
-            chunks += source.store.counts()[1]
-            for term, count in source.store.term_chunk_counts(terms).items():
-                found[term] = found.get(term, 0) + count
+        chunks, found = stats.chunks, stats.counts
         weights = {t: math.log((chunks + 1) / (found.get(t, 0) + 1)) + 1.0 for t in terms}
         total = sum(weights.values())
         if total <= 0:
             return
         for file in files:
             card = file.card
-            names = _word_stems(PurePosixPath(file.path).stem) | _word_stems(file.title)
+            names = name_stems(PurePosixPath(file.path).stem) | name_stems(file.title)
             if card is not None:
                 names |= _word_stems(" ".join(card.aliases)) | _word_stems(card.description)
             file.topic_share = sum(w for t, w in weights.items() if t in names) / total
 
-    def _rare_terms(self, sources: Sequence[SearchSource], terms: Sequence[str]) -> frozenset[str]:
-        chunks = 0
-        found: dict[str, int] = {}
-        for source in sources:
-            chunks += source.store.counts()[1]
-            for term, count in source.store.term_chunk_counts(terms).items():
-                found[term] = found.get(term, 0) + count
-        limit = max(self.fusion.rare_min, self.fusion.rare_share * chunks)
-        return frozenset(term for term, count in found.items() if 0 < count <= limit)
+    def _rare_terms(self, stats: TermStats) -> frozenset[str]:
+        limit = max(self.fusion.rare_min, self.fusion.rare_share * stats.chunks)
+        return frozenset(term for term, count in stats.counts.items() if 0 < count <= limit)
 
     @staticmethod
-    def _marked_terms(sources: Sequence[SearchSource], terms: Sequence[str]) -> list[str]:
+    def _marked_terms(stats: TermStats, terms: Sequence[str]) -> list[str]:
         """The query terms worth highlighting in snippets: not the ones most passages
         contain ("add" and "use" in a programming manual mark half of every snippet), unless
         every term is that common (then the query is about them)."""
-        chunks = 0
-        found: dict[str, int] = {}
-        for source in sources:
-            chunks += source.store.counts()[1]
-            for term, count in source.store.term_chunk_counts(terms).items():
-                found[term] = found.get(term, 0) + count
-        common = {term for term, count in found.items() if count > COMMON_SHARE * chunks}
+        common = {t for t, count in stats.counts.items() if count > COMMON_SHARE * stats.chunks}
         distinctive = [term for term in terms if term not in common]
         return distinctive or list(terms)
 
@@ -826,6 +660,14 @@ def _with_meta(hits: list[SearchHit], files: Sequence[_FileScore]) -> list[Searc
     ]
 
 
+def _chunk_stems(chunk: StoredChunk) -> frozenset[str]:
+    """The stems of a chunk's heading path and text: stored at index time; computed here
+    only for a chunk stored before they were kept (until the next sync fills them)."""
+    if chunk.stems is not None:
+        return parse_stems(chunk.stems)
+    return frozenset(_word_stems(f"{chunk.heading}\n{chunk.text}"))
+
+
 def _placeholder(path: str) -> StoredChunk:
     return StoredChunk(path=path, root="", index=-1, text="", heading="", start_line=0, end_line=0)
 
@@ -835,14 +677,14 @@ def _name_share(terms: Sequence[str], title: str, path: str) -> float:
     signal (the label asks `_path_share`)."""
     folders = " ".join(PurePosixPath(path).parent.parts)
     return _share(
-        terms, _word_stems(PurePosixPath(path).stem) | _word_stems(title) | _word_stems(folders)
+        terms, name_stems(PurePosixPath(path).stem) | name_stems(title) | name_stems(folders)
     )
 
 
 def _path_share(terms: Sequence[str], path: str) -> float:
     """How strongly the query names the file's path: its file and folder names."""
     folders = PurePosixPath(path).parent.parts
-    return _share(terms, _word_stems(PurePosixPath(path).stem) | _word_stems(" ".join(folders)))
+    return _share(terms, name_stems(PurePosixPath(path).stem) | name_stems(" ".join(folders)))
 
 
 def _share(terms: Sequence[str], names: set[str]) -> float:

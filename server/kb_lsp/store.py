@@ -55,6 +55,7 @@ from kb_lsp.metadata.extract import FileMetadata
 from kb_lsp.metadata.filters import Node as FilterNode
 from kb_lsp.metadata.query import matching_paths
 from kb_lsp.records import ReadOnlyStore, StoredChunk
+from kb_lsp.terms import STEMS_VERSION, stems_text
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading TEXT NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    stems TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, idx);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);
@@ -146,6 +148,7 @@ class NewChunk:
     heading: str
     start_line: int
     end_line: int
+    stems: str | None = None  # `terms.stems_text`; None: the store computes it
 
 
 @dataclass(frozen=True)
@@ -206,9 +209,11 @@ class Store:
             self._write_db = self._connect()
             self._write_db.executescript(_SCHEMA + metadata_tables.DDL)
         self._collection = self._open_collection(chroma_url)
+        self._stems_missing = False  # chunks written before their stems were stored
         if not self.read_only:
             self._check_embedder()
             self._check_metadata_version()
+            self._check_stems_version()
 
     # --- connections ---------------------------------------------------------------------
 
@@ -365,6 +370,40 @@ class Store:
             db.execute("UPDATE files SET state = 'pending', sha256 = ''")
             self._set_meta(db, "metadata", metadata_tables.METADATA_VERSION)
 
+    def _check_stems_version(self) -> None:
+        """Stems made by another stemmer (or none: a store made before they were kept)
+        are dropped; `fill_stems` (the next sync runs it) makes them again, and search
+        stems a chunk without them itself meanwhile."""
+        if self.get_meta("stems") == STEMS_VERSION:
+            return
+        with self._writer() as db:
+            columns = {str(row[1]) for row in db.execute("PRAGMA table_info(chunks)")}
+            if "stems" not in columns:
+                db.execute("ALTER TABLE chunks ADD COLUMN stems TEXT")
+            else:
+                db.execute("UPDATE chunks SET stems = NULL")
+            self._set_meta(db, "stems", STEMS_VERSION)
+        self._stems_missing = True
+
+    def fill_stems(self, batch: int = 500) -> int:
+        """Store the stems of chunks that have none (see `_check_stems_version`);
+        returns how many were filled."""
+        filled = 0
+        while self._stems_missing:
+            rows = (
+                self._reader()
+                .execute(
+                    "SELECT id, heading, text FROM chunks WHERE stems IS NULL LIMIT ?", (batch,)
+                )
+                .fetchall()
+            )
+            stems = [(stems_text(heading, text), cid) for cid, heading, text in rows]
+            with self._writer() as db:
+                db.executemany("UPDATE chunks SET stems = ? WHERE id = ?", stems)
+            filled += len(rows)
+            self._stems_missing = len(rows) == batch
+        return filled
+
     def get_meta(self, key: str) -> str | None:
         try:
             row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -411,6 +450,21 @@ class Store:
         except sqlite3.OperationalError:
             return (0, 0)
         return int(files), int(chunks)
+
+    def titles(self, paths: Iterable[str]) -> dict[str, str]:
+        """path -> title of the given files (one query, not one per file)."""
+        try:
+            rows = self._select_in("SELECT path, title FROM files WHERE path IN ({marks})", paths)
+            return {str(path): str(title) for path, title in rows}
+        except sqlite3.OperationalError:
+            return {}
+
+    def chunk_count(self) -> int:
+        """Chunks currently indexed (the second half of `counts`)."""
+        try:
+            return int(self._reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
 
     def touch(self, path: str, size: int, mtime_ns: int) -> None:
         """Same content, new size/mtime (a `touch`, a save without changes)."""
@@ -499,7 +553,7 @@ class Store:
                     count += 1
                     db.execute(
                         "INSERT INTO chunks(id, path, idx, text_hash, heading, start_line, "
-                        "end_line, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "end_line, text, stems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             cid,
                             record.path,
@@ -509,6 +563,9 @@ class Store:
                             chunk.start_line,
                             chunk.end_line,
                             chunk.text,
+                            chunk.stems
+                            if chunk.stems is not None
+                            else stems_text(chunk.heading, chunk.text),
                         ),
                     )
                     db.execute(
@@ -756,11 +813,11 @@ class Store:
 
     # --- reading -------------------------------------------------------------------------
 
-    _CHUNK_COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash"
+    _CHUNK_COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash, stems"
 
     def _chunk(self, row: Sequence[Any]) -> StoredChunk:
-        path, index, text, heading, start, end, digest = row
-        return StoredChunk(path, str(self.root), index, text, heading, start, end, digest)
+        path, index, text, heading, start, end, digest, stems = row
+        return StoredChunk(path, str(self.root), index, text, heading, start, end, digest, stems)
 
     def chunks_of(self, path: str) -> list[StoredChunk]:
         rows = self._reader().execute(
@@ -802,27 +859,26 @@ class Store:
     def _nearest(
         self, collection: Any | None, query: list[float], k: int, paths: list[str] | None
     ) -> list[VectorHit]:
+        # No `collection.count()` first (2 ms a query): Chroma returns what it has when
+        # asked for more, and nothing from an empty collection.
         if collection is None:
             return []
-        count = collection.count()
-        if count == 0:
-            return []
         if paths is None:
-            return self._query_chroma(collection, query, min(k, count), None)
+            return self._query_chroma(collection, query, k, None)
         if not paths:
             return []
         wanted = set(paths)
         share = self._file_share(wanted)
         if share >= OVERFETCH_SHARE and len(wanted) > 1:
-            depth = min(count, max(4 * k, int(k / share * 1.5) + 1))
+            depth = max(4 * k, int(k / share * 1.5) + 1)
             found = self._query_chroma(collection, query, depth, None)
             hits = [h for h in found if h.path in wanted]
-            if len(hits) >= k or depth >= count:
+            if len(hits) >= k or len(found) < depth:
                 return hits[:k]
         where: dict[str, Any] = (
             {"path": {"$in": paths}} if len(wanted) > 1 else {"path": next(iter(wanted))}
         )
-        return self._query_chroma(collection, query, min(k, count), where)
+        return self._query_chroma(collection, query, k, where)
 
     def _query_chroma(
         self, collection: Any, query: list[float], n: int, where: dict[str, Any] | None

@@ -24,6 +24,7 @@ from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexStatus
 from kb_lsp.records import ReadOnlyStore, SyncProgress
 from kb_lsp.store import Store
+from kb_lsp.terms import parse_stems, stem, stems_text, word_stems
 
 
 def open_kb(
@@ -590,3 +591,54 @@ def test_five_megabyte_one_line_file(workspace: Path, storage: Path) -> None:
     assert hits[0].path == "dump.md" and "zanzibarite" in hits[0].snippet
     assert kb.search("zanzibarite")[0].path == "dump.md"
     kb.close()
+
+
+def test_stems_are_stored_and_an_older_store_gets_them(workspace: Path, storage: Path) -> None:
+    """Search compares query words with each chunk's stems, stored at index time; a store
+    made before they were kept (no `stems` column) works at once and is filled by the
+    next sync, with the same results."""
+    kb = open_kb(workspace, storage)
+    kb.sync()
+    before = [(h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")]
+    store = kb._snapshot()[0].store
+    rows = store._reader().execute("SELECT heading, text, stems FROM chunks").fetchall()
+    assert rows and all(stems == stems_text(heading, text) for heading, text, stems in rows)
+    # As an older version left it: no column, no version.
+    with store._writer() as db:
+        db.execute("ALTER TABLE chunks DROP COLUMN stems")
+        db.execute("DELETE FROM meta WHERE key = 'stems'")
+    kb.close()
+
+    kb = open_kb(workspace, storage)
+    store = kb._snapshot()[0].store
+    count = "SELECT count(*) FROM chunks WHERE stems IS NULL"
+    assert store._reader().execute(count).fetchone()[0] == len(rows)
+    assert [
+        (h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")
+    ] == before
+    report = kb.sync()
+    assert report.chunks_embedded == 0
+    assert store._reader().execute(count).fetchone()[0] == 0
+    assert [
+        (h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")
+    ] == before
+    kb.close()
+
+
+def test_word_stems_split_names_and_match_the_stemmer() -> None:
+    assert word_stems("getUserPayments snake_case_names HTTPServer") >= {
+        "getuserpayment",
+        "get",
+        "user",
+        "payment",
+        "snake_case_name",
+        "snake",
+        "case",
+        "name",
+        "httpserver",
+    }
+    text = "Deploying the payments services; payments deployed."
+    assert word_stems(text) == {
+        stem(w) for w in ("Deploying", "the", "payments", "services", "deployed")
+    }
+    assert parse_stems(stems_text("Heading", text)) == frozenset(word_stems("Heading\n" + text))
