@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -342,9 +343,8 @@ class Searcher:
                 titles[(source.root, path)] = title
         for cand in candidates.values():
             key = (cand.source.root, cand.chunk.path)
-            title = titles.get(key)
-            if title is None:
-                title = PurePosixPath(cand.chunk.path).stem
+            stored_title = titles.get(key)
+            title = PurePosixPath(cand.chunk.path).stem if stored_title is None else stored_title
             cand.score = self._chunk_score(cand, terms, title, cand.chunk.path, mode, rare)
             name_share = _name_share(terms, title, cand.chunk.path)
             current = files.get(key)
@@ -687,7 +687,7 @@ def _path_share(terms: Sequence[str], path: str) -> float:
     return _share(terms, name_stems(PurePosixPath(path).stem) | name_stems(" ".join(folders)))
 
 
-def _share(terms: Sequence[str], names: set[str]) -> float:
+def _share(terms: Sequence[str], names: AbstractSet[str]) -> float:
     """All of the query's words among `names` is a full match; at least two words and half
     of them is a good one; a single shared word of a longer query ("payment system" vs
     "Deploy checklist: payments service") says little and counts a third."""
