@@ -892,8 +892,9 @@ class Store:
         rows = list(
             zip(result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True)
         )
-        # Chroma may answer an id without its metadata while that id is being upserted
-        # (a sync rewriting the file): its path is in SQLite.
+        # Chroma may answer an id without its metadata while that id is being upserted or
+        # deleted (a sync rewriting or removing the file): its path is in SQLite, and an
+        # id SQLite no longer holds is left out (`meta["path"]` on None failed kb/search).
         unlabelled = [cid for cid, _, meta in rows if not meta]
         known = {cid: chunk.path for cid, chunk in self.chunks_by_id(unlabelled).items()}
         hits = []

@@ -642,3 +642,36 @@ def test_word_stems_split_names_and_match_the_stemmer() -> None:
         stem(w) for w in ("Deploying", "the", "payments", "services", "deployed")
     }
     assert parse_stems(stems_text("Heading", text)) == frozenset(word_stems("Heading\n" + text))
+
+
+def test_vector_hits_without_metadata_are_resolved_or_skipped(
+    workspace: Path, storage: Path
+) -> None:
+    """Chroma can answer an id whose metadata is gone (a file deleted or rewritten while
+    the query ran): a chunk SQLite still holds keeps its path from there, an id nobody
+    holds any more is left out, and the search answers instead of failing."""
+    embedder = HashingEmbedder()
+    kb = open_kb(workspace, storage, embedder)
+    kb.sync()
+    store = kb._roots[0].store
+    kept = sorted(sqlite_ids(store))[0]
+    kept_path = store.chunks_by_id([kept])[kept].path
+    got = store._collection.get(ids=[kept], include=["embeddings"])
+    vector = np.asarray(got["embeddings"][0], dtype=np.float32)
+    store._collection.delete(ids=[kept])
+    store._collection.add(ids=[kept, "ghost:0"], embeddings=[vector.tolist()] * 2)
+
+    raw = store._collection.query(query_embeddings=[vector.tolist()], n_results=2)
+    assert raw["metadatas"] is not None
+    assert raw["metadatas"][0] == [None, None]  # the case: ids answered without metadata
+
+    hits = store.vector_search(vector, 5)
+    by_id = {hit.chunk_id: hit for hit in hits}
+    assert "ghost:0" not in by_id
+    assert by_id[kept].path == kept_path
+    assert by_id[kept].similarity == pytest.approx(1.0, abs=1e-4)
+
+    text = store.chunks_by_id([kept])[kept].text
+    results = kb.search(" ".join(text.split()[:6]), limit=5)
+    assert results and all(hit.path for hit in results)
+    kb.close()
