@@ -31,6 +31,7 @@ BENCHMARKS = {
     "timeline": "bench.timeline",
     "memory": "bench.memory",
     "filters": "bench.filter_latency",
+    "speed": "bench.search_speed",
     "ask": "bench.ask",
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",

@@ -19,11 +19,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
 from kb_lsp.config import Settings, env_settings, load_settings
+from kb_lsp.index_status import read_status
 from kb_lsp.listing import format_hits
 from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.protocol import (
@@ -38,9 +39,11 @@ from kb_lsp.protocol import (
     dump,
 )
 from kb_lsp.records import ReadOnlyStore
-from kb_lsp.runtime import Hooks, InvalidInput, Runtime, Unavailable
 from kb_lsp.runtime.logs import BoundedFormatter
 from kb_lsp.runtime.progress import progress_text
+
+if TYPE_CHECKING:  # the engine loads only for the commands that need it (`kb status` not)
+    from kb_lsp.runtime import Hooks, Runtime
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
@@ -118,6 +121,8 @@ class _ProgressBar:
 
 
 def _hooks() -> Hooks:
+    from kb_lsp.runtime import Hooks
+
     # Messages the runtime shows an editor (read-only, a folder gone) are handled by
     # each command here, in the terminal's words.
     return Hooks(start_progress=lambda title, cancel: _ProgressBar())
@@ -128,6 +133,8 @@ def _runtime(
     args: argparse.Namespace, folder: Path, overrides: dict[str, Any] | None = None
 ) -> Iterator[Runtime]:
     """The runtime on `folder`, opened (not synced), without a watcher; closed after."""
+    from kb_lsp.runtime import Runtime
+
     runtime = Runtime(
         _hooks(),
         watch=False,
@@ -144,6 +151,8 @@ def _runtime(
 
 
 def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
+    from kb_lsp.runtime import Unavailable
+
     try:
         report = runtime.reindex(full=full).result()
     except (ReadOnlyStore, Unavailable):
@@ -225,10 +234,16 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
-    with _runtime(args, folder) as runtime:
-        status = runtime.status()
-        if args.probe:
-            status = status.model_copy(update={"llm": runtime.llm_status()})
+    if args.probe:  # the model asked: that needs the runtime and its agent
+        with _runtime(args, folder) as runtime:
+            status = runtime.status().model_copy(update={"llm": runtime.llm_status()})
+    else:
+        # From the store's SQLite when there is one (no model, no Chroma).
+        found = read_status(folder, _settings(args))
+        if found is None:
+            with _runtime(args, folder) as runtime:
+                found = runtime.status()
+        status = found
     if args.json:
         print(json.dumps(dump(status), indent=2))
         return 0
@@ -530,6 +545,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _invalid_input(err: BaseException) -> bool:
+    """Whether `err` is the engine's InvalidInput. Its class lives with the agent, which
+    only a command that opened the runtime has loaded (`kb status` does not)."""
+    loop = sys.modules.get("kb_lsp.agent.loop")
+    return loop is not None and isinstance(err, loop.InvalidInput)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -543,11 +565,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except CliError as err:
         _fail(str(err), EXIT_USAGE)
-    except InvalidInput as err:  # a bad filter, result number or file: the user fixes it
-        _fail(str(err), EXIT_USAGE)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except Exception as err:  # the last line of defence: one line, never a traceback
+        if _invalid_input(err):  # a bad filter, result number or file: the user fixes it
+            _fail(str(err), EXIT_USAGE)
         from kb_lsp.embeddings import EmbedderError
 
         if isinstance(err, EmbedderError):

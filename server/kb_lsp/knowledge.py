@@ -49,7 +49,9 @@ from kb_lsp.records import (
 )
 from kb_lsp.related import NotIndexed, outgoing_links, related_files
 from kb_lsp.search import Searcher, SearchSource, query_terms
-from kb_lsp.store import FileRecord, Store, store_dir_for
+from kb_lsp.storage import default_storage as default_storage  # its home before storage.py
+from kb_lsp.storage import store_dir_for
+from kb_lsp.store import FileRecord, Store
 from kb_lsp.sync_tally import SyncTally
 from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
 
@@ -82,14 +84,6 @@ class RootIndex:
         )
         self.indexer = Indexer(self.workspace, self.store, embedder, settings)
         self.source = SearchSource(self.store, str(self.root), prefix)
-
-
-def default_storage(settings: Settings) -> Path:
-    """`settings.storage`, else `$XDG_CACHE_HOME/kb-lsp` (`~/.cache/kb-lsp`)."""
-    if settings.storage:
-        return Path(settings.storage).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "kb-lsp"
 
 
 def model_cache() -> Path:

@@ -55,6 +55,8 @@ from kb_lsp.metadata.extract import FileMetadata
 from kb_lsp.metadata.filters import Node as FilterNode
 from kb_lsp.metadata.query import matching_paths
 from kb_lsp.records import ReadOnlyStore, StoredChunk
+from kb_lsp.storage import DATABASE, WRITER_LOCK
+from kb_lsp.storage import store_dir_for as store_dir_for  # its home before storage.py
 from kb_lsp.terms import STEMS_VERSION, stems_text
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SCHEMA_VERSION = 1
-WRITER_LOCK = "writer.lock"  # in the store folder: held by the one process that writes
 # `meta` key naming the live Chroma collection (absent: the first one, `kb_<dir>`).
 LIVE_COLLECTION = "collection"
 _COSINE = {"hnsw:space": "cosine"}
@@ -115,12 +116,6 @@ OVERFETCH_SHARE = 0.1
 # BM25 column weights for (path, title, heading, text): a hit in a file's name or title
 # says more about the file than one word in a long passage.
 BM25_WEIGHTS = (0.0, 4.0, 3.0, 2.0, 1.0)
-
-
-def store_dir_for(storage: Path, root: Path) -> Path:
-    """`<storage>/<sha of root>/`: one store per workspace root, outside the workspace."""
-    digest = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:16]
-    return storage / digest
 
 
 def chunk_id(path: str, index: int) -> str:
@@ -197,7 +192,7 @@ class Store:
                 directory,
             )
 
-        self._db_path = directory / "kb.sqlite3"
+        self._db_path = directory / DATABASE
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._closed = False

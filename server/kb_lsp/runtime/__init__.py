@@ -23,9 +23,38 @@ Public surface (see `runtime.py` for the threading rules):
   agent's `InvalidInput` / `LlmError`s from `ask` and `summarize`.
 """
 
-from kb_lsp.runtime.errors import InvalidInput, InvalidRequest, Unavailable
-from kb_lsp.runtime.runtime import DEFAULT_CLIENT, FileText, Hooks, Runtime, Severity
-from kb_lsp.runtime.worker import ProgressHandle
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kb_lsp.runtime.errors import InvalidInput, InvalidRequest, Unavailable
+    from kb_lsp.runtime.runtime import DEFAULT_CLIENT, FileText, Hooks, Runtime, Severity
+    from kb_lsp.runtime.worker import ProgressHandle
+
+# Loaded on first use (PEP 562): importing a light submodule (`runtime.logs`,
+# `runtime.takeover`) must not load the engine, Chroma and the agent's HTTP clients —
+# `kb status` answers from SQLite alone.
+_HOMES = {
+    "DEFAULT_CLIENT": "kb_lsp.runtime.runtime",
+    "FileText": "kb_lsp.runtime.runtime",
+    "Hooks": "kb_lsp.runtime.runtime",
+    "InvalidInput": "kb_lsp.runtime.errors",
+    "InvalidRequest": "kb_lsp.runtime.errors",
+    "ProgressHandle": "kb_lsp.runtime.worker",
+    "Runtime": "kb_lsp.runtime.runtime",
+    "Severity": "kb_lsp.runtime.runtime",
+    "Unavailable": "kb_lsp.runtime.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
+
 
 __all__ = [
     "DEFAULT_CLIENT",

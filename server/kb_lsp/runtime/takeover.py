@@ -27,7 +27,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from kb_lsp.protocol import IndexPhase
-from kb_lsp.store import WRITER_LOCK
+from kb_lsp.storage import WRITER_LOCK
 
 log = logging.getLogger(__name__)
 

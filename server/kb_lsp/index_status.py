@@ -1,0 +1,126 @@
+"""A workspace's index status read from its store's SQLite alone, for `kb status`.
+
+Opening the runtime to print a status costs seconds (Chroma, onnxruntime, the agent's
+HTTP clients, the model loaded just to name it) where the answer is already on disk:
+what is indexed and skipped, which embedder made the vectors (the store records it),
+whether another process is writing the index now (its writer lock, and the state it
+publishes). This reads those and nothing else: no Chroma, no model, no lock kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from kb_lsp.config import Settings
+from kb_lsp.protocol import FileProblem, IndexProgress, IndexStatus, LlmStatus, SkippedFile
+from kb_lsp.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
+
+# What a writer publishes in its store folder (`runtime/takeover.py` writes it).
+WRITER_STATE = "writer-state.json"
+
+
+def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
+    """The status of `folder`'s index, or None when it has none yet (the caller then
+    opens the runtime, which makes one)."""
+    storage = default_storage(settings)
+    store = store_dir_for(storage, folder)
+    database = store / DATABASE
+    if not database.is_file():
+        return None
+    try:
+        db = sqlite3.connect(database, timeout=30.0)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        if row is None:
+            return None  # made but never written: let the runtime say what it is
+        embedder = str(row[0])
+        files = int(db.execute("SELECT count(*) FROM files").fetchone()[0])
+        chunks = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        complete, written = db.execute(
+            "SELECT coalesce(sum(CASE WHEN state = 'ok' THEN chunk_count END), 0), "
+            "coalesce(sum(chunk_count), 0) FROM files"
+        ).fetchone()
+        skipped = [
+            SkippedFile(path=str(p), reason=str(r))
+            for p, r in db.execute("SELECT path, reason FROM skipped ORDER BY path")
+        ]
+        problems = _problems(db)
+    except sqlite3.Error:
+        return None  # an older or damaged store: the runtime knows what to do with it
+    finally:
+        db.close()
+
+    read_only = _held_elsewhere(store / WRITER_LOCK)
+    status = IndexStatus(
+        state="ready",
+        files=files,
+        chunks=chunks,
+        embedder=embedder,
+        store=str(storage),
+        llm=_llm(settings),
+        read_only=read_only,
+        roots=[str(folder)],
+        skipped=skipped,
+        problems=problems,
+        vectors_ready=min(1.0, int(complete) / int(written)) if written else 1.0,
+    )
+    if not read_only:
+        return status
+    update: dict[str, object] = {
+        "message": "read-only: another kb-lsp process is indexing this workspace"
+    }
+    state = _writer_state(store)
+    if state is not None and state.get("state") == "indexing":
+        update["state"] = "indexing"
+        update["progress"] = IndexProgress(
+            phase="vectors",
+            files_done=_count(state.get("filesDone")),
+            files_total=_count(state.get("filesTotal")),
+        )
+        update["message"] = f"being built by another process ({files} files so far)"
+    return status.model_copy(update=update)
+
+
+def _problems(db: sqlite3.Connection) -> list[FileProblem]:
+    try:
+        rows = db.execute("SELECT path, line, message FROM file_problems ORDER BY path, line")
+        return [FileProblem(path=str(p), line=int(n), message=str(m)) for p, n, m in rows]
+    except sqlite3.OperationalError:  # a store from before file metadata
+        return []
+
+
+def _held_elsewhere(lock_path: Path) -> bool:
+    """Whether another process holds the store's writer lock (taken and let go at once:
+    a writer starting meanwhile waits for it, never longer than this check)."""
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
+def _writer_state(store: Path) -> dict[str, object] | None:
+    try:
+        raw = json.loads((store / WRITER_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _llm(settings: Settings) -> LlmStatus:
+    """The model the settings describe, as the runtime shows it before asking it."""
+    from kb_lsp.llm import create_llm
+
+    return create_llm(settings).configured_status()

@@ -1,0 +1,90 @@
+"""`kb status` from the store's SQLite alone: the same status the runtime gives, without
+loading the engine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.unit.test_runtime import HASHING
+
+from kb_lsp.config import load_settings
+from kb_lsp.index_status import read_status
+from kb_lsp.llm.config import LlmConfig
+from kb_lsp.runtime import Hooks, Runtime
+
+
+def _runtime_status(workspace: Path, storage: Path) -> object:
+    runtime = Runtime(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
+    try:
+        runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
+        runtime.reindex().result()
+        return runtime.status()
+    finally:
+        runtime.close()
+
+
+def test_the_same_status_as_the_runtime(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    (workspace / "blob.md").write_bytes(b"\x00\x01binary")
+    settings = load_settings({"storage": str(storage)}).settings
+    assert read_status(workspace, settings) is None  # no index yet: the runtime makes one
+
+    expected = _runtime_status(workspace, storage)
+    got = read_status(workspace, settings)
+    assert got is not None
+    assert got.files > 0 and got.chunks > got.files
+    assert got == expected
+
+
+def test_status_does_not_load_the_engine(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    _runtime_status(workspace, storage)
+    probe = (
+        "import sys\n"
+        "from kb_lsp.cli import main\n"
+        f"code = main(['status', '-w', {str(workspace)!r}, '--storage', {str(storage)!r}])\n"
+        "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'httpx', 'ollama', "
+        "'kb_lsp.knowledge', 'kb_lsp.runtime.runtime') if m in sys.modules)\n"
+        "print('loaded:', heavy)\n"
+        "raise SystemExit(code)\n"
+    )
+    env = {**os.environ, "KB_EMBEDDER_FACTORY": HASHING}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "indexed:" in done.stdout
+    assert "loaded: []" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {},
+        {"ollama": {"host": "http://gpu-box:11434", "model": "llama3.2"}},
+        {"llm": {"baseUrl": "http://127.0.0.1:9000", "model": "qwen"}},
+        {"llm": {"provider": "openai"}},
+        {"llm": {"provider": "openai", "baseUrl": "http://h:1/v1", "model": "m"}},
+    ],
+)
+def test_the_model_is_named_as_the_llm_settings_resolve_it(
+    raw: dict[str, object], tmp_path: Path
+) -> None:
+    settings = load_settings(raw).settings
+    config = LlmConfig.from_settings(settings, environ={})
+    from kb_lsp.index_status import _llm
+
+    shown = _llm(settings)
+    assert (shown.host, shown.model, shown.provider) == (
+        config.base_url,
+        config.model or "",
+        config.provider,
+    )
