@@ -32,6 +32,7 @@ BENCHMARKS = {
     "memory": "bench.memory",
     "filters": "bench.filter_latency",
     "speed": "bench.search_speed",
+    "cli": "bench.cli",
     "ask": "bench.ask",
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",

@@ -44,20 +44,21 @@ from kb_lsp.embeddings import MiniLMEmbedder
 from kb_lsp.knowledge import KnowledgeBase, model_cache
 
 workspace, storage, queries_file = sys.argv[1:4]
+LIMIT = int(sys.argv[4])
 queries = json.loads(Path(queries_file).read_text())
 settings = load_settings({"search": {"threshold": 0.0}}).settings
 kb = KnowledgeBase([Path(workspace)], settings,
                    embedder=MiniLMEmbedder(int8_cache=model_cache()), storage=Path(storage))
 for q in queries:
-    kb.search(q, limit=%d)
+    kb.search(q, limit=LIMIT)
 times = []
 for q in queries:
     started = time.perf_counter()
-    kb.search(q, limit=%d)
+    kb.search(q, limit=LIMIT)
     times.append(time.perf_counter() - started)
 kb.close()
 print(json.dumps(times))
-""" % (LIMIT, LIMIT)
+"""
 
 
 def queries_for(corpus: str, count: int | None) -> list[str]:
@@ -106,7 +107,7 @@ def build(store: Path, corpus: str, pages: int | None) -> tuple[Path, Path]:
 def one_round(server: Path, workspace: Path, storage: Path, queries: Path) -> list[float]:
     env = {**os.environ, "PYTHONPATH": str(server)}
     out = subprocess.run(
-        [sys.executable, "-c", WORKER, str(workspace), str(storage), str(queries)],
+        [sys.executable, "-c", WORKER, str(workspace), str(storage), str(queries), str(LIMIT)],
         env=env,
         capture_output=True,
         text=True,
