@@ -424,7 +424,9 @@ def ablations() -> dict[str, Fusion]:
     return out
 
 
-def run_notes(store: Path | None = None, float_model: bool = False) -> dict[str, Any]:
+def run_notes(
+    store: Path | None = None, float_model: bool = False, grid: bool = False
+) -> dict[str, Any]:
     data = json.loads(NOTES_QUERIES.read_text())
     everything = [
         *(q["query"] for q in data["questions"]),
@@ -467,6 +469,8 @@ def run_notes(store: Path | None = None, float_model: bool = False) -> dict[str,
                 print("\nhybrid misses at rank 1 on the notes set:")
                 for q in misses:
                     print(f"  {q['rank']:>2}  {q['query']}  -> {q['top']}")
+            if grid:
+                out["grid"] = _grid(kb, data, everything)
         finally:
             kb.close()
     write_json("quality-notes", out)
@@ -487,7 +491,41 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--set", choices=("fastapi", "notes", "both"), default="both")
     args = parser.parse_args(argv)
+    scored: dict[str, list[dict[str, Any]]] = {}
     if args.set in ("fastapi", "both"):
-        run(grid=args.grid, store=args.store, float_model=args.float_model)
+        scored["fastapi"] = run(
+            grid=args.grid, store=args.store, float_model=args.float_model
+        ).get("grid", [])
     if args.set in ("notes", "both"):
-        run_notes(store=args.store / "notes" if args.store else None, float_model=args.float_model)
+        scored["notes"] = run_notes(
+            store=args.store / "notes" if args.store else None,
+            float_model=args.float_model,
+            grid=args.grid,
+        ).get("grid", [])
+    if args.grid and len(scored) == 2:
+        both_sets(scored["fastapi"], scored["notes"])
+
+
+def both_sets(fastapi: list[dict[str, Any]], notes: list[dict[str, Any]]) -> None:
+    """Each fusion on both sets at the shipped threshold: a setting is worth shipping only
+    if it is no worse on either (one set is easy to overfit)."""
+    shipped = Settings().search.threshold
+    rows = []
+    for name in GRID:
+        a = next(s for s in fastapi if s["fusion"] == name and s["threshold"] == shipped)
+        b = next(s for s in notes if s["fusion"] == name and s["threshold"] == shipped)
+        rows.append(
+            [
+                name,
+                round(a["recall@1"], 3),
+                round(a["mrr@10"], 3),
+                round(b["recall@1"], 3),
+                round(b["mrr@10"], 3),
+                round((a["mrr@10"] + b["mrr@10"]) / 2, 3),
+            ]
+        )
+    table(
+        ["fusion", "fastapi R@1", "fastapi MRR@10", "notes R@1", "notes MRR@10", "mean MRR@10"],
+        rows,
+        f"Grid on both sets (hybrid, threshold {shipped})",
+    )

@@ -17,10 +17,8 @@ from filelock import FileLock, Timeout
 
 from kb_lsp.config import Settings
 from kb_lsp.protocol import FileProblem, IndexProgress, IndexStatus, LlmStatus, SkippedFile
-from kb_lsp.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
+from kb_lsp.storage import DATABASE, WRITER_LOCK, WRITER_STATE, default_storage, store_dir_for
 
-# What a writer publishes in its store folder (`runtime/takeover.py` writes it).
-WRITER_STATE = "writer-state.json"
 
 
 def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
@@ -108,6 +106,7 @@ def _held_elsewhere(lock_path: Path) -> bool:
 
 
 def _writer_state(store: Path) -> dict[str, object] | None:
+    """What the writer publishes (`runtime/takeover.py`), as it wrote it."""
     try:
         raw = json.loads((store / WRITER_STATE).read_text(encoding="utf-8"))
     except (OSError, ValueError):

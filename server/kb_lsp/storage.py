@@ -11,6 +11,7 @@ from kb_lsp.config import Settings
 
 WRITER_LOCK = "writer.lock"  # in the store folder: held by the one process that writes
 DATABASE = "kb.sqlite3"  # in the store folder: manifest, chunks, FTS5, metadata
+WRITER_STATE = "writer-state.json"  # in the store folder: what the writer is doing
 
 
 def default_storage(settings: Settings) -> Path:

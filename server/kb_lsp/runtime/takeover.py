@@ -27,11 +27,11 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from kb_lsp.protocol import IndexPhase
-from kb_lsp.storage import WRITER_LOCK
+from kb_lsp.storage import WRITER_LOCK, WRITER_STATE
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "writer-state.json"
+STATE_FILE = WRITER_STATE
 TRY_LOCK_SECONDS = 1.0  # how long each try waits for a lock (filelock polls meanwhile)
 
 
