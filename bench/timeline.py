@@ -132,5 +132,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--deadline", type=float, default=3600.0, help="seconds per run")
     parser.add_argument("--models", type=Path, help="keep the int8 model copy here")
+    parser.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="time only the keyword pass (phase 1, in-process), not the servers",
+    )
     args = parser.parse_args(argv)
+    if args.keyword_only:
+        from kb_lsp.knowledge import model_cache
+
+        took = keyword_pass(args.corpus, args.files, args.models or model_cache())
+        print(
+            f"keyword pass alone, {args.corpus}, seconds: "
+            + ", ".join(f"{t:.2f}" for t in took)
+            + f"; median {sorted(took)[len(took) // 2]:.2f}"
+        )
+        return
     run(args.corpus, args.files, args.old, args.deadline, args.models, args.only_old)
