@@ -1,0 +1,112 @@
+"""How long the `kb` command line takes to answer, from a cold process, against ripgrep.
+
+    python -m bench cli [--store DIR] [--old PATH/server] [--runs 5]
+
+Indexes a private copy of fastapi-docs once (in-process, the product's int8 embedder; a
+`--store` folder from an earlier run is reused), then times whole processes as a user
+starts them, interleaved round by round so that machine load hits every row alike:
+`kb status`, `kb search` (hybrid, and keyword), and `rg` listing the files that hold the
+query's words. With `--old` (the `server` folder of an older checkout, `git worktree add
+/tmp/old <commit>`) the same `kb` commands run under that code too, on the same store.
+Medians, and each row's median against this code's and against rg's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.report import table, write_json
+from bench.search_speed import REPO, build
+
+QUERY = "how do I add CORS middleware"
+RG_WORDS = ["cors", "middleware"]
+KB = "import sys; from kb_lsp.cli import main; sys.exit(main())"
+
+
+def commands(workspace: Path, storage: Path) -> dict[str, list[str]]:
+    where = ["-w", str(workspace), "--storage", str(storage)]
+    return {
+        "kb status": ["status", *where],
+        "kb search (hybrid)": ["search", QUERY, *where],
+        "kb search --mode keyword": ["search", QUERY, "--mode", "keyword", *where],
+    }
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        what = " ".join(argv[:4])
+        raise SystemExit(f"{what}… failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return took
+
+
+def run(store: Path, old: Path | None, runs: int) -> dict[str, Any]:
+    workspace, storage = build(store, "fastapi", None)
+    codes = {"this code": REPO / "server"}
+    if old is not None:
+        codes["old code"] = old.resolve()
+    jobs: dict[str, tuple[list[str], dict[str, str]]] = {}
+    for code, server in codes.items():
+        env = {**os.environ, "PYTHONPATH": str(server)}
+        for name, args in commands(workspace, storage).items():
+            jobs[f"{name} — {code}"] = ([sys.executable, "-c", KB, *args], env)
+    rg = shutil.which("rg")
+    if rg:
+        pattern = "|".join(RG_WORDS)
+        jobs["rg -l -i (the query's words)"] = ([rg, "-l", "-i", pattern, str(workspace)], {})
+    for argv, env in jobs.values():  # once untimed: page cache, the int8 copy checked
+        timed(argv, env or dict(os.environ))
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for r in range(runs):
+        for name, (argv, env) in jobs.items():
+            times[name].append(timed(argv, env or dict(os.environ)))
+        print(f"round {r + 1}/{runs} (load {os.getloadavg()[0]:.1f})", flush=True)
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    out: dict[str, Any] = {"runs": runs, "query": QUERY, "median_seconds": medians}
+    rows = []
+    rg_median = medians.get("rg -l -i (the query's words)")
+    for name, median in medians.items():
+        command = name.split(" — ")[0]
+        this = medians.get(f"{command} — this code")
+        rows.append(
+            [
+                name,
+                round(median * 1000),
+                round(median / this, 2) if this else "-",
+                round(median / rg_median, 1) if rg_median else "-",
+            ]
+        )
+    table(
+        ["command", "median ms", "× this code", "× rg"],
+        rows,
+        f"CLI from a cold process, fastapi-docs ({runs} runs, load {os.getloadavg()[0]:.1f})",
+    )
+    write_json("cli", out)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench cli", description=__doc__)
+    parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
+    parser.add_argument("--old", type=Path, help="the server/ folder of an older checkout")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    store = args.store or Path(tempfile.mkdtemp(prefix="kb-bench-cli-"))
+    store.mkdir(parents=True, exist_ok=True)
+    run(store, args.old, args.runs)
+
+
+if __name__ == "__main__":
+    main()
