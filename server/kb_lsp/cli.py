@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import ValidationError
 
 from kb_lsp.config import Settings, env_settings, load_settings
-from kb_lsp.index_status import read_status
 from kb_lsp.listing import format_hits
 from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.protocol import (
@@ -41,6 +40,7 @@ from kb_lsp.protocol import (
 from kb_lsp.records import ReadOnlyStore
 from kb_lsp.runtime.logs import BoundedFormatter
 from kb_lsp.runtime.progress import progress_text
+from kb_lsp.runtime.stored_status import read_status
 
 if TYPE_CHECKING:  # the engine loads only for the commands that need it (`kb status` not)
     from kb_lsp.runtime import Hooks, Runtime

@@ -12,9 +12,9 @@ import pytest
 from tests.unit.test_runtime import HASHING
 
 from kb_lsp.config import load_settings
-from kb_lsp.index_status import read_status
 from kb_lsp.llm.config import LlmConfig
 from kb_lsp.runtime import Hooks, Runtime
+from kb_lsp.runtime.stored_status import read_status
 
 
 def _runtime_status(workspace: Path, storage: Path) -> object:
@@ -80,7 +80,7 @@ def test_the_model_is_named_as_the_llm_settings_resolve_it(
 ) -> None:
     settings = load_settings(raw).settings
     config = LlmConfig.from_settings(settings, environ={})
-    from kb_lsp.index_status import _llm
+    from kb_lsp.runtime.stored_status import _llm
 
     shown = _llm(settings)
     assert (shown.host, shown.model, shown.provider) == (

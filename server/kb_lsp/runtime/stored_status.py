@@ -1,4 +1,4 @@
-"""A workspace's index status read from its store's SQLite alone, for `kb status`.
+"""A workspace's index status read from its store alone, for `kb status`.
 
 Opening the runtime to print a status costs seconds (Chroma, onnxruntime, the agent's
 HTTP clients, the model loaded just to name it) where the answer is already on disk:
@@ -9,15 +9,16 @@ publishes). This reads those and nothing else: no Chroma, no model, no lock kept
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from kb_lsp.config import Settings
-from kb_lsp.protocol import FileProblem, IndexProgress, IndexStatus, LlmStatus, SkippedFile
-from kb_lsp.storage import DATABASE, WRITER_LOCK, WRITER_STATE, default_storage, store_dir_for
+from kb_lsp.protocol import FileProblem, IndexStatus, LlmStatus, SkippedFile
+from kb_lsp.runtime.status import Activity, combined
+from kb_lsp.runtime.takeover import read_state
+from kb_lsp.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
 
 
 
@@ -55,7 +56,7 @@ def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
         db.close()
 
     read_only = _held_elsewhere(store / WRITER_LOCK)
-    status = IndexStatus(
+    base = IndexStatus(
         state="ready",
         files=files,
         chunks=chunks,
@@ -66,23 +67,15 @@ def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
         roots=[str(folder)],
         skipped=skipped,
         problems=problems,
+        message="read-only: another kb-lsp process is indexing this workspace"
+        if read_only
+        else None,
         vectors_ready=min(1.0, int(complete) / int(written)) if written else 1.0,
     )
-    if not read_only:
-        return status
-    update: dict[str, object] = {
-        "message": "read-only: another kb-lsp process is indexing this workspace"
-    }
-    state = _writer_state(store)
-    if state is not None and state.get("state") == "indexing":
-        update["state"] = "indexing"
-        update["progress"] = IndexProgress(
-            phase="vectors",
-            files_done=_count(state.get("filesDone")),
-            files_total=_count(state.get("filesTotal")),
-        )
-        update["message"] = f"being built by another process ({files} files so far)"
-    return status.model_copy(update=update)
+    # As the runtime lays its activity over the knowledge base's status (`status.py`).
+    state = read_state(store) if read_only else None
+    elsewhere = state if state is not None and state.state == "indexing" else None
+    return combined(base, Activity(elsewhere=elsewhere))
 
 
 def _problems(db: sqlite3.Connection) -> list[FileProblem]:
@@ -103,19 +96,6 @@ def _held_elsewhere(lock_path: Path) -> bool:
         return True
     lock.release()
     return False
-
-
-def _writer_state(store: Path) -> dict[str, object] | None:
-    """What the writer publishes (`runtime/takeover.py`), as it wrote it."""
-    try:
-        raw = json.loads((store / WRITER_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return raw if isinstance(raw, dict) else None
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _llm(settings: Settings) -> LlmStatus:
