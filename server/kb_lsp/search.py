@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -346,9 +347,9 @@ class Searcher:
             stored_title = titles.get(key)
             title = PurePosixPath(cand.chunk.path).stem if stored_title is None else stored_title
             cand.score = self._chunk_score(cand, terms, title, cand.chunk.path, mode, rare)
-            name_share = _name_share(terms, title, cand.chunk.path)
             current = files.get(key)
             if current is None:
+                name_share = _name_share(terms, title, cand.chunk.path)
                 files[key] = _FileScore(
                     cand.source, cand.chunk.path, title, cand, 0.0, name_share, [cand]
                 )
@@ -510,9 +511,7 @@ class Searcher:
         )
         if mode == "semantic":
             return cosine if cand.has_vector else 0.0
-        haystack = (
-            _chunk_stems(cand.chunk) | name_stems(title) | name_stems(PurePosixPath(path).stem)
-        )
+        haystack = _chunk_stems(cand.chunk) | name_stems(title) | _path_names(path)[0]
         cand.matched = frozenset(term for term in terms if term in haystack)
         coverage = len(cand.matched) / len(terms) if terms else 0.0
         if mode == "keyword":
@@ -672,19 +671,25 @@ def _placeholder(path: str) -> StoredChunk:
     return StoredChunk(path=path, root="", index=-1, text="", heading="", start_line=0, end_line=0)
 
 
+@lru_cache(maxsize=16384)
+def _path_names(path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of a path's file name and of its folder names (cached: the same paths
+    come back in every query, and parsing them was a tenth of a search)."""
+    parsed = PurePosixPath(path)
+    return name_stems(parsed.stem), name_stems(" ".join(parsed.parent.parts))
+
+
 def _name_share(terms: Sequence[str], title: str, path: str) -> float:
     """How strongly the query names the file (0..1) from its name and title: a ranking
     signal (the label asks `_path_share`)."""
-    folders = " ".join(PurePosixPath(path).parent.parts)
-    return _share(
-        terms, name_stems(PurePosixPath(path).stem) | name_stems(title) | name_stems(folders)
-    )
+    file_name, folders = _path_names(path)
+    return _share(terms, file_name | name_stems(title) | folders)
 
 
 def _path_share(terms: Sequence[str], path: str) -> float:
     """How strongly the query names the file's path: its file and folder names."""
-    folders = PurePosixPath(path).parent.parts
-    return _share(terms, name_stems(PurePosixPath(path).stem) | name_stems(" ".join(folders)))
+    file_name, folders = _path_names(path)
+    return _share(terms, file_name | folders)
 
 
 def _share(terms: Sequence[str], names: AbstractSet[str]) -> float:
