@@ -12,7 +12,6 @@ import pytest
 from tests.unit.test_runtime import HASHING
 
 from kb_lsp.config import load_settings
-from kb_lsp.llm.config import LlmConfig
 from kb_lsp.runtime import Hooks, Runtime
 from kb_lsp.runtime.stored_status import read_status
 
@@ -51,8 +50,8 @@ def test_status_does_not_load_the_engine(
         "import sys\n"
         "from kb_lsp.cli import main\n"
         f"code = main(['status', '-w', {str(workspace)!r}, '--storage', {str(storage)!r}])\n"
-        "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'httpx', 'ollama', "
-        "'kb_lsp.knowledge', 'kb_lsp.runtime.runtime') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'kb_lsp.knowledge', "
+        "'kb_lsp.runtime.runtime', 'kb_lsp.agent.loop') if m in sys.modules)\n"
         "print('loaded:', heavy)\n"
         "raise SystemExit(code)\n"
     )
@@ -63,28 +62,3 @@ def test_status_does_not_load_the_engine(
     assert done.returncode == 0, done.stderr
     assert "indexed:" in done.stdout
     assert "loaded: []" in done.stdout
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        {},
-        {"ollama": {"host": "http://gpu-box:11434", "model": "llama3.2"}},
-        {"llm": {"baseUrl": "http://127.0.0.1:9000", "model": "qwen"}},
-        {"llm": {"provider": "openai"}},
-        {"llm": {"provider": "openai", "baseUrl": "http://h:1/v1", "model": "m"}},
-    ],
-)
-def test_the_model_is_named_as_the_llm_settings_resolve_it(
-    raw: dict[str, object], tmp_path: Path
-) -> None:
-    settings = load_settings(raw).settings
-    config = LlmConfig.from_settings(settings, environ={})
-    from kb_lsp.runtime.stored_status import _llm
-
-    shown = _llm(settings)
-    assert (shown.host, shown.model, shown.provider) == (
-        config.base_url,
-        config.model or "",
-        config.provider,
-    )

@@ -21,7 +21,6 @@ from kb_lsp.runtime.takeover import read_state
 from kb_lsp.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
 
 
-
 def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
     """The status of `folder`'s index, or None when it has none yet (the caller then
     opens the runtime, which makes one)."""
