@@ -4,6 +4,7 @@ conversations (the server keeps both in its runtime)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from lsprotocol import types
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, stall
 
-from .conftest import KbClient, running_server, wait_for
+from .conftest import KbClient, initialize_like_vscode, running_server, wait_for
 
 MEXICO = "payments/mexico-payments.md"
 OFF_TOPIC = "how to bake sourdough bread"
@@ -131,3 +132,46 @@ async def test_a_setting_that_needs_reopening_reopens_and_keeps_the_list(
     await wait_for(rechunked, "the files to be chunked again")
     assert reopened(kb)
     assert (await kb.request("kb/openResult", {"n": 1}))["uri"] == results[0]["uri"]
+
+
+async def test_a_change_while_the_server_starts_is_applied_after_the_first_settings(
+    workspace: Path, storage: Path
+) -> None:
+    """The user changes a setting while the server still waits for its first settings
+    (its `workspace/configuration` after `initialized`): the change is applied on top of
+    them, not before the knowledge base opens (which would reopen it, then open it again
+    with the older settings)."""
+    async with running_server([workspace], storage, initialize=False) as kb:
+        client = kb.lsp
+        pulls = 0
+
+        async def round_trip() -> None:
+            """A request the server answers at once (no such method): when its answer
+            is back, the server has read and started on every message sent before it."""
+            with contextlib.suppress(Exception):
+                await client.protocol.send_request_async("kb/noSuchMethod", {})
+
+        async def configuration(params: types.ConfigurationParams) -> list[Any]:
+            nonlocal pulls
+            pulls += 1
+            if pulls == 1:
+                client.set_configuration({"search": {"threshold": 0.0}}, section="kb")
+                client.workspace_did_change_configuration(
+                    types.DidChangeConfigurationParams(settings=None)
+                )
+                for _ in range(3):
+                    await round_trip()
+            return [client.get_configuration(section=item.section) for item in params.items]
+
+        # The harness answers from the settings it holds; this answer takes its time.
+        del client.protocol.fm.features[types.WORKSPACE_CONFIGURATION]
+        client.feature(types.WORKSPACE_CONFIGURATION)(configuration)
+        await initialize_like_vscode(kb, [workspace], storage)
+        await kb.wait_until_ready()
+
+        async def unfiltered() -> bool:
+            return bool((await kb.search(OFF_TOPIC))["results"])
+
+        await wait_for(unfiltered, "the threshold set while the server started")
+        assert pulls == 2
+        assert not reopened(kb)

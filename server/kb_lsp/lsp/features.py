@@ -225,8 +225,9 @@ def initialize(ls: KbLanguageServer, params: types.InitializeParams) -> None:
 
 
 async def initialized(ls: KbLanguageServer, params: types.InitializedParams) -> None:
-    loaded = await ls.load_settings()
-    ls.runtime.open(ls.roots, loaded.settings)
+    async with ls.settings_turn:
+        loaded = await ls.load_settings()
+        ls.runtime.open(ls.roots, loaded.settings)
 
 
 async def did_change_configuration(
@@ -237,8 +238,11 @@ async def did_change_configuration(
         # A client that pushes its settings: the new ones replace what it pushed before
         # (merged into nothing, so a setting it cleared is gone; checked in load_settings).
         ls.pushed_settings = settings["kb"]
-    loaded = await ls.load_settings()
-    ls.runtime.apply_settings(loaded.settings)
+    # After the first settings opened the knowledge base, and after the change before it:
+    # applied before the opening, a change would reopen a store not opened yet.
+    async with ls.settings_turn:
+        loaded = await ls.load_settings()
+        ls.runtime.apply_settings(loaded.settings)
 
 
 def did_change_workspace_folders(

@@ -76,6 +76,10 @@ class KbLanguageServer(LanguageServer):
         # The `kb` settings a client last pushed in workspace/didChangeConfiguration (the
         # VS Code extension pushes all it has on every change): each push replaces the last.
         self.pushed_settings: Any = None
+        # Settings are read (workspace/configuration) and applied one load at a time, in
+        # the order they were asked for: the first (at `initialized`) opens the knowledge
+        # base, each change after it applies on top of the one before.
+        self.settings_turn = asyncio.Lock()
         self.roots: list[Path] = []
         self.shutdown_requested = False
         self.read_timeout = READ_TIMEOUT
