@@ -96,3 +96,36 @@ def test_the_status_is_re_sent_at_most_every_second() -> None:
         if monitor.step(SyncProgress(tick, 12, None, "keyword")):
             sent.append(tick)
     assert sent == [3, 7, 11]
+
+
+def test_the_log_keeps_its_pace_while_one_step_takes_minutes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One batch of vectors can take minutes on a loaded machine: the timer's ticks log
+    the latest step meanwhile (and nothing before the sync has counted its files)."""
+    caplog.set_level(logging.INFO, logger="kb_lsp.runtime.progress")
+    clock = Clock()
+    monitor = SyncMonitor(clock)
+    monitor.step(SyncProgress(0, 0, None, "scanning"))
+    clock.now += progress.LOG_EVERY
+    monitor.tick()
+    assert caplog.records == []  # still scanning: no count to show
+    monitor.step(SyncProgress(0, 155, None, "vectors", 0, 3036))
+    clock.now += 10.0
+    monitor.step(SyncProgress(0, 155, None, "vectors", 256, 3036))
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "indexer: 155 files in this sync",
+        "indexer: 0/155 files · 256/3,036 chunks · embedding · 25.6 chunks/s · about 2 min left",
+    ]
+    for _ in range(3):  # the next batch takes 3 x LOG_EVERY: a line each time
+        clock.now += progress.LOG_EVERY
+        monitor.tick()
+    assert len(caplog.records) == 5
+    assert (
+        caplog.records[-1]
+        .getMessage()
+        .startswith("indexer: 0/155 files · 256/3,036 chunks · embedding · 10.2 chunks/s")
+    )
+    monitor.tick()  # no time passed: no line
+    assert len(caplog.records) == 5

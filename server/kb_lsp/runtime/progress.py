@@ -14,6 +14,7 @@ the files — with the rate of the phase and the time it has left.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -80,33 +81,52 @@ def rate_line(progress: IndexProgress, done: int, seconds: float) -> str:
 
 
 class SyncMonitor:
-    """Watches one sync's steps (on the worker thread)."""
+    """Watches one sync's steps (on the worker thread) and the clock (`tick`, from a
+    timer thread): a step can take minutes on a loaded machine — one batch of vectors —
+    and the log still gets its line every `LOG_EVERY` seconds meanwhile."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
+        self._lock = threading.Lock()
         self._last_changed = self._last_logged = clock()
         self._phase: str | None = None
         self._phase_started = 0.0
         self._phase_base = 0  # the phase's count when it began (reading starts part done)
+        self._latest: SyncProgress | None = None
         self.total: int | None = None  # files in the sync, once it has scanned
 
     def step(self, step: SyncProgress) -> bool:
         """Take a step: log when a line is due; True when the status should be re-sent."""
-        now = self._clock()
-        count = step.chunks_done if step.phase == "vectors" else step.done
-        if step.phase != self._phase:
-            self._phase, self._phase_started, self._phase_base = step.phase, now, count
-        if self.total is None and step.phase != "scanning":
-            self.total = step.total
-            log.info("indexer: %s files in this sync", f"{step.total:,}")
-        if now - self._last_logged >= LOG_EVERY:
-            self._last_logged = now
-            done = count - self._phase_base
-            log.info(
-                "indexer: %s",
-                rate_line(to_index_progress(step), done, now - self._phase_started),
-            )
-        if now - self._last_changed >= CHANGED_EVERY:
-            self._last_changed = now
-            return True
-        return False
+        with self._lock:
+            now = self._clock()
+            count = self._count(step)
+            if step.phase != self._phase:
+                self._phase, self._phase_started, self._phase_base = step.phase, now, count
+            self._latest = step
+            if self.total is None and step.phase != "scanning":
+                self.total = step.total
+                log.info("indexer: %s files in this sync", f"{step.total:,}")
+            self._log_if_due(now)
+            if now - self._last_changed >= CHANGED_EVERY:
+                self._last_changed = now
+                return True
+            return False
+
+    def tick(self) -> None:
+        """The clock moved without a step: log the latest step when a line is due."""
+        with self._lock:
+            self._log_if_due(self._clock())
+
+    @staticmethod
+    def _count(step: SyncProgress) -> int:
+        return step.chunks_done if step.phase == "vectors" else step.done
+
+    def _log_if_due(self, now: float) -> None:
+        step = self._latest
+        if step is None or step.phase == "scanning" or now - self._last_logged < LOG_EVERY:
+            return
+        if now <= self._phase_started:
+            return  # the phase starts now: no rate yet (its first step comes with one)
+        self._last_logged = now
+        done = self._count(step) - self._phase_base
+        log.info("indexer: %s", rate_line(to_index_progress(step), done, now - self._phase_started))

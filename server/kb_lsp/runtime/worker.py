@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 
 from kb_lsp.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
 from kb_lsp.protocol import IndexProgress
-from kb_lsp.runtime.progress import SyncMonitor, to_index_progress
+from kb_lsp.runtime.progress import LOG_EVERY, SyncMonitor, to_index_progress
 
 log = logging.getLogger(__name__)
 
@@ -290,6 +290,11 @@ class IndexingWorker:
                 self._changed()
                 self._publish(step)
 
+        ticking = threading.Event()
+        ticker = threading.Thread(
+            target=_tick, args=(monitor, ticking), name="kb-progress-log", daemon=True
+        )
+        ticker.start()
         try:
             report = kb.sync(
                 sorted(job.paths) if job.paths is not None else None,
@@ -304,6 +309,7 @@ class IndexingWorker:
                 handle.end(f"Failed: {err}")
             raise
         finally:
+            ticking.set()
             self._publish(None)
         self._set_error(None)
         if job.paths is None:
@@ -316,6 +322,12 @@ class IndexingWorker:
         if handle is not None:
             handle.end("Cancelled" if report.cancelled else summary)
         return report
+
+
+def _tick(monitor: SyncMonitor, done: threading.Event) -> None:
+    """The log's clock during one sync (a step may take minutes under load)."""
+    while not done.wait(LOG_EVERY):
+        monitor.tick()
 
 
 def _summary(report: SyncReport) -> str:
