@@ -11,6 +11,10 @@ the prose of a 135M model.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -156,3 +160,31 @@ async def test_misconfigured_provider_is_named(
     assert len(wrong) == 1 and wrong[0]["kind"] == "status"
     assert "set kb.llm.provider to openai" in wrong[0]["text"]
     assert "ollama pull" not in wrong[0]["text"]
+
+
+def test_kb_ask_on_the_command_line(
+    llama_server: LlamaServer, workspace: Path, storage: Path
+) -> None:
+    # The CLI end to end, as a user types it: its own process, settings from the
+    # environment, the real embedder, llama-server answering in grounded mode.
+    env = {
+        **os.environ,
+        "KB_LLM_PROVIDER": "openai",
+        "KB_LLM_BASE_URL": llama_server.base_url,
+        "KB_STORAGE": str(storage),
+    }
+    env.pop("KB_EMBEDDER_FACTORY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "kb_lsp.cli", "ask", "--json", "-w", str(workspace), CUTOFF],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=REQUEST_DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    response = json.loads(done.stdout)
+    assert response["mode"] == "grounded", response
+    assert response["stop"] in ("answer", "length"), response
+    assert any(source["path"] == MEXICO for source in response["sources"]), response
+    for source in response["sources"]:
+        assert "".join(source_lines(workspace, source)).strip()
