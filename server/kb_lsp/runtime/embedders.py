@@ -3,9 +3,9 @@ process says otherwise.
 
 `KB_EMBEDDER_FACTORY=module:callable` (environment only, never a workspace setting: it
 imports code) names a zero-argument callable returning an `Embedder`. The test suite
-uses it to run the real server with a deterministic embedder that needs no model files
-(`tests.fakes.embedder:HashingEmbedder`); a program embedding kb-lsp may use it for an
-embedder of its own.
+uses it to run the real server with its deterministic hashing embedder, which needs no
+model files; a program embedding kb-lsp may use it for an embedder of its own. Nothing
+here knows about the tests.
 """
 
 from __future__ import annotations
