@@ -276,12 +276,18 @@ _ATTR_LIST = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
 
 
 def _heading_text(inline_source: str) -> str:
-    parts: list[str] = []
     # Markup cannot make a heading's text longer than its source: parse only what is kept.
     source = _ATTR_LIST.sub("", inline_source[: MAX_HEADING * 8])
+    return _cut(rendered_text(source), MAX_HEADING)
+
+
+def rendered_text(source: str) -> str:
+    """Inline Markdown as the words it renders to: text and code kept, tags and markup
+    dropped, runs of whitespace made one space."""
+    parts: list[str] = []
     for token in _inline_parser.parseInline(source):
         _plain_text(token.children or [], parts)
-    return _cut(" ".join("".join(parts).split()), MAX_HEADING)
+    return " ".join("".join(parts).split())
 
 
 def _plain_text(children: list[Any], parts: list[str]) -> None:
@@ -292,6 +298,7 @@ def _plain_text(children: list[Any], parts: list[str]) -> None:
             parts.append(" ")
         elif child.type == "image":
             _plain_text(child.children or [], parts)
+        # html_inline (tags, comments) and the open/close tokens add nothing.
 
 
 def _readable_stem(file_name: str) -> str:

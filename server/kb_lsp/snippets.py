@@ -23,9 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from markdown_it import MarkdownIt
-
-_inline = MarkdownIt("commonmark")
+from kb_lsp.markdown import rendered_text
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\{[\w-]+\})?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -64,21 +62,7 @@ def inline_text(source: str) -> str:
     source = _CODE_INCLUDE.sub("", source)
     source = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), source)
     source = _ATTR_LIST.sub("", source)
-    parts: list[str] = []
-    for token in _inline.parseInline(source):
-        _collect(token.children or [], parts)
-    return " ".join("".join(parts).split())
-
-
-def _collect(children: list[Any], parts: list[str]) -> None:
-    for child in children:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif child.type == "image":
-            _collect(child.children or [], parts)
-        # html_inline (tags, comments) and the open/close tokens add nothing.
+    return rendered_text(source)
 
 
 def readable_blocks(text: str) -> list[Block]:
