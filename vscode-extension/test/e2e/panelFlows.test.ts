@@ -148,47 +148,70 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
       await frame.locator('#search-notice', { hasText: /^Indexing( \d+\/\d+)? — results may be incomplete$/ }).waitFor();
       await vs.shot('flows-indexing.png');
 
-      const samples: { bar: [number, number]; panel: [number, number]; toast?: [number, number] }[] = [];
+      // The three surfaces are drawn from one status in the extension host, but the status
+      // bar and the webview are rendered by different channels: under load one may show an
+      // update a moment before the other. So a reading where they differ is a lag only if the
+      // one behind then catches up to the one ahead (waited for as a condition); two
+      // counters that disagree (the bug this guards) never do, or never agree at all.
+      type Reading = { bar: [number, number]; panel?: [number, number]; toast?: [number, number] };
+      const read = async (): Promise<{ text: string; reading?: Reading }> => {
+        const text = await statusBarText();
+        const toast = counts(await notificationText());
+        const panel = await panelStatus();
+        const bar = counts(text);
+        if (!/indexing/.test(text) || !bar || !/^Indexing /.test(panel)) {
+          return { text };
+        }
+        return { text, reading: { bar, panel: counts(panel), toast } };
+      };
+      const seen = (r: Reading): [number, number][] => [r.bar, ...(r.panel ? [r.panel] : []), ...(r.toast ? [r.toast] : [])];
+      const agreeing: Reading[] = [];
+      const unresolved: string[] = [];
+      let lags = 0;
       const totals = new Set<number>();
       let shotTaken = false;
       await until(
         async () => {
-          const before = await statusBarText();
-          const toast = await notificationText();
-          const panel = await panelStatus();
-          const after = await statusBarText();
-          if (!/indexing/.test(before)) {
-            return before;
+          const { text, reading } = await read();
+          if (!reading) {
+            return text;
           }
-          const bar = counts(before);
-          if (bar) {
-            totals.add(bar[1]);
+          for (const [, total] of seen(reading)) {
+            totals.add(total);
           }
-          // A consistent moment: the status bar did not move while the three were read.
-          if (before === after && bar && /^Indexing /.test(panel)) {
-            const sample = { bar, panel: counts(panel) ?? [-1, -1], toast: counts(toast) };
-            samples.push(sample);
-            if (!shotTaken && toast) {
+          const ahead = Math.max(...seen(reading).map(([done]) => done));
+          if (reading.panel && seen(reading).every(([done]) => done === ahead)) {
+            agreeing.push(reading);
+            if (!shotTaken && reading.toast) {
               shotTaken = true;
               await vs.shot('flows-progress.png');
             }
+            return text;
           }
-          return before;
+          lags += 1;
+          try {
+            await until(
+              read,
+              (next) => !next.reading || seen(next.reading).every(([done]) => done >= ahead),
+              `every surface to reach ${ahead} after ${JSON.stringify(reading)}`,
+              60_000,
+            );
+          } catch (err) {
+            unresolved.push(String(err));
+          }
+          return text;
         },
         (text) => /KB: ready/.test(text),
         'the cold index to finish',
         INDEX_TIMEOUT,
         250,
       );
-      assert.ok(samples.length >= 3, `only ${samples.length} consistent moments were seen while indexing`);
-      for (const sample of samples) {
-        assert.deepEqual(sample.panel, sample.bar, `panel and status bar differ: ${JSON.stringify(sample)}`);
-        if (sample.toast) {
-          assert.deepEqual(sample.toast, sample.bar, `notification and status bar differ: ${JSON.stringify(sample)}`);
-        }
-      }
-      assert.ok(samples.some((s) => s.toast), 'the progress notification showed the numbers');
-      assert.equal(new Set(samples.map((s) => s.bar[0])).size > 1, true, 'the count moved');
+      console.log(`progress: ${agreeing.length} moments where the three agreed, ${lags} where one caught up with another`);
+      assert.deepEqual(unresolved, [], 'the status bar, the notification and the panel show one progress');
+      const moments = new Set(agreeing.map((r) => r.bar[0]));
+      assert.ok(agreeing.length >= 3, `only ${agreeing.length} moments where the three agreed: ${JSON.stringify(agreeing)}`);
+      assert.ok(moments.size > 1, `the count did not move where the three agreed: ${JSON.stringify(agreeing)}`);
+      assert.ok(agreeing.some((r) => r.toast), 'the progress notification showed the numbers');
       assert.deepEqual([...totals], [155], 'one total for the whole sync: the 155 files');
       // The sync is over: the notification closes.
       await vs.page.locator('.notifications-toasts .notification-toast', { hasText: 'KB: Indexing' }).waitFor({ state: 'hidden' });
