@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from kb_lsp.lsp.errors import ServerError
-from kb_lsp.lsp.server import READ_TIMEOUT, KbLanguageServer
+from kb_lsp.lsp.server import KbLanguageServer
+from kb_lsp.runtime.deadline import READ_TIMEOUT
 
 
 @pytest.fixture

@@ -30,7 +30,8 @@ from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.progress import IndexProgressBar
 from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
-from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity
+from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity, deadline
+from kb_lsp.runtime.deadline import READ_TIMEOUT
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,6 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 CONFIG_TIMEOUT = 5.0
-# Seconds a read (search, status, hover's lookups) may take on the reads pool before the
-# request is answered with an error: generous, since a search on a busy machine or behind
-# a reopen takes seconds, but finite, so that a disk that stops answering (a hung network
-# mount) costs an error, never a request that waits for ever.
-READ_TIMEOUT = 120.0
 # One client per server process (stdio, or one TCP connection at a time): its numbered
 # list is this name's list in the runtime.
 CLIENT = "lsp"
@@ -145,13 +141,9 @@ class KbLanguageServer(LanguageServer):
         await asyncio.wrap_future(self.runtime.opened)
         future = self.runtime.submit_read(fn, *args, **kwargs)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.read_timeout)
-        except TimeoutError:
-            log.warning("a read (%s) gave up after %g s", _name(fn), self.read_timeout)
-            raise ServerError(
-                f"The index did not answer within {self.read_timeout:g} s "
-                "(a slow disk, or the index being reopened); try again."
-            ) from None
+            return await deadline.within(future, self.read_timeout, _name(fn))
+        except deadline.ReadTimedOut as err:
+            raise ServerError(str(err)) from None
 
     async def agent(
         self, cancel: threading.Event, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs

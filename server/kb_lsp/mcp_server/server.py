@@ -20,7 +20,7 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -50,7 +50,7 @@ from kb_lsp.protocol import (
     dump,
 )
 from kb_lsp.reading import PAGE_CHARS, PAGE_LINES
-from kb_lsp.runtime import Runtime, Unavailable
+from kb_lsp.runtime import Runtime, Unavailable, deadline
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +143,7 @@ class KbMcpServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.runtime = runtime
+        self.read_timeout = deadline.READ_TIMEOUT
         self._sessions: OrderedDict[str, None] = OrderedDict()  # least recently seen first
         self._register_tools()
 
@@ -164,19 +165,26 @@ class KbMcpServer(MCPServer[Any]):
             self.runtime.lists.forget(oldest)
         return name
 
-    async def _run(
-        self,
-        submit: Callable[[Callable[[], T]], concurrent.futures.Future[T]],
-        fn: Callable[[], T],
-        cancel: threading.Event | None = None,
-    ) -> T:
-        """`fn` on one of the runtime's pools, its errors turned into tool errors."""
+    async def _read(self, fn: Callable[[], T]) -> T:
+        """`fn` on the runtime's reads pool, given up after `read_timeout` seconds (a hung
+        disk costs the agent a tool error, never a call that waits for ever)."""
+        future = self.runtime.submit_read(fn)
+        return await self._outcome(deadline.within(future, self.read_timeout, "mcp"))
+
+    async def _ask(self, fn: Callable[[], T], cancel: threading.Event) -> T:
+        """`fn` on the runtime's asks pool (no deadline of ours: the model's timeout
+        ends it); a cancelled call sets `cancel`, which stops the model stream."""
         try:
-            return await asyncio.wrap_future(submit(fn))
+            return await self._outcome(asyncio.wrap_future(self.runtime.submit_ask(fn)))
         except asyncio.CancelledError:
-            if cancel is not None:
-                cancel.set()
+            cancel.set()
             raise
+
+    @staticmethod
+    async def _outcome(work: Awaitable[T]) -> T:
+        """The runtime's errors as tool errors."""
+        try:
+            return await work
         except InvalidInput as err:  # the runtime's InvalidRequest, the agent's refusals
             raise ToolError(_actionable(str(err))) from err
         except Unavailable as err:
@@ -243,9 +251,7 @@ class KbMcpServer(MCPServer[Any]):
                 filter=filter,
             )  # fmt: skip
             client = self.client(ctx)
-            response = await self._run(
-                runtime.submit_read, lambda: runtime.search(params, client=client)
-            )
+            response = await self._read(lambda: runtime.search(params, client=client))
             return _result(text.search_text(response), response)
 
         @self.tool(
@@ -268,7 +274,7 @@ class KbMcpServer(MCPServer[Any]):
                 last = max(first, opened.range.end.line)  # the range's end is exclusive
                 return files.file_lines(runtime.read_file(opened.path, first, last, **PAGE), n=n)
 
-            page = await self._run(runtime.submit_read, lines_of_result)
+            page = await self._read(lines_of_result)
             return _result(text.lines_text(page), page)
 
         @self.tool(
@@ -291,10 +297,7 @@ class KbMcpServer(MCPServer[Any]):
                 Field(ge=1, description="Last line to read (inclusive); default: a page."),
             ] = None,
         ) -> Annotated[CallToolResult, FileLines]:
-            read = await self._run(
-                runtime.submit_read,
-                lambda: runtime.read_file(path, start_line, end_line, **PAGE),
-            )
+            read = await self._read(lambda: runtime.read_file(path, start_line, end_line, **PAGE))
             page = files.file_lines(read)
             return _result(text.lines_text(page), page)
 
@@ -335,8 +338,8 @@ class KbMcpServer(MCPServer[Any]):
                 except files.Refused as err:
                     raise ToolError(str(err)) from err
             pattern = glob.strip() if glob and glob.strip() else None
-            skipped = (await self._run(runtime.submit_read, runtime.status)).skipped
-            infos = await self._run(runtime.submit_read, lambda: runtime.files(pattern))
+            skipped = (await self._read(runtime.status)).skipped
+            infos = await self._read(lambda: runtime.files(pattern))
             listing = files.list_files(infos, pattern, since, skipped)
             what = f" matching {glob!r}" if glob else ""
             if since is not None:
@@ -371,12 +374,10 @@ class KbMcpServer(MCPServer[Any]):
             params = _params(SummarizeParams, file=path, n=n)
             client = self.client(ctx)
             cancel = threading.Event()
-            result = await self._run(
-                runtime.submit_ask,
-                lambda: runtime.summarize(params, client=client, cancel=cancel),
-                cancel,
+            result = await self._ask(
+                lambda: runtime.summarize(params, client=client, cancel=cancel), cancel
             )
-            model = (await self._run(runtime.submit_read, runtime.status)).llm.model
+            model = (await self._read(runtime.status)).llm.model
             return _result(text.summary_text(result, model), result)
 
         @self.tool(
@@ -410,10 +411,8 @@ class KbMcpServer(MCPServer[Any]):
             client = self.client(ctx)
             cancel = threading.Event()
             on_event = _progress_reporter(ctx)
-            response = await self._run(
-                runtime.submit_ask,
-                lambda: runtime.ask(params, client=client, on_event=on_event, cancel=cancel),
-                cancel,
+            response = await self._ask(
+                lambda: runtime.ask(params, client=client, on_event=on_event, cancel=cancel), cancel
             )
             return _result(text.ask_text(response), response)
 
@@ -427,7 +426,7 @@ class KbMcpServer(MCPServer[Any]):
             ),
         )
         async def status() -> Annotated[CallToolResult, IndexStatus]:
-            current = await self._run(runtime.submit_read, runtime.status)
+            current = await self._read(runtime.status)
             return _result(text.status_text(current), current)
 
         @self.tool(
@@ -440,9 +439,7 @@ class KbMcpServer(MCPServer[Any]):
             ),
         )
         async def schema() -> Annotated[CallToolResult, SchemaResponse]:
-            fields = await self._run(
-                runtime.submit_read, lambda: runtime.read(lambda kb: kb.schema())
-            )
+            fields = await self._read(lambda: runtime.read(lambda kb: kb.schema()))
             return _result(text.schema_text(fields), fields)
 
     async def list_tools(self) -> list[Tool]:
@@ -460,7 +457,7 @@ class KbMcpServer(MCPServer[Any]):
     # --- resources: every indexed file as kb://<root>/<path> --------------------------------
 
     async def list_resources(self) -> list[Resource]:
-        infos = await self._run(self.runtime.submit_read, self.runtime.files)
+        infos = await self._read(self.runtime.files)
         return [
             Resource(
                 uri=files.resource_uri(info),
@@ -481,7 +478,7 @@ class KbMcpServer(MCPServer[Any]):
             return None if info is None else runtime.file_text(info.path)[1]
 
         try:
-            body = await self._run(runtime.submit_read, content)
+            body = await self._read(content)
         except ToolError as err:  # the file went away or cannot be read now
             raise ResourceNotFoundError(str(err)) from err
         if body is None:
