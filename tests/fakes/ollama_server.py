@@ -254,41 +254,46 @@ def _words(messages: list[dict[str, Any]]) -> int:
     return sum(len(str(m.get("content") or "").split()) for m in messages)
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """What both stand-ins' handlers share: quiet logs, a lenient JSON body, JSON answers
+    and HTTP/1.1 chunked streams (one chunk per line or SSE event)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Quiet: a test's output should not fill with access logs.
+        pass
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            parsed = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return {"_invalid": raw.decode("utf-8", "replace")}
+        return parsed if isinstance(parsed, dict) else {"_value": parsed}
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_chunks(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
 def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            # Quiet: a test's output should not fill with access logs.
-            pass
-
-        # -- plumbing --
-
-        def _body(self) -> dict[str, Any]:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                parsed = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                return {"_invalid": raw.decode("utf-8", "replace")}
-            return parsed if isinstance(parsed, dict) else {"_value": parsed}
-
-        def _json(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _chunk(self, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode() + b"\n"
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-
-        def _end_chunks(self) -> None:
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self._send_chunk(json.dumps(payload).encode() + b"\n")
 
         # -- routes --
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .ollama_server import ScriptedOllama, ScriptItem, Turn, _words
+from .ollama_server import JsonHandler, ScriptedOllama, ScriptItem, Turn, _words
 
 DEFAULT_OPENAI_MODELS = ("smollm2",)
 
@@ -69,37 +69,13 @@ class ScriptedOpenAI(ScriptedOllama):
 
 
 def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _body(self) -> dict[str, Any]:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                parsed = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                return {"_invalid": raw.decode("utf-8", "replace")}
-            return parsed if isinstance(parsed, dict) else {"_value": parsed}
-
-        def _json(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _error(self, status: int, message: str, kind: str) -> None:
             self._json(status, {"error": {"code": status, "message": message, "type": kind}})
 
         def _event(self, payload: Any) -> None:
             data = f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n"
-            raw = data.encode()
-            self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
-            self.wfile.flush()
+            self._send_chunk(data.encode())
 
         def _authorized(self) -> bool:
             if owner.api_key is None:
@@ -235,7 +211,7 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                     self._event(chunk(delta))
                 if turn.stream_error is not None:
                     self._event({"error": {"code": 500, "message": turn.stream_error}})
-                    self._end()
+                    self._end_chunks()
                     return
                 if turn.stall_after is not None:
                     owner.stalled.set()
@@ -252,13 +228,9 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                         }
                     )
                 self._event("[DONE]")
-                self._end()
+                self._end_chunks()
             except (BrokenPipeError, ConnectionResetError):
                 pass
-
-        def _end(self) -> None:
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
 
     return Handler
 
