@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.coldrun import proc_kib
 from bench.lsp_client import LspClient
 from bench.report import table, write_json
 
@@ -115,16 +116,6 @@ def make_workspace(folder: Path, case: str, one_line_mb: float, large_mb: float)
     return sum(1 for _ in folder.rglob("*.md"))
 
 
-def _proc_kib(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
 def _median_ms(client: LspClient, mode: str) -> tuple[float, bool]:
     took, found = [], False
     for _ in range(5):
@@ -175,8 +166,8 @@ def run_case(
             out["chunks"] = status.get("chunks", 0)
             out["indexed_files"] = status.get("files", 0)
             out["skipped"] = status.get("skipped", [])
-            out["peak_rss_mib"] = _proc_kib(pid, "VmHWM") / 1024
-            out["rss_after_mib"] = _proc_kib(pid, "VmRSS") / 1024
+            out["peak_rss_mib"] = proc_kib(pid, "VmHWM") / 1024
+            out["rss_after_mib"] = proc_kib(pid, "VmRSS") / 1024
             if case != "baseline" and "ready_s" in out:
                 out["keyword_ms"], out["keyword_found"] = _median_ms(client, "keyword")
                 out["hybrid_ms"], out["hybrid_found"] = _median_ms(client, "hybrid")

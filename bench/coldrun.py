@@ -18,6 +18,7 @@ The int8 copy of the model is made before the run, in a cache the server is poin
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +34,20 @@ PROBES = {
 }
 
 
-def _proc_kib(pid: int, field: str) -> int:
+def add_cold_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every cold-run bench takes: which corpus, how much of it, which servers."""
+    parser.add_argument("--corpus", choices=["fastapi", "tldr"], default="fastapi")
+    parser.add_argument("--files", type=int, help="tldr: the first N pages only")
+    parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
+    parser.add_argument(
+        "--only-old",
+        action="store_true",
+        help="run only the --old server (e.g. in parallel with a run of this one)",
+    )
+
+
+def proc_kib(pid: int, field: str) -> int:
+    """A `/proc/PID/status` size field (`VmRSS`, `VmHWM`) in KiB; 0 once the process is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(field + ":"):
@@ -95,7 +109,7 @@ def cold_run(
             while True:
                 status = client.status()
                 now = time.perf_counter() - t0
-                rss = _proc_kib(pid, "VmRSS") / 1024
+                rss = proc_kib(pid, "VmRSS") / 1024
                 samples.append(
                     {
                         "t": now,
@@ -132,10 +146,10 @@ def cold_run(
                 if now > deadline:
                     break
                 time.sleep(0.1)
-            out["peak_rss_mib"] = _proc_kib(pid, "VmHWM") / 1024
+            out["peak_rss_mib"] = proc_kib(pid, "VmHWM") / 1024
             if vectors_at is not None:
                 time.sleep(5.0)
-                out["idle_rss_mib"] = _proc_kib(pid, "VmRSS") / 1024
+                out["idle_rss_mib"] = proc_kib(pid, "VmRSS") / 1024
         out.update(
             keyword_complete_s=keyword_at,
             vectors_complete_s=vectors_at,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.coldrun import cold_run, make_model_cache
+from bench.coldrun import add_cold_run_arguments, cold_run, make_model_cache
 from bench.report import table, write_json
 
 
@@ -56,14 +56,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench memory", description=__doc__)
-    parser.add_argument("--corpus", choices=["fastapi", "tldr"], default="fastapi")
-    parser.add_argument("--files", type=int, help="tldr: the first N pages only")
-    parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
-    parser.add_argument(
-        "--only-old",
-        action="store_true",
-        help="run only the --old server (e.g. in parallel with a run of this one)",
-    )
+    add_cold_run_arguments(parser)
     parser.add_argument("--models", type=Path, help="keep the int8 model copy here")
     args = parser.parse_args(argv)
     run(args.corpus, args.files, args.old, args.models, args.only_old)
