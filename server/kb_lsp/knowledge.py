@@ -379,13 +379,7 @@ class KnowledgeBase:
         step = self._progress
         if not self._syncing or step is None:
             return None
-        return IndexProgress(
-            phase=step.phase,
-            files_done=step.done,
-            files_total=step.total,
-            chunks_done=step.chunks_done,
-            chunks_total=step.chunks_total,
-        )
+        return step.as_wire()
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """Indexed files, optionally filtered by a glob on the path."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kb_lsp.protocol import IndexPhase
+from kb_lsp.protocol import IndexPhase, IndexProgress
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,16 @@ class SyncProgress:
     phase: IndexPhase = "keyword"
     chunks_done: int = 0
     chunks_total: int = 0
+
+    def as_wire(self) -> IndexProgress:
+        """The wire contract's `IndexStatus.progress` of this moment."""
+        return IndexProgress(
+            phase=self.phase,
+            files_done=self.done,
+            files_total=self.total,
+            chunks_done=self.chunks_done,
+            chunks_total=self.chunks_total,
+        )
 
 
 @dataclass

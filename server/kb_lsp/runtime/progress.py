@@ -30,16 +30,6 @@ SCANNING = "scanning files…"
 PHASE_WORDS = {"scanning": "scanning", "keyword": "reading", "vectors": "embedding"}
 
 
-def to_index_progress(step: SyncProgress) -> IndexProgress:
-    return IndexProgress(
-        phase=step.phase,
-        files_done=step.done,
-        files_total=step.total,
-        chunks_done=step.chunks_done,
-        chunks_total=step.chunks_total,
-    )
-
-
 def progress_text(progress: IndexProgress) -> str:
     """`38/155 files · 1,204/3,036 chunks · embedding`, `120/155 files · reading`, or
     `scanning files…` while the sync does not know its total yet."""
@@ -129,4 +119,4 @@ class SyncMonitor:
             return  # the phase starts now: no rate yet (its first step comes with one)
         self._last_logged = now
         done = self._count(step) - self._phase_base
-        log.info("indexer: %s", rate_line(to_index_progress(step), done, now - self._phase_started))
+        log.info("indexer: %s", rate_line(step.as_wire(), done, now - self._phase_started))

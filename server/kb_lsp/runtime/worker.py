@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 
 from kb_lsp.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
 from kb_lsp.protocol import IndexProgress
-from kb_lsp.runtime.progress import LOG_EVERY, SyncMonitor, to_index_progress
+from kb_lsp.runtime.progress import LOG_EVERY, SyncMonitor
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +285,7 @@ class IndexingWorker:
             if handle is None and job.progress == "large" and step.total >= LARGE_SYNC:
                 handle = self._start_progress(job.title, job.cancel)
             if handle is not None:
-                handle.report(to_index_progress(step))
+                handle.report(step.as_wire())
             if monitor.step(step):  # counts move during a long sync
                 self._changed()
                 self._publish(step)
