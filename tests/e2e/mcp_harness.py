@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from .conftest import DEADLINE, server_env
+from .conftest import DEADLINE, server_env, wait_for
 
 T = TypeVar("T")
 NO_MODEL = "http://127.0.0.1:9"  # nothing listens there: "no model reachable"
@@ -87,20 +87,6 @@ def text_of(result: CallToolResult) -> str:
 def structured(result: CallToolResult) -> dict[str, Any]:
     assert result.structured_content is not None
     return dict(result.structured_content)
-
-
-async def wait_for(
-    probe: Callable[[], Awaitable[T | None]], what: str, deadline: float = DEADLINE
-) -> T:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 @contextlib.asynccontextmanager
