@@ -14,7 +14,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -23,7 +23,6 @@ from mcp.types import CallToolResult
 
 from .conftest import DEADLINE, server_env, wait_for
 
-T = TypeVar("T")
 NO_MODEL = "http://127.0.0.1:9"  # nothing listens there: "no model reachable"
 
 
