@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 
 
 def _size(value: str) -> int:

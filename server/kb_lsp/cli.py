@@ -16,33 +16,22 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pydantic import ValidationError
-
-from kb_lsp.config import Settings, env_settings, load_settings
-from kb_lsp.listing import format_hits
-from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
-from kb_lsp.protocol import (
-    MAX_LIMIT,
-    AskParams,
-    AskResponse,
-    IndexProgress,
-    IndexStatus,
-    LlmStatus,
-    SchemaResponse,
-    SearchParams,
-    dump,
-)
-from kb_lsp.records import ReadOnlyStore
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.runtime.logs import BoundedFormatter
-from kb_lsp.runtime.progress import progress_text
-from kb_lsp.runtime.stored_status import read_status
+from kb_lsp.runtime.quick_defaults import MAX_LIMIT
 
-if TYPE_CHECKING:  # the engine loads only for the commands that need it (`kb status` not)
+# What a command needs loads when it runs: `kb status` answers from SQLite without
+# pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from kb_lsp.config import Settings
+    from kb_lsp.protocol import AskResponse, IndexProgress, SchemaResponse
     from kb_lsp.runtime import Hooks, Runtime
 
 EXIT_USAGE = 2
@@ -64,11 +53,20 @@ def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 CLIENT = "cli"  # the runtime's name for the command line's numbered list (kept on disk)
 
 
-def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
+def _cli_settings(
+    args: argparse.Namespace, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The settings given on the command line, by their wire keys."""
     cli: dict[str, Any] = dict(overrides or {})
     if getattr(args, "storage", None):
         cli["storage"] = str(Path(args.storage).expanduser().resolve())
-    loaded = load_settings(env_settings(), cli)
+    return cli
+
+
+def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
+    from kb_lsp.config import env_settings, load_settings
+
+    loaded = load_settings(env_settings(), _cli_settings(args, overrides))
     if loaded.message:
         print(loaded.message, file=sys.stderr)
     return loaded.settings
@@ -80,6 +78,12 @@ def _invalid(err: ValidationError) -> str:
         f"{'.'.join(str(part) for part in error['loc']) or 'input'}: {error['msg']}"
         for error in err.errors()
     )
+
+
+def model_setting(model: str | None) -> dict[str, Any]:
+    """`--model NAME` (kb ask, kb mcp) as a setting: kb.llm.model, which wins over
+    kb.ollama.model for either provider (an empty name sets nothing)."""
+    return {"llm.model": model} if model else {}
 
 
 def _workspace(path: str | None) -> Path:
@@ -99,6 +103,8 @@ class _ProgressBar:
         self._last = 0.0
 
     def report(self, progress: IndexProgress) -> None:
+        from kb_lsp.runtime.progress import progress_text
+
         done, total = progress.files_done, progress.files_total
         if not self.enabled or total == 0:
             return
@@ -151,6 +157,7 @@ def _runtime(
 
 
 def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
+    from kb_lsp.records import ReadOnlyStore
     from kb_lsp.runtime import Unavailable
 
     try:
@@ -178,6 +185,8 @@ def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from kb_lsp.protocol import dump
+
     folder = _workspace(args.path)
     with _runtime(args, folder) as runtime:
         if runtime.status().read_only:
@@ -204,6 +213,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         query = args.filter
     if not query:
         raise CliError('give a query, e.g. kb search "mexico payment files"')
+    from pydantic import ValidationError
+
+    from kb_lsp.listing import format_hits
+    from kb_lsp.protocol import SearchParams, dump
+
     try:
         params = SearchParams(
             query=query,
@@ -235,54 +249,76 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
     if args.probe:  # the model asked: that needs the runtime and its agent
+        from kb_lsp.protocol import dump
+
         with _runtime(args, folder) as runtime:
-            status = runtime.status().model_copy(update={"llm": runtime.llm_status()})
+            status = dump(runtime.status().model_copy(update={"llm": runtime.llm_status()}))
     else:
-        # From the store's SQLite when there is one (no model, no Chroma).
-        found = read_status(folder, _settings(args))
-        if found is None:
-            with _runtime(args, folder) as runtime:
-                found = runtime.status()
-        status = found
+        status = _stored_status(args, folder)
     if args.json:
-        print(json.dumps(dump(status), indent=2))
+        print(json.dumps(status, indent=2))
         return 0
     print(f"workspace: {folder}")
-    print(f"state:     {status.state}{f' — {status.message}' if status.message else ''}")
-    print(f"store:     {status.store}{' (read-only)' if status.read_only else ''}")
-    print(f"embedder:  {status.embedder}")
-    print(f"indexed:   {status.files} files, {status.chunks} chunks")
-    print(f"llm:       {format_llm(status.llm)}")
-    if status.llm.message:
-        print(f"  {status.llm.message}")
-    if status.skipped:
-        print(f"skipped:   {len(status.skipped)} files")
-        for item in status.skipped:
-            print(f"  {item.path}: {item.reason}")
+    message = f" — {status['message']}" if status["message"] else ""
+    print(f"state:     {status['state']}{message}")
+    print(f"store:     {status['store']}{' (read-only)' if status['readOnly'] else ''}")
+    print(f"embedder:  {status['embedder']}")
+    print(f"indexed:   {status['files']} files, {status['chunks']} chunks")
+    llm = status["llm"]
+    print(f"llm:       {format_llm(llm)}")
+    if llm["message"]:
+        print(f"  {llm['message']}")
+    if status["skipped"]:
+        print(f"skipped:   {len(status['skipped'])} files")
+        for item in status["skipped"]:
+            print(f"  {item['path']}: {item['reason']}")
     print_problems(status)
     return 0
 
 
-def format_llm(llm: LlmStatus) -> str:
-    """`qwen2.5:7b at http://127.0.0.1:11434 (ollama): answers, calls tools`"""
-    line = f"{llm.model} at {llm.host} ({llm.provider})"
-    if llm.reachable is None:
+def _stored_status(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """The status as the wire has it (`kb/status`), from the store when it has an index:
+    without pydantic when nobody writes it now, else with the writer's progress laid
+    over it; from the runtime, which makes the index, when there is none."""
+    from kb_lsp.runtime.quick import quick_settings, quick_status
+
+    quick = quick_settings(_cli_settings(args))
+    if quick is not None:
+        found = quick_status(folder, quick)
+        if found is not None:
+            return found
+    from kb_lsp.protocol import dump
+    from kb_lsp.runtime.stored_status import read_status
+
+    status = read_status(folder, _settings(args))
+    if status is None:
+        with _runtime(args, folder) as runtime:
+            status = runtime.status()
+    return dump(status)
+
+
+def format_llm(llm: Mapping[str, Any]) -> str:
+    """`qwen2.5:7b at http://127.0.0.1:11434 (ollama): answers, calls tools` (a wire
+    `LlmStatus`)."""
+    line = f"{llm['model']} at {llm['host']} ({llm['provider']})"
+    if llm["reachable"] is None:
         return f"{line}: not asked (kb status --probe asks it)"
-    if not llm.reachable:
+    if not llm["reachable"]:
         return f"{line}: does not answer"
-    if llm.tools is None:
+    if llm["tools"] is None:
         return f"{line}: answers"
-    return f"{line}: answers, {'calls tools' if llm.tools else 'does not call tools'}"
+    return f"{line}: answers, {'calls tools' if llm['tools'] else 'does not call tools'}"
 
 
-def print_problems(status: IndexStatus) -> None:
+def print_problems(status: Mapping[str, Any]) -> None:
     """Files indexed with a problem (malformed front matter), as `path:line: message`."""
-    if not status.problems:
+    problems = status["problems"]
+    if not problems:
         return
-    files = len({problem.path for problem in status.problems})
+    files = len({problem["path"] for problem in problems})
     print(f"problems:  {files} file{'s' * (files != 1)} indexed with a problem to fix")
-    for problem in status.problems:
-        print(f"  {problem.path}:{problem.line + 1}: {problem.message}")
+    for problem in problems:
+        print(f"  {problem['path']}:{problem['line'] + 1}: {problem['message']}")
 
 
 def format_schema(schema: SchemaResponse) -> str:
@@ -305,6 +341,8 @@ def _filter_value(value: str) -> str:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from kb_lsp.protocol import dump
+
     folder = _workspace(args.workspace)
     with _runtime(args, folder) as runtime:
         _sync(runtime, quiet=True)
@@ -360,10 +398,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     question = " ".join(args.question).strip()
     if not question:
         raise CliError('give a question, e.g. kb ask "summarize file 1"')
-    overrides: dict[str, Any] = {}
-    if args.model:
-        # kb.llm.model wins over kb.ollama.model, for either provider.
-        overrides["llm.model"] = args.model
+    overrides = model_setting(args.model)
+    from pydantic import ValidationError
+
+    from kb_lsp.protocol import AskParams, dump
+
     try:
         params = AskParams(question=question, file=args.file)
     except ValidationError as err:
@@ -413,8 +452,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             raise CliError(f"--settings is not JSON: {err}") from None
         if not isinstance(overrides, dict):
             raise CliError('--settings wants a JSON object, e.g. {"ollama.model": "qwen2.5:7b"}')
-    if args.model:
-        overrides["ollama.model"] = args.model
+    overrides.update(model_setting(args.model))
     try:
         http = parse_address(args.http, allow_remote=args.allow_remote) if args.http else None
         run(folders, _settings(args, overrides), http)
@@ -535,7 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-remote", action="store_true",
         help="allow a non-loopback --http host (requires the KB_MCP_TOKEN bearer token)",
     )  # fmt: skip
-    mcp.add_argument("--model", metavar="NAME", help="Ollama chat model (kb.ollama.model)")
+    mcp.add_argument(
+        "--model", metavar="NAME", help="the chat model, either provider (kb.llm.model)"
+    )
     mcp.add_argument("--storage", metavar="DIR", help=storage_help)
     mcp.add_argument(
         "--settings", metavar="JSON",

@@ -34,6 +34,8 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from kb_lsp import setting_values
+
 DEFAULT_INCLUDE = ["**/*.md", "**/*.markdown"]
 MIB = 1024 * 1024
 
@@ -83,15 +85,8 @@ def ui(
     return meta
 
 
-def _blank_is_unset(value: Any) -> Any:
-    """An empty text box in the settings editor means "not set"."""
-    if isinstance(value, str) and not value.strip():
-        return None
-    return value
-
-
 # A text setting that may be unset: `None` on the server, an empty string in the editor.
-OptionalText = Annotated[str | None, BeforeValidator(_blank_is_unset)]
+OptionalText = Annotated[str | None, BeforeValidator(setting_values.blank_is_unset)]
 
 
 # --- the settings ---------------------------------------------------------------------------
@@ -224,12 +219,7 @@ class OllamaSettings(_Section):
     @field_validator("host")
     @classmethod
     def _host_is_url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value:
-            raise ValueError("must be a URL such as http://127.0.0.1:11434")
-        if "://" not in value:
-            value = "http://" + value
-        return value
+        return setting_values.ollama_host(value)
 
 
 LlmProviderName = Literal["ollama", "openai"]
@@ -337,10 +327,7 @@ class LlmSettings(_Section):
     @field_validator("base_url")
     @classmethod
     def _base_url_is_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip().rstrip("/")
-        return value if "://" in value else "http://" + value
+        return setting_values.base_url(value)
 
     @field_validator("api_key_env")
     @classmethod
@@ -358,7 +345,7 @@ class LlmSettings(_Section):
     @field_validator("model")
     @classmethod
     def _model(cls, value: str | None) -> str | None:
-        return value.strip() if value else None
+        return setting_values.model_name(value)
 
 
 class AgentSettings(_Section):
@@ -614,7 +601,7 @@ def _expand_dotted(raw: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in raw.items():
         key = str(key).removeprefix("kb.")
-        value = _blank_is_unset(value)
+        value = setting_values.blank_is_unset(value)
         if value is None:
             continue
         if key == "kb" and isinstance(value, Mapping):  # `{"kb": {…}}`, as pushed by clients
@@ -732,13 +719,17 @@ def load_settings(*sources: Mapping[str, Any] | Layer | None) -> LoadedSettings:
     return LoadedSettings(Settings.model_validate(below), problems)
 
 
+# Other programs' variables honoured too, below kb's own ones: Ollama's host.
+FOREIGN_ENV = {"OLLAMA_HOST": "ollama.host"}
+
+
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Settings from `KB_*` variables (`ui(env=…)` of each setting): `KB_STORAGE`, …"""
     environ = os.environ if environ is None else environ
     raw: dict[str, Any] = {}
-    # Ollama's own variable is honoured, below kb's own one.
-    if environ.get("OLLAMA_HOST"):
-        raw["ollama.host"] = environ["OLLAMA_HOST"]
+    for foreign, key in FOREIGN_ENV.items():
+        if environ.get(foreign):
+            raw[key] = environ[foreign]
     for setting in setting_fields():
         var = setting.meta.get("env")
         if isinstance(var, str) and environ.get(var):

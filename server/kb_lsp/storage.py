@@ -6,8 +6,10 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kb_lsp.config import Settings
+if TYPE_CHECKING:
+    from kb_lsp.config import Settings
 
 WRITER_LOCK = "writer.lock"  # in the store folder: held by the one process that writes
 DATABASE = "kb.sqlite3"  # in the store folder: manifest, chunks, FTS5, metadata

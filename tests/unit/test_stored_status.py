@@ -41,7 +41,7 @@ def test_the_same_status_as_the_runtime(
     assert got == expected
 
 
-def test_status_does_not_load_the_engine(
+def test_status_loads_neither_the_engine_nor_pydantic_nor_the_llm_client(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
@@ -51,7 +51,9 @@ def test_status_does_not_load_the_engine(
         "from kb_lsp.cli import main\n"
         f"code = main(['status', '-w', {str(workspace)!r}, '--storage', {str(storage)!r}])\n"
         "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'kb_lsp.knowledge', "
-        "'kb_lsp.runtime.runtime', 'kb_lsp.agent.loop') if m in sys.modules)\n"
+        "'kb_lsp.runtime.runtime', 'kb_lsp.agent.loop', 'pydantic', 'ollama', 'httpx', "
+        "'kb_lsp.llm.ollama_chat', 'kb_lsp.llm.openai_chat', 'asyncio') "
+        "if m in sys.modules)\n"
         "print('loaded:', heavy)\n"
         "raise SystemExit(code)\n"
     )

@@ -7,7 +7,9 @@ tests/unit/test_protocol_sync.py) fails when one is stale:
 * `vscode-extension/test/contract/shapes.ts` — the contract test's payload shapes;
 * `vscode-extension/package.json` — `contributes.configuration` and
   `capabilities.untrustedWorkspaces` (the rest of the manifest is kept as it is);
-* `README.md` — the settings table between its marker comments.
+* `README.md` — the settings table between its marker comments;
+* `server/kb_lsp/runtime/quick_defaults.py` — settings defaults and status shapes for
+  `kb status` without pydantic (`codegen/quick.py`).
 
 A development tool: nothing in the server imports it.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from kb_lsp.codegen import manifest, readme, typescript
+from kb_lsp.codegen import manifest, quick, readme, typescript
 
 COMMAND = ".venv/bin/python -m kb_lsp.codegen"
 
@@ -33,6 +35,7 @@ GENERATORS: dict[str, Callable[[str], str]] = {
     "vscode-extension/test/contract/shapes.ts": lambda _: typescript.shapes_ts(),
     "vscode-extension/package.json": manifest.package_json,
     "README.md": readme.readme,
+    quick.PATH: lambda _: quick.quick_defaults_py(),
 }
 
 

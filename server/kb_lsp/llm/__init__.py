@@ -15,33 +15,72 @@ Nothing here prints; problems are logged through `logging`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from kb_lsp.config import OllamaSettings, Settings
-from kb_lsp.llm.base import Capabilities, ChatModel, ChatResult, Message, ToolCall
 from kb_lsp.llm.config import LlmConfig
-from kb_lsp.llm.errors import (
-    AuthFailed,
-    ContextTooLong,
-    EmptyAnswer,
-    LlmCancelled,
-    LlmError,
-    LlmTimeout,
-    LlmUnreachable,
-    ModelNotFound,
-    ModelUnavailable,
-    ServerHung,
-    WrongApi,
-)
-from kb_lsp.llm.ollama_chat import OllamaChat, model_missing_message, unreachable_message
-from kb_lsp.llm.openai_chat import OpenAIChat
-from kb_lsp.llm.thinking import Delta, split_thinking
+
+if TYPE_CHECKING:
+    from kb_lsp.config import OllamaSettings, Settings
+    from kb_lsp.llm.base import Capabilities, ChatModel, ChatResult, Message, ToolCall
+    from kb_lsp.llm.errors import (
+        AuthFailed,
+        ContextTooLong,
+        EmptyAnswer,
+        LlmCancelled,
+        LlmError,
+        LlmTimeout,
+        LlmUnreachable,
+        ModelNotFound,
+        ModelUnavailable,
+        ServerHung,
+        WrongApi,
+    )
+    from kb_lsp.llm.ollama_chat import OllamaChat, model_missing_message, unreachable_message
+    from kb_lsp.llm.openai_chat import OpenAIChat
+    from kb_lsp.llm.thinking import Delta, split_thinking
+
+# Loaded on first use (PEP 562): naming the configured model (`LlmConfig`, `kb status`)
+# must not load the HTTP clients (ollama, httpx: a few hundred ms).
+_HOMES = {
+    **dict.fromkeys(["Capabilities", "ChatModel", "ChatResult", "Message", "ToolCall"], "base"),
+    **dict.fromkeys(
+        [
+            "AuthFailed",
+            "ContextTooLong",
+            "EmptyAnswer",
+            "LlmCancelled",
+            "LlmError",
+            "LlmTimeout",
+            "LlmUnreachable",
+            "ModelNotFound",
+            "ModelUnavailable",
+            "ServerHung",
+            "WrongApi",
+        ],
+        "errors",
+    ),
+    **dict.fromkeys(["OllamaChat", "model_missing_message", "unreachable_message"], "ollama_chat"),
+    "OpenAIChat": "openai_chat",
+    **dict.fromkeys(["Delta", "split_thinking"], "thinking"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
 
 
 def create_llm(
     settings: Settings, *, environ: Mapping[str, str] | None = None, num_predict: int | None = None
 ) -> ChatModel:
     """The chat model `settings` configure."""
+    from kb_lsp.llm.ollama_chat import OllamaChat
+    from kb_lsp.llm.openai_chat import OpenAIChat
+
     config = LlmConfig.from_settings(settings, environ)
     if config.provider == "openai":
         return OpenAIChat(config, num_predict=num_predict)
@@ -50,6 +89,9 @@ def create_llm(
 
 def ollama_chat(ollama: OllamaSettings, *, num_predict: int | None = None) -> OllamaChat:
     """An Ollama model from `kb.ollama` settings alone (tests, scripts)."""
+    from kb_lsp.config import Settings
+    from kb_lsp.llm.ollama_chat import OllamaChat
+
     config = LlmConfig.from_settings(Settings(ollama=ollama), environ={})
     return OllamaChat(config, num_predict=num_predict)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kb_lsp.config import LlmProviderName
-from kb_lsp.llm.config import LlmConfig
+from kb_lsp.llm.config import UNNAMED_MODEL, LlmConfig
 from kb_lsp.llm.errors import LlmCancelled, LlmError, LlmTimeout, ModelUnavailable, ServerHung
 from kb_lsp.llm.thinking import Delta, ThinkSplitter, split_thinking
 from kb_lsp.protocol import LlmStatus
@@ -211,7 +211,7 @@ class ChatModel(ABC):
     ) -> LlmStatus:
         return LlmStatus(
             host=self.host,
-            model=self.model or "(the server's model)",
+            model=self.model or UNNAMED_MODEL,
             reachable=reachable,
             provider=self.provider,
             message=message,

@@ -12,12 +12,17 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kb_lsp.config import LlmProviderName, Settings
+if TYPE_CHECKING:  # `kb status` names the model from light settings, without pydantic
+    from kb_lsp.config import LlmProviderName, Settings
 
 log = logging.getLogger(__name__)
 
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8080/v1"
+# How a status names the model when the settings name none (an OpenAI-compatible server
+# serves its first one).
+UNNAMED_MODEL = "(the server's model)"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIB
+
 if TYPE_CHECKING:
     from kb_lsp.lsp.jsonrpc import KbProtocol
 
@@ -44,9 +46,6 @@ JsonRPCServer = Any
 
 log = logging.getLogger(__name__)
 
-MIB = 1024 * 1024
-DEFAULT_MAX_MESSAGE_BYTES = 64 * MIB
-MIN_MESSAGE_BYTES = 1024  # below this an `initialize` would not fit
 READ_CHUNK = 64 * 1024
 MAX_HEADER_LINE = 8 * 1024
 MAX_HEADER_LINES = 32

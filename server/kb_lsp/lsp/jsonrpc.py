@@ -268,7 +268,7 @@ class KbProtocol(LanguageServerProtocol):
         return self.structure_message(response)
 
     def _kind(self, method: str) -> str | None:
-        """"request" or "notification" for methods this server knows, else None."""
+        """ "request" or "notification" for methods this server knows, else None."""
         if method in REQUESTS:
             return "request"
         message_type = self.get_message_type(method)
@@ -283,9 +283,7 @@ class KbProtocol(LanguageServerProtocol):
             if "method" not in data:
                 if "error" in data:
                     return self._converter.structure(data, types.ResponseErrorMessage)
-                response_type = (
-                    self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
-                )
+                response_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
                 return self._converter.structure(data, response_type)
             if "id" in data:
                 request_type = self.get_message_type(method) or JsonRPCRequestMessage
@@ -413,9 +411,7 @@ class KbProtocol(LanguageServerProtocol):
                 self._reject(msg_id, code, message)
         else:
             self._inflight.pop(msg_id, None)
-            log.error(
-                "internal error in %s (id %s)", method, _shown(msg_id), exc_info=err
-            )
+            log.error("internal error in %s (id %s)", method, _shown(msg_id), exc_info=err)
             self._send_error(
                 msg_id,
                 INTERNAL_ERROR,

@@ -26,8 +26,8 @@ from kb_lsp import __version__
 from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
 from kb_lsp.lsp import framing, logs
 from kb_lsp.lsp.errors import ServerError
-from kb_lsp.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.progress import IndexProgressBar
 from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
 from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity, deadline

@@ -11,19 +11,38 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
-
-from kb_lsp.config import Settings
-from kb_lsp.protocol import FileProblem, IndexStatus, LlmStatus, SkippedFile
-from kb_lsp.runtime.status import Activity, combined
-from kb_lsp.runtime.takeover import read_state
+from kb_lsp.llm.config import UNNAMED_MODEL, LlmConfig
 from kb_lsp.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
+
+if TYPE_CHECKING:
+    from kb_lsp.config import Settings
+    from kb_lsp.protocol import IndexStatus
 
 
 def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
     """The status of `folder`'s index, or None when it has none yet (the caller then
     opens the runtime, which makes one)."""
+    from kb_lsp.protocol import IndexStatus
+    from kb_lsp.runtime.status import Activity, combined
+    from kb_lsp.runtime.takeover import read_state
+
+    values = stored_values(folder, settings)
+    if values is None:
+        return None
+    base = IndexStatus.model_validate(values)
+    # As the runtime lays its activity over the knowledge base's status (`status.py`).
+    store = store_dir_for(default_storage(settings), folder)
+    state = read_state(store) if base.read_only else None
+    elsewhere = state if state is not None and state.state == "indexing" else None
+    return combined(base, Activity(elsewhere=elsewhere))
+
+
+def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
+    """The status's fields as the store has them, by their wire names (the `IndexStatus`
+    read_status makes of them, or `quick.wire`'s dict), before the runtime's activity is
+    laid over them; None when there is no index yet."""
     storage = default_storage(settings)
     store = store_dir_for(storage, folder)
     database = store / DATABASE
@@ -45,7 +64,7 @@ def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
             "coalesce(sum(chunk_count), 0) FROM files"
         ).fetchone()
         skipped = [
-            SkippedFile(path=str(p), reason=str(r))
+            {"path": str(p), "reason": str(r)}
             for p, r in db.execute("SELECT path, reason FROM skipped ORDER BY path")
         ]
         problems = _problems(db)
@@ -54,40 +73,38 @@ def read_status(folder: Path, settings: Settings) -> IndexStatus | None:
     finally:
         db.close()
 
-    read_only = _held_elsewhere(store / WRITER_LOCK)
-    base = IndexStatus(
-        state="ready",
-        files=files,
-        chunks=chunks,
-        embedder=embedder,
-        store=str(storage),
-        llm=_llm(settings),
-        read_only=read_only,
-        roots=[str(folder)],
-        skipped=skipped,
-        problems=problems,
-        message="read-only: another kb-lsp process is indexing this workspace"
+    read_only = held_elsewhere(store / WRITER_LOCK)
+    return {
+        "state": "ready",
+        "files": files,
+        "chunks": chunks,
+        "embedder": embedder,
+        "store": str(storage),
+        "llm": configured_llm(settings),
+        "readOnly": read_only,
+        "roots": [str(folder)],
+        "skipped": skipped,
+        "problems": problems,
+        "message": "read-only: another kb-lsp process is indexing this workspace"
         if read_only
         else None,
-        vectors_ready=min(1.0, int(complete) / int(written)) if written else 1.0,
-    )
-    # As the runtime lays its activity over the knowledge base's status (`status.py`).
-    state = read_state(store) if read_only else None
-    elsewhere = state if state is not None and state.state == "indexing" else None
-    return combined(base, Activity(elsewhere=elsewhere))
+        "vectorsReady": min(1.0, int(complete) / int(written)) if written else 1.0,
+    }
 
 
-def _problems(db: sqlite3.Connection) -> list[FileProblem]:
+def _problems(db: sqlite3.Connection) -> list[dict[str, Any]]:
     try:
         rows = db.execute("SELECT path, line, message FROM file_problems ORDER BY path, line")
-        return [FileProblem(path=str(p), line=int(n), message=str(m)) for p, n, m in rows]
+        return [{"path": str(p), "line": int(n), "message": str(m)} for p, n, m in rows]
     except sqlite3.OperationalError:  # a store from before file metadata
         return []
 
 
-def _held_elsewhere(lock_path: Path) -> bool:
+def held_elsewhere(lock_path: Path) -> bool:
     """Whether another process holds the store's writer lock (taken and let go at once:
     a writer starting meanwhile waits for it, never longer than this check)."""
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=0)
@@ -97,8 +114,12 @@ def _held_elsewhere(lock_path: Path) -> bool:
     return False
 
 
-def _llm(settings: Settings) -> LlmStatus:
-    """The model the settings describe, as the runtime shows it before asking it."""
-    from kb_lsp.llm import create_llm
-
-    return create_llm(settings).configured_status()
+def configured_llm(settings: Settings) -> dict[str, Any]:
+    """The model the settings describe, as the runtime shows it before asking it
+    (`ChatModel.configured_status`), by wire names; without loading its HTTP client."""
+    config = LlmConfig.from_settings(settings)
+    return {
+        "host": config.base_url,
+        "model": config.model or UNNAMED_MODEL,
+        "provider": config.provider,
+    }

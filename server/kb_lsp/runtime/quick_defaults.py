@@ -1,0 +1,363 @@
+"""Generated from config.py and protocol.py by `python -m kb_lsp.codegen`: do not edit.
+
+What `kb status` needs of the settings and the status payloads without loading pydantic
+(`quick.py`; the generator, `codegen/quick.py`, says what each table holds).
+"""
+
+import json
+from typing import Any
+
+_DATA: dict[str, Any] = json.loads(
+    r"""
+{
+ "settings": {
+  "include": [
+   "**/*.md",
+   "**/*.markdown"
+  ],
+  "exclude": [],
+  "respect_gitignore": true,
+  "max_file_size": 2097152,
+  "chunk_size": 800,
+  "chunk_overlap": 200,
+  "storage": null,
+  "reconcile_seconds": 300.0,
+  "debounce_ms": 300,
+  "embedder": {
+   "provider": "minilm",
+   "model": "nomic-embed-text",
+   "model_path": null,
+   "batch_size": 32
+  },
+  "search": {
+   "mode": "hybrid",
+   "limit": 10,
+   "threshold": 0.3
+  },
+  "ollama": {
+   "host": "http://127.0.0.1:11434",
+   "model": "qwen2.5:7b",
+   "timeout": 120.0,
+   "num_ctx": 8192,
+   "keep_alive": "10m"
+  },
+  "llm": {
+   "provider": "ollama",
+   "base_url": null,
+   "api_key_env": null,
+   "model": null,
+   "mode": "auto",
+   "max_tokens": 0,
+   "timeout": 0.0,
+   "context_size": 0
+  },
+  "agent": {
+   "max_steps": 7
+  },
+  "chroma": {
+   "url": null
+  },
+  "server": {
+   "python": null
+  },
+  "log": {
+   "level": "info"
+  }
+ },
+ "names": {
+  "include": [
+   "include"
+  ],
+  "exclude": [
+   "exclude"
+  ],
+  "respectGitignore": [
+   "respect_gitignore"
+  ],
+  "maxFileSize": [
+   "max_file_size"
+  ],
+  "chunkSize": [
+   "chunk_size"
+  ],
+  "chunkOverlap": [
+   "chunk_overlap"
+  ],
+  "storage": [
+   "storage"
+  ],
+  "reconcileSeconds": [
+   "reconcile_seconds"
+  ],
+  "debounceMs": [
+   "debounce_ms"
+  ],
+  "embedder.provider": [
+   "embedder",
+   "provider"
+  ],
+  "embedder.model": [
+   "embedder",
+   "model"
+  ],
+  "embedder.modelPath": [
+   "embedder",
+   "model_path"
+  ],
+  "embedder.batchSize": [
+   "embedder",
+   "batch_size"
+  ],
+  "search.mode": [
+   "search",
+   "mode"
+  ],
+  "search.limit": [
+   "search",
+   "limit"
+  ],
+  "search.threshold": [
+   "search",
+   "threshold"
+  ],
+  "ollama.host": [
+   "ollama",
+   "host"
+  ],
+  "ollama.model": [
+   "ollama",
+   "model"
+  ],
+  "ollama.timeout": [
+   "ollama",
+   "timeout"
+  ],
+  "ollama.numCtx": [
+   "ollama",
+   "num_ctx"
+  ],
+  "ollama.keepAlive": [
+   "ollama",
+   "keep_alive"
+  ],
+  "llm.provider": [
+   "llm",
+   "provider"
+  ],
+  "llm.baseUrl": [
+   "llm",
+   "base_url"
+  ],
+  "llm.apiKeyEnv": [
+   "llm",
+   "api_key_env"
+  ],
+  "llm.model": [
+   "llm",
+   "model"
+  ],
+  "llm.mode": [
+   "llm",
+   "mode"
+  ],
+  "llm.maxTokens": [
+   "llm",
+   "max_tokens"
+  ],
+  "llm.timeout": [
+   "llm",
+   "timeout"
+  ],
+  "llm.contextSize": [
+   "llm",
+   "context_size"
+  ],
+  "agent.maxSteps": [
+   "agent",
+   "max_steps"
+  ],
+  "chroma.url": [
+   "chroma",
+   "url"
+  ],
+  "server.python": [
+   "server",
+   "python"
+  ],
+  "log.level": [
+   "log",
+   "level"
+  ]
+ },
+ "env": {
+  "OLLAMA_HOST": "ollama.host",
+  "KB_STORAGE": "storage",
+  "KB_EMBEDDER": "embedder.provider",
+  "KB_EMBEDDER_MODEL_PATH": "embedder.modelPath",
+  "KB_SEARCH_THRESHOLD": "search.threshold",
+  "KB_OLLAMA_HOST": "ollama.host",
+  "KB_OLLAMA_MODEL": "ollama.model",
+  "KB_LLM_PROVIDER": "llm.provider",
+  "KB_LLM_BASE_URL": "llm.baseUrl",
+  "KB_LLM_MODEL": "llm.model",
+  "KB_LLM_MODE": "llm.mode",
+  "KB_AGENT_MAX_STEPS": "agent.maxSteps",
+  "KB_CHROMA_URL": "chroma.url",
+  "KB_LOG_LEVEL": "log.level"
+ },
+ "choices": {
+  "embedder.provider": [
+   "minilm",
+   "ollama"
+  ],
+  "search.mode": [
+   "hybrid",
+   "semantic",
+   "keyword"
+  ],
+  "llm.provider": [
+   "ollama",
+   "openai"
+  ],
+  "llm.mode": [
+   "auto",
+   "agent",
+   "grounded"
+  ],
+  "log.level": [
+   "debug",
+   "info",
+   "warning",
+   "error"
+  ]
+ },
+ "wire": {
+  "IndexStatus": [
+   [
+    "state",
+    "<required>"
+   ],
+   [
+    "files",
+    "<required>"
+   ],
+   [
+    "chunks",
+    "<required>"
+   ],
+   [
+    "pending",
+    0
+   ],
+   [
+    "embedder",
+    "<required>"
+   ],
+   [
+    "store",
+    "<required>"
+   ],
+   [
+    "llm",
+    "<required>"
+   ],
+   [
+    "readOnly",
+    false
+   ],
+   [
+    "roots",
+    []
+   ],
+   [
+    "skipped",
+    []
+   ],
+   [
+    "problems",
+    []
+   ],
+   [
+    "message",
+    null
+   ],
+   [
+    "progress",
+    null
+   ],
+   [
+    "keywordComplete",
+    true
+   ],
+   [
+    "vectorsReady",
+    1.0
+   ],
+   [
+    "paused",
+    false
+   ]
+  ],
+  "LlmStatus": [
+   [
+    "host",
+    "<required>"
+   ],
+   [
+    "model",
+    "<required>"
+   ],
+   [
+    "reachable",
+    null
+   ],
+   [
+    "provider",
+    "ollama"
+   ],
+   [
+    "message",
+    null
+   ],
+   [
+    "tools",
+    null
+   ]
+  ],
+  "SkippedFile": [
+   [
+    "path",
+    "<required>"
+   ],
+   [
+    "reason",
+    "<required>"
+   ]
+  ],
+  "FileProblem": [
+   [
+    "path",
+    "<required>"
+   ],
+   [
+    "line",
+    "<required>"
+   ],
+   [
+    "message",
+    "<required>"
+   ]
+  ]
+ },
+ "required": "<required>",
+ "maxLimit": 100
+}
+"""
+)
+SETTINGS: dict[str, Any] = _DATA["settings"]
+NAMES: dict[str, list[str]] = _DATA["names"]
+ENV: dict[str, str] = _DATA["env"]
+CHOICES: dict[str, list[str]] = _DATA["choices"]
+WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
+REQUIRED: str = _DATA["required"]
+MAX_LIMIT: int = _DATA["maxLimit"]
