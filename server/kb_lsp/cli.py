@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.logs import BoundedFormatter
-from kb_lsp.runtime.quick_defaults import MAX_LIMIT
+from kb_lsp.runtime.quick_defaults import ERROR_CODES, MAX_LIMIT, METHODS
 
 # What a command needs loads when it runs: `kb status` answers from SQLite without
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from kb_lsp.config import Settings
-    from kb_lsp.protocol import AskResponse, IndexProgress, SchemaResponse
+    from kb_lsp.protocol import AskResponse, IndexProgress
     from kb_lsp.runtime import Hooks, Runtime
 
 EXIT_USAGE = 2
@@ -50,7 +51,8 @@ def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 
 # --- shared plumbing ---------------------------------------------------------------------
 
-CLIENT = "cli"  # the runtime's name for the command line's numbered list (kept on disk)
+# The runtime's name for the command line's numbered list (kept on disk).
+CLIENT = CLI_CLIENT
 
 
 def _cli_settings(
@@ -213,37 +215,85 @@ def cmd_search(args: argparse.Namespace) -> int:
         query = args.filter
     if not query:
         raise CliError('give a query, e.g. kb search "mexico payment files"')
-    from pydantic import ValidationError
-
-    from kb_lsp.listing import format_hits
-    from kb_lsp.protocol import SearchParams, dump
-
-    try:
-        params = SearchParams(
-            query=query,
-            limit=args.limit,
-            mode=args.mode,
-            paths=args.path or None,
-            filter=args.filter,
-        )
-    except ValidationError as err:
-        raise CliError(_invalid(err)) from None
-    with _runtime(args, folder) as runtime:
-        _sync(runtime, quiet=True)
-        response = runtime.search(params, client=CLIENT)
+    wanted = {
+        "query": query,
+        "limit": args.limit,
+        "mode": args.mode,
+        "paths": args.path or None,
+        "filter": args.filter,
+    }
+    response = _from_server(args, folder, METHODS["search"], wanted)
+    if response is None:
+        response = _search_here(args, folder, wanted)
     # Read-only while another process builds the index: what it has so far, and say so.
-    building = response.index.read_only and response.index.state == "indexing"
+    index = response["index"]
+    building = index["readOnly"] and index["state"] == "indexing"
     if building:
         print(
-            f"kb: this workspace's index is {response.index.message}; "
+            f"kb: this workspace's index is {index['message']}; "
             "results are partial until it is done",
             file=sys.stderr,
         )
     if args.json:
-        print(json.dumps(dump(response), indent=2))
+        print(json.dumps(response, indent=2))
     else:
-        print(format_hits(response.results))
-    return EXIT_NOT_READY if building and not response.results else 0
+        from kb_lsp.listing import format_wire_hits
+
+        print(format_wire_hits(response["results"]))
+    return EXIT_NOT_READY if building and not response["results"] else 0
+
+
+def _search_here(args: argparse.Namespace, folder: Path, wanted: dict[str, Any]) -> dict[str, Any]:
+    """`kb/search` in this process: the index brought up to date, then searched."""
+    from pydantic import ValidationError
+
+    from kb_lsp.protocol import SearchParams, dump
+
+    try:
+        params = SearchParams.model_validate(wanted)
+    except ValidationError as err:
+        raise CliError(_invalid(err)) from None
+    with _runtime(args, folder) as runtime:
+        _sync(runtime, quiet=True)
+        return dump(runtime.search(params, client=CLIENT))
+
+
+def _from_server(
+    args: argparse.Namespace, folder: Path, method: str, params: dict[str, Any]
+) -> Any:
+    """`method`'s answer from the server that holds `folder`'s index (an editor's), over
+    its local socket (`runtime/local_socket.py`); None when none does, or it cannot
+    answer now: the command then opens the index itself."""
+    from kb_lsp.runtime.local_socket import NotThisServer, ServerError, connect
+    from kb_lsp.runtime.quick import quick_settings
+    from kb_lsp.storage import default_storage, store_dir_for
+
+    settings = quick_settings(_cli_settings(args)) or _settings(args)
+    store = store_dir_for(default_storage(settings), folder)
+    try:
+        client = connect(store, folder)
+    except NotThisServer as err:
+        print(f"kb: {err}; answering from the index directly", file=sys.stderr)
+        return None
+    if client is None:
+        return None
+    with client:
+        try:
+            return client.request(method, params)
+        except ServerError as err:
+            if err.code == ERROR_CODES["invalidParams"]:  # the user can fix it, as in this process
+                raise CliError(err.message.removeprefix(f"{method}: ")) from None
+            print(
+                f"kb: the running server could not answer ({err.message}); "
+                "answering from the index directly",
+                file=sys.stderr,
+            )
+        except (OSError, ValueError) as err:
+            print(
+                f"kb: the running server did not answer ({err}); answering from the index directly",
+                file=sys.stderr,
+            )
+    return None
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -254,7 +304,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         with _runtime(args, folder) as runtime:
             status = dump(runtime.status().model_copy(update={"llm": runtime.llm_status()}))
     else:
-        status = _stored_status(args, folder)
+        status = _from_server(args, folder, METHODS["status"], {})
+        if status is None:
+            status = _stored_status(args, folder)
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
@@ -321,16 +373,21 @@ def print_problems(status: Mapping[str, Any]) -> None:
         print(f"  {problem['path']}:{problem['line'] + 1}: {problem['message']}")
 
 
-def format_schema(schema: SchemaResponse) -> str:
-    """One line a field: name, types, how many files have it, its frequent values."""
-    if not schema.fields:
-        return f"No metadata fields in the {schema.files} indexed files."
-    width = max(len(field.name) for field in schema.fields)
-    lines = [f"{schema.files} files; metadata fields (filter with e.g. tag:x, has:owner):"]
-    for field in schema.fields:
-        values = ", ".join(f"{_filter_value(item.value)} ({item.count})" for item in field.top)
-        files = f"{field.files} file{'s' * (field.files != 1)}"
-        line = f"  {field.name:<{width}}  {'|'.join(field.types)}, {files}"
+def format_schema(schema: Mapping[str, Any]) -> str:
+    """One line a field: name, types, how many files have it, its frequent values (a
+    wire `SchemaResponse`)."""
+    fields = schema["fields"]
+    if not fields:
+        return f"No metadata fields in the {schema['files']} indexed files."
+    width = max(len(field["name"]) for field in fields)
+    lines = [f"{schema['files']} files; metadata fields (filter with e.g. tag:x, has:owner):"]
+    for field in fields:
+        values = ", ".join(
+            f"{_filter_value(item['value'])} ({item['count']})" for item in field["top"]
+        )
+        count = field["files"]
+        files = f"{count} file{'s' * (count != 1)}"
+        line = f"  {field['name']:<{width}}  {'|'.join(field['types'])}, {files}"
         lines.append(f"{line}: {values}" if values else line)
     return "\n".join(lines)
 
@@ -341,14 +398,16 @@ def _filter_value(value: str) -> str:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from kb_lsp.protocol import dump
-
     folder = _workspace(args.workspace)
-    with _runtime(args, folder) as runtime:
-        _sync(runtime, quiet=True)
-        schema = runtime.schema()
+    schema = _from_server(args, folder, METHODS["schema"], {})
+    if schema is None:
+        from kb_lsp.protocol import dump
+
+        with _runtime(args, folder) as runtime:
+            _sync(runtime, quiet=True)
+            schema = dump(runtime.schema())
     if args.json:
-        print(json.dumps(dump(schema), indent=2, ensure_ascii=False))
+        print(json.dumps(schema, indent=2, ensure_ascii=False))
     else:
         print(format_schema(schema))
     return 0

@@ -3,20 +3,30 @@ returns it: `1, path (filename match)`, then the heading, lines and passage."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from kb_lsp.protocol import SearchHit
+if TYPE_CHECKING:
+    from kb_lsp.protocol import SearchHit
 
-__all__ = ["format_hits"]
+__all__ = ["format_hits", "format_wire_hits"]
 
 
 def format_hits(hits: Sequence[SearchHit]) -> str:
+    from kb_lsp.protocol import dump
+
+    return format_wire_hits([dump(hit) for hit in hits])
+
+
+def format_wire_hits(hits: Sequence[Mapping[str, Any]]) -> str:
+    """The same from hits as the wire has them (`kb search` answered by a server)."""
     if not hits:
         return "No matching files."
     lines = []
     for hit in hits:
-        lines.append(f"{hit.n}, {hit.path} ({hit.label})")
-        heading = hit.heading.rsplit(" > ", 1)[-1] if hit.heading else hit.title
-        first, last = hit.range.start.line + 1, max(hit.range.end.line, hit.range.start.line + 1)
-        lines.append(f'   ## {heading} — L{first}-L{last}: "{hit.snippet}"')
+        lines.append(f"{hit['n']}, {hit['path']} ({hit['label']})")
+        heading = hit["heading"].rsplit(" > ", 1)[-1] if hit["heading"] else hit["title"]
+        start, end = hit["range"]["start"]["line"], hit["range"]["end"]["line"]
+        first, last = start + 1, max(end, start + 1)
+        lines.append(f'   ## {heading} — L{first}-L{last}: "{hit["snippet"]}"')
     return "\n".join(lines)

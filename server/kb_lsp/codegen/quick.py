@@ -8,7 +8,9 @@ know of them without loading pydantic (`runtime/quick.py`).
 * `CHOICES`: the allowed values of a setting that is one of a few words;
 * `WIRE`: for the status payloads, each field's wire name in order, with its default
   (`REQUIRED` when it has none);
-* `MAX_LIMIT`: the most results a search lists.
+* `MAX_LIMIT`: the most results a search lists;
+* `METHODS`: the request names a command sends a running server (`local_socket.py`);
+* `ERROR_CODES`: the JSON-RPC error codes the server answers with.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ CHOICES: dict[str, list[str]] = _DATA["choices"]
 WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
+METHODS: dict[str, str] = _DATA["methods"]
+ERROR_CODES: dict[str, int] = _DATA["errorCodes"]
 '''
 
 
@@ -97,6 +101,12 @@ def data() -> dict[str, Any]:
     out["wire"] = {model.__name__: _wire(model) for model in MODELS}
     out["required"] = REQUIRED
     out["maxLimit"] = protocol.MAX_LIMIT
+    out["methods"] = {
+        "search": protocol.SEARCH,
+        "status": protocol.STATUS,
+        "schema": protocol.SCHEMA,
+    }
+    out["errorCodes"] = protocol.ERROR_CODES
     return out
 
 

@@ -7,6 +7,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from kb_lsp.runtime.errors import describe
+
+__all__ = ["SERVER_ERROR", "ServerError", "describe", "invalid_params", "parse_params"]
+
 M = TypeVar("M", bound=BaseModel)
 
 # JSON-RPC's implementation-defined server errors (-32000 to -32099).
@@ -22,21 +26,6 @@ class ServerError(JsonRpcException):
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
     return JsonRpcInvalidParams(message=message)
-
-
-def describe(err: ValidationError) -> str:
-    """`query: String should have at most 2000 characters (got 5000); limit: …`"""
-    parts = []
-    for error in err.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "params"
-        message = error["msg"]
-        given = error.get("input")
-        if isinstance(given, str) and len(given) > 40:
-            message += f" (got {len(given)} characters)"
-        elif isinstance(given, (int, float, bool)) and not isinstance(given, bool):
-            message += f" (got {given})"
-        parts.append(f"{where}: {message}")
-    return "; ".join(parts)
 
 
 def parse_params(model: type[M], raw: Any, method: str) -> M:

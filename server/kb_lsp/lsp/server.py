@@ -66,7 +66,10 @@ class KbLanguageServer(LanguageServer):
             converter_factory=plain_converter,
             max_workers=2,  # pygls' pool only reads stdin: no handler runs on it
         )
-        self.runtime = Runtime(Hooks(tell=self._tell, start_progress=self._start_progress))
+        # `listen`: the `kb` command line asks this server rather than load a second model.
+        self.runtime = Runtime(
+            Hooks(tell=self._tell, start_progress=self._start_progress), listen=True
+        )
         self.runtime.subscribe(self._send_status)
         self.init_options: Any = None
         # The `kb` settings a client last pushed in workspace/didChangeConfiguration (the

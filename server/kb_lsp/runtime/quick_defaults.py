@@ -350,7 +350,16 @@ _DATA: dict[str, Any] = json.loads(
   ]
  },
  "required": "<required>",
- "maxLimit": 100
+ "maxLimit": 100,
+ "methods": {
+  "search": "kb/search",
+  "status": "kb/status",
+  "schema": "kb/schema"
+ },
+ "errorCodes": {
+  "invalidParams": -32602,
+  "requestCancelled": -32800
+ }
 }
 """
 )
@@ -361,3 +370,5 @@ CHOICES: dict[str, list[str]] = _DATA["choices"]
 WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
+METHODS: dict[str, str] = _DATA["methods"]
+ERROR_CODES: dict[str, int] = _DATA["errorCodes"]

@@ -76,6 +76,8 @@ from kb_lsp.runtime.embedders import embedder_from_environment
 from kb_lsp.runtime.errors import InvalidRequest, Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
+from kb_lsp.runtime.listener import Listeners
+from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.numbered import NumberedLists
 from kb_lsp.runtime.probe import LlmProbe, RunningWork
 from kb_lsp.runtime.status import Activity, combined, opening
@@ -167,6 +169,7 @@ class Runtime:
         take_over: bool = True,
         log_file: bool = True,
         persist_lists: frozenset[str] = frozenset(),
+        listen: bool = False,
         read_workers: int = READ_WORKERS,
         ask_workers: int = ASK_WORKERS,
     ) -> None:
@@ -175,7 +178,9 @@ class Runtime:
         process writes the index, become the writer once it goes away (`takeover.py`);
         `log_file`: log to a file in
         the storage folder; `persist_lists`: the clients whose numbered list is kept on
-        disk for a later process (the CLI)."""
+        disk for a later process (the CLI); `listen`: while this process writes an
+        index, answer the `kb` command line on a local socket in its store folder
+        (`listener.py`; the command line's list is then kept on disk here)."""
         self.hooks = hooks or Hooks()
         self._watch_disk = watch
         self._take_over = take_over
@@ -192,7 +197,10 @@ class Runtime:
         self.probe = LlmProbe(self.changed, enabled=probe_llm)
         # Kept here, not by the agent, so that they survive new settings.
         self.conversations = Conversations()
+        if listen:
+            persist_lists |= {CLI_CLIENT}
         self.lists = NumberedLists(self._list_folder, persist_lists)
+        self._listeners = Listeners(self) if listen else None
         # The settings in use, and the latest asked for (they differ while a reopen waits).
         self.settings = self._wanted = Settings()
         self.roots: list[Path] = []
@@ -320,6 +328,7 @@ class Runtime:
                     self._kb.add_root(root)
                 if self._watcher is not None:
                     self._watch(self._watcher, root, self.settings)
+            self._listen()
 
         self.worker.submit(Job(fn=apply, title="Updating workspace folders"))
         if added:
@@ -676,6 +685,7 @@ class Runtime:
             self._watch_writer(kb)
             return
         self._start_watcher(settings)
+        self._listen()
 
     # --- two processes on one index (takeover.py) ------------------------------------------
 
@@ -748,8 +758,17 @@ class Runtime:
             return
         watcher.add_root(rules.root, rules.is_ignored_dir)
 
+    def _listen(self) -> None:
+        """(The worker.) A socket for the command line in each store this process writes."""
+        kb = self._kb
+        if self._listeners is not None:
+            stores = {} if kb is None else kb.store_folders()
+            self._listeners.follow([store for store, read_only in stores.items() if not read_only])
+
     def _close_knowledge(self) -> None:
         """Stop watching and close the stores (releases the writer lock)."""
+        if self._listeners is not None:
+            self._listeners.stop()
         if self._takeover is not None:
             self._takeover.stop()
             self._takeover = None

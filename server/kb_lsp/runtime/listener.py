@@ -1,0 +1,261 @@
+"""The server's side of the local socket (`local_socket.py` has the picture): a process
+that writes an index listens in its store folder, and a `kb` command asks it
+`kb/search`, `kb/status` or `kb/schema` instead of loading a second engine and model.
+
+One thread accepts; each connection has a thread of its own and its requests run on the
+runtime as the editor's do (the runtime is thread-safe). A bad message gets its JSON-RPC
+error and the connection goes on; a line longer than the limit ends that connection.
+Every listener stops, and removes its socket, when the index is closed; a socket left by
+a process that died is removed by the next writer, which alone may listen there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import stat
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from kb_lsp import __version__, protocol
+from kb_lsp.runtime.errors import InvalidInput, Unavailable, describe
+from kb_lsp.runtime.local_socket import (
+    CLI_CLIENT,
+    HELLO,
+    MAX_MESSAGE_BYTES,
+    PROTOCOL,
+    SUPPORTED,
+    encode,
+    private_folder,
+    socket_path,
+)
+
+if TYPE_CHECKING:
+    from kb_lsp.runtime.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = protocol.ERROR_CODES["invalidParams"]
+INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000  # fine, but not now (the index is not open)
+MAX_CONNECTIONS = 32
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _params(model: type[protocol._Params], raw: Any, method: str) -> Any:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise RpcError(INVALID_PARAMS, f"{method}: params must be an object")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as err:
+        raise RpcError(INVALID_PARAMS, f"{method}: {describe(err)}") from err
+
+
+class Listener:
+    """The socket of one store folder, served from `runtime`."""
+
+    def __init__(self, runtime: Runtime, store: Path) -> None:
+        self.runtime = runtime
+        self.path = socket_path(store)
+        self._server: socket.socket | None = None
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._methods: dict[str, Callable[[Any], Any]] = {
+            HELLO: self._hello,
+            protocol.SEARCH: self._search,
+            protocol.STATUS: lambda _: protocol.dump(self.runtime.status()),
+            protocol.SCHEMA: self._schema,
+        }
+
+    # --- life cycle ------------------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Listen (False, logged, when it cannot: the command line then opens the index
+        itself, as it would without a server)."""
+        try:
+            self._server = self._bind()
+        except OSError as err:
+            log.warning("kb-lsp: no local socket for the command line at %s: %s", self.path, err)
+            return False
+        threading.Thread(target=self._accept, name="kb-socket", daemon=True).start()
+        log.info("kb-lsp: the command line can ask this server at %s", self.path)
+        return True
+
+    def _bind(self) -> socket.socket:
+        if self.path.parent == private_folder():  # the short address: a private folder
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            info = self.path.parent.stat()
+            if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+                raise OSError(f"{self.path.parent} is not private to this user")
+        # Whatever is there was left by a writer that died: only the writer listens.
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        # Bound under a temporary name, made private, then moved into place: nobody can
+        # connect before its mode is 0600.
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            server.bind(str(temporary))
+            os.chmod(temporary, 0o600)
+            os.replace(temporary, self.path)
+            server.listen(MAX_CONNECTIONS)
+        except OSError:
+            server.close()
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise
+        return server
+
+    def stop(self) -> None:
+        with self._lock:
+            self._closed = True
+            server, self._server = self._server, None
+            connections = list(self._connections)
+        if server is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)
+        server.close()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    # --- serving ---------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        server = self._server
+        while server is not None:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return  # stopped
+            with self._lock:
+                if self._closed or len(self._connections) >= MAX_CONNECTIONS:
+                    connection.close()
+                    continue
+                self._connections.add(connection)
+            threading.Thread(
+                target=self._serve, args=(connection,), name="kb-socket-client", daemon=True
+            ).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        try:
+            with connection, connection.makefile("rb") as reader:
+                while True:
+                    line = reader.readline(MAX_MESSAGE_BYTES + 1)
+                    if not line:
+                        return
+                    if len(line) > MAX_MESSAGE_BYTES:
+                        message = f"a message is at most {MAX_MESSAGE_BYTES} bytes"
+                        connection.sendall(encode(_error(None, PARSE_ERROR, message)))
+                        return  # the rest of that line cannot be told from a next message
+                    answer = self.answer(line)
+                    if answer is not None:
+                        connection.sendall(encode(answer))
+        except OSError as err:
+            log.debug("local socket connection ended: %s", err)
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+
+    def answer(self, line: bytes) -> dict[str, Any] | None:
+        """The answer to one line (None for a notification: JSON-RPC answers none)."""
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as err:
+            return _error(None, PARSE_ERROR, f"not JSON: {err}")
+        if not isinstance(message, dict):
+            return _error(None, INVALID_REQUEST, "a request is a JSON object (no batches)")
+        request_id = message.get("id")
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            return _error(
+                request_id, INVALID_REQUEST, 'a request has "jsonrpc": "2.0" and a method'
+            )
+        if "id" not in message:
+            return None
+        handler = self._methods.get(method)
+        if handler is None:
+            return _error(request_id, METHOD_NOT_FOUND, f"no method {method!r} on this socket")
+        try:
+            result = handler(message.get("params"))
+        except RpcError as err:
+            return _error(request_id, err.code, str(err))
+        except InvalidInput as err:  # a bad filter, a result number that does not exist
+            return _error(request_id, INVALID_PARAMS, str(err))
+        except Unavailable as err:
+            return _error(request_id, SERVER_ERROR, str(err))
+        except Exception as err:
+            log.exception("local socket: %s failed", method)
+            return _error(request_id, INTERNAL_ERROR, f"{type(err).__name__}: {err}")
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _hello(self, _: Any) -> dict[str, Any]:
+        return {
+            "version": __version__,
+            "protocol": PROTOCOL,
+            "roots": [str(root.resolve()) for root in self.runtime.roots],
+        }
+
+    def _search(self, raw: Any) -> dict[str, Any]:
+        params = _params(protocol.SearchParams, raw, protocol.SEARCH)
+        return _dump(self.runtime.search(params, client=CLI_CLIENT))
+
+    def _schema(self, raw: Any) -> dict[str, Any]:
+        _params(protocol.SchemaParams, raw, protocol.SCHEMA)
+        return _dump(self.runtime.schema())
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return protocol.dump(model)
+
+
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+class Listeners:
+    """A listener for each store folder the runtime writes, following its changes."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._lock = threading.Lock()
+        self._by_store: dict[Path, Listener] = {}
+
+    def follow(self, stores: list[Path]) -> None:
+        """Listen in exactly `stores`."""
+        if not SUPPORTED:
+            return
+        with self._lock:
+            for store in set(self._by_store) - set(stores):
+                self._by_store.pop(store).stop()
+            for store in stores:
+                if store not in self._by_store:
+                    listener = Listener(self.runtime, store)
+                    if listener.start():
+                        self._by_store[store] = listener
+
+    def stop(self) -> None:
+        self.follow([])

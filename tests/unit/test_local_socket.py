@@ -1,0 +1,213 @@
+"""The local socket of a writing runtime (`runtime/listener.py`, `local_socket.py`):
+where it is and who may use it, the greeting a command checks, bad messages answered
+with JSON-RPC errors while the socket goes on serving, concurrent clients."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import socket
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.unit.test_runtime import HASHING
+
+from kb_lsp.config import load_settings
+from kb_lsp.protocol import SearchParams, dump
+from kb_lsp.runtime import Hooks, Runtime
+from kb_lsp.runtime import listener as listener_module
+from kb_lsp.runtime.local_socket import (
+    SUPPORTED,
+    NotThisServer,
+    ServerError,
+    connect,
+    private_folder,
+    socket_path,
+)
+from kb_lsp.storage import store_dir_for
+
+pytestmark = pytest.mark.skipif(not SUPPORTED, reason="no Unix sockets on this platform")
+
+
+def _open(workspace: Path, storage: Path, *, index: bool = True) -> Runtime:
+    runtime = Runtime(
+        Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False, listen=True
+    )
+    settings = load_settings({"storage": str(storage)}).settings
+    runtime.open([workspace], settings, index=False).result()
+    if index:
+        runtime.reindex().result()
+    return runtime
+
+
+@pytest.fixture
+def writer(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    runtime = _open(workspace, storage)
+    yield runtime
+    runtime.close()
+
+
+def _store(workspace: Path, storage: Path) -> Path:
+    return store_dir_for(storage, workspace)
+
+
+def test_the_socket_is_private_and_gone_when_the_index_closes(
+    writer: Runtime, workspace: Path, storage: Path
+) -> None:
+    path = socket_path(_store(workspace, storage))
+    assert stat.S_ISSOCK(path.stat().st_mode)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    writer.close()
+    assert not path.exists()
+    assert connect(_store(workspace, storage), workspace) is None
+
+
+def test_search_over_the_socket_is_the_runtimes_answer(
+    writer: Runtime, workspace: Path, storage: Path
+) -> None:
+    client = connect(_store(workspace, storage), workspace)
+    assert client is not None
+    with client:
+        got = client.request("kb/search", {"query": "Mexico payments SPEI", "limit": 5})
+        status = client.request("kb/status", {})
+    expected = dump(writer.search(SearchParams(query="Mexico payments SPEI", limit=5)))
+    assert got["results"] and got["results"] == expected["results"]
+    assert status == dump(writer.status())
+    # The command line's list is the one a later `kb ask "file 1"` reads from disk.
+    assert writer.lists.hits("cli")[0].path == got["results"][0]["path"]
+
+
+def test_bad_messages_get_errors_and_the_socket_keeps_serving(
+    writer: Runtime, workspace: Path, storage: Path
+) -> None:
+    path = socket_path(_store(workspace, storage))
+    with socket.socket(socket.AF_UNIX) as raw, raw.makefile("rb") as answers:
+        raw.connect(str(path))
+
+        def send(line: bytes) -> dict[str, object]:
+            raw.sendall(line + b"\n")
+            answer: dict[str, object] = json.loads(answers.readline())
+            return answer
+
+        assert send(b"not json")["error"] == {
+            "code": -32700,
+            "message": "not JSON: Expecting value: line 1 column 1 (char 0)",
+        }
+        assert send(b"\xff\xfe")["error"]["code"] == -32700  # type: ignore[index]
+        assert send(b"[1, 2]")["error"]["code"] == -32600  # type: ignore[index]
+        assert send(b'{"id": 1, "method": "kb/status"}')["error"]["code"] == -32600  # type: ignore[index]
+        unknown = send(b'{"jsonrpc": "2.0", "id": 2, "method": "kb/explode"}')
+        assert unknown["id"] == 2 and unknown["error"]["code"] == -32601  # type: ignore[index]
+        empty = send(b'{"jsonrpc": "2.0", "id": 3, "method": "kb/search", "params": {"query": ""}}')
+        assert empty["error"] == {  # the wire contract's words, as the editor gets them
+            "code": -32602,
+            "message": "kb/search: query: String should have at least 1 character",
+        }
+        bad_filter = send(
+            b'{"jsonrpc": "2.0", "id": 4, "method": "kb/search", '
+            b'"params": {"query": "x", "filter": "tag:x )"}}'
+        )
+        assert bad_filter["error"]["code"] == -32602  # type: ignore[index]
+        assert "')' without a matching '('" in bad_filter["error"]["message"]  # type: ignore[index]
+        not_object = send(b'{"jsonrpc": "2.0", "id": 5, "method": "kb/search", "params": [1]}')
+        assert not_object["error"]["code"] == -32602  # type: ignore[index]
+        raw.sendall(b'{"jsonrpc": "2.0", "method": "kb/status"}\n')  # a notification: no answer
+        fine = send(b'{"jsonrpc": "2.0", "id": 6, "method": "kb/status"}')
+        assert fine["id"] == 6 and fine["result"]["state"] == "ready"  # type: ignore[index]
+
+    # A line over the limit ends that connection only.
+    with socket.socket(socket.AF_UNIX) as raw, raw.makefile("rb") as answers:
+        raw.connect(str(path))
+        limit = listener_module.MAX_MESSAGE_BYTES
+        with contextlib.suppress(OSError):  # the server may close before reading it all
+            raw.sendall(b"x" * (limit + 2))
+        answer = answers.readline()
+        assert answer == b"" or json.loads(answer)["error"]["code"] == -32700
+    client = connect(_store(workspace, storage), workspace)
+    assert client is not None
+    with client:
+        assert client.request("kb/status", {})["state"] == "ready"
+
+
+def test_concurrent_clients_each_get_their_answer(
+    writer: Runtime, workspace: Path, storage: Path
+) -> None:
+    queries = ["Mexico payments SPEI", "incident response", "glossary", "monthly wire run"] * 3
+
+    def ask(query: str) -> list[str]:
+        client = connect(_store(workspace, storage), workspace)
+        assert client is not None
+        with client:
+            response = client.request("kb/search", {"query": query})
+        assert response["query"] == query
+        return [hit["path"] for hit in response["results"]]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(ask, queries))
+    for query, paths in zip(queries, got, strict=True):
+        expected = writer.search(SearchParams(query=query), client="check")
+        assert paths == [hit.path for hit in expected.results]
+
+
+def test_another_version_or_other_folders_are_not_used(
+    writer: Runtime, workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(workspace, storage)
+    monkeypatch.setattr(listener_module, "__version__", "0.0.1-other")
+    with pytest.raises(NotThisServer, match=r"version 0\.0\.1-other .*this kb is"):
+        connect(store, workspace)
+    monkeypatch.undo()
+    with pytest.raises(NotThisServer, match="not only"):
+        connect(store, workspace / "payments")
+
+
+def test_a_stale_socket_is_no_server(writer: Runtime, workspace: Path, storage: Path) -> None:
+    path = socket_path(_store(workspace, storage))
+    writer.close()
+    # What a server killed with -9 leaves: a socket file nobody listens on.
+    with socket.socket(socket.AF_UNIX) as dead:
+        dead.bind(str(path))
+    assert path.exists()
+    assert connect(_store(workspace, storage), workspace) is None
+
+
+def test_a_reader_does_not_listen_and_a_long_store_path_uses_a_private_folder(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir()
+    storage = tmp_path / ("a-long-folder-name-" * 6)
+    path = socket_path(_store(workspace, storage))
+    assert path.parent == private_folder() and path.name.endswith(".sock")
+    writer = _open(workspace, storage)
+    try:
+        assert stat.S_IMODE(private_folder().stat().st_mode) == 0o700
+        # A second runtime on the index opens it read-only, and does not listen.
+        reader = _open(workspace, storage, index=False)
+        try:
+            assert reader.status().read_only
+            client = connect(_store(workspace, storage), workspace)
+            assert client is not None
+            with client:
+                assert client.request("kb/status", {})["readOnly"] is False  # the writer's
+        finally:
+            reader.close()
+        assert path.exists()  # the reader's closing left the writer's socket alone
+    finally:
+        writer.close()
+    assert not path.exists()
+
+
+def test_server_errors_carry_code_and_message(
+    writer: Runtime, workspace: Path, storage: Path
+) -> None:
+    client = connect(_store(workspace, storage), workspace)
+    assert client is not None
+    with client, pytest.raises(ServerError) as err:
+        client.request("kb/search", {"query": "x", "limit": 0})
+    assert err.value.code == -32602 and "limit" in err.value.message
