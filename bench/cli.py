@@ -1,6 +1,6 @@
 """How long the `kb` command line takes to answer, from a cold process, against ripgrep.
 
-    python -m bench cli [--store DIR] [--old PATH/server] [--runs 5]
+    python -m bench cli [--store DIR] [--old PATH/server] [--runs 5] [--no-server]
 
 Indexes a private copy of fastapi-docs once (in-process, the product's int8 embedder; a
 `--store` folder from an earlier run is reused), then times whole processes as a user
@@ -8,7 +8,10 @@ starts them, interleaved round by round so that machine load hits every row alik
 `kb status`, `kb search` (hybrid, and keyword), and `rg` listing the files that hold the
 query's words. With `--old` (the `server` folder of an older checkout, `git worktree add
 /tmp/old <commit>`) the same `kb` commands run under that code too, on the same store.
-Medians, and each row's median against this code's and against rg's.
+Then the same `kb` rows again while an editor's server (this code's, over stdio) holds
+the index: this code's commands ask it over its local socket, the old code's open the
+index read-only beside it (`--no-server` skips these rounds). Medians, and each row's
+median against this code's (in the same rounds) and against rg's.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.lsp_client import LspClient
 from bench.report import table, write_json
 from bench.search_speed import REPO, build
 
@@ -52,34 +56,55 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     return took
 
 
-def run(store: Path, old: Path | None, runs: int) -> dict[str, Any]:
+def rounds(
+    jobs: dict[str, tuple[list[str], dict[str, str]]], runs: int, label: str
+) -> dict[str, float]:
+    """Each job once untimed (page cache, the int8 copy checked), then `runs` timed
+    rounds, interleaved; the medians."""
+    for argv, env in jobs.values():
+        timed(argv, env or dict(os.environ))
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for r in range(runs):
+        for name, (argv, env) in jobs.items():
+            times[name].append(timed(argv, env or dict(os.environ)))
+        print(f"{label}: round {r + 1}/{runs} (load {os.getloadavg()[0]:.1f})", flush=True)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def run(store: Path, old: Path | None, runs: int, server: bool) -> dict[str, Any]:
     workspace, storage = build(store, "fastapi", None)
     codes = {"this code": REPO / "server"}
     if old is not None:
         codes["old code"] = old.resolve()
     jobs: dict[str, tuple[list[str], dict[str, str]]] = {}
-    for code, server in codes.items():
-        env = {**os.environ, "PYTHONPATH": str(server)}
+    for code, folder in codes.items():
+        env = {**os.environ, "PYTHONPATH": str(folder)}
         for name, args in commands(workspace, storage).items():
             jobs[f"{name} — {code}"] = ([sys.executable, "-c", KB, *args], env)
     rg = shutil.which("rg")
     if rg:
         pattern = "|".join(RG_WORDS)
         jobs["rg -l -i (the query's words)"] = ([rg, "-l", "-i", pattern, str(workspace)], {})
-    for argv, env in jobs.values():  # once untimed: page cache, the int8 copy checked
-        timed(argv, env or dict(os.environ))
-    times: dict[str, list[float]] = {name: [] for name in jobs}
-    for r in range(runs):
-        for name, (argv, env) in jobs.items():
-            times[name].append(timed(argv, env or dict(os.environ)))
-        print(f"round {r + 1}/{runs} (load {os.getloadavg()[0]:.1f})", flush=True)
-    medians = {name: statistics.median(t) for name, t in times.items()}
-    out: dict[str, Any] = {"runs": runs, "query": QUERY, "median_seconds": medians}
+    loads = [os.getloadavg()[0]]
+    medians = rounds(jobs, runs, "no server")
+    if server:
+        # The editor's server (this code) holds the index: this code's commands ask it
+        # over its socket; the old code's open the index read-only beside it.
+        with LspClient([workspace], storage) as lsp:
+            lsp.wait_ready()
+            with_server = {name: job for name, job in jobs.items() if name.startswith("kb ")}
+            loads.append(os.getloadavg()[0])
+            found = rounds(with_server, runs, "server running")
+            loads.append(os.getloadavg()[0])
+        medians |= {f"{name}, server running": median for name, median in found.items()}
+    loads.append(os.getloadavg()[0])
+    out: dict[str, Any] = {"runs": runs, "query": QUERY, "median_seconds": medians, "load": loads}
     rows = []
     rg_median = medians.get("rg -l -i (the query's words)")
     for name, median in medians.items():
-        command = name.split(" — ")[0]
-        this = medians.get(f"{command} — this code")
+        command, _, rest = name.partition(" — ")
+        suffix = ", server running" if rest.endswith(", server running") else ""
+        this = medians.get(f"{command} — this code{suffix}")
         rows.append(
             [
                 name,
@@ -91,7 +116,8 @@ def run(store: Path, old: Path | None, runs: int) -> dict[str, Any]:
     table(
         ["command", "median ms", "× this code", "× rg"],
         rows,
-        f"CLI from a cold process, fastapi-docs ({runs} runs, load {os.getloadavg()[0]:.1f})",
+        f"CLI from a cold process, fastapi-docs ({runs} runs, load "
+        f"{min(loads):.1f}–{max(loads):.1f})",
     )
     write_json("cli", out)
     return out
@@ -102,10 +128,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
     parser.add_argument("--old", type=Path, help="the server/ folder of an older checkout")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="skip the rounds with the editor's server (this code) holding the index",
+    )
     args = parser.parse_args(argv)
     store = args.store or Path(tempfile.mkdtemp(prefix="kb-bench-cli-"))
     store.mkdir(parents=True, exist_ok=True)
-    run(store, args.old, args.runs)
+    run(store, args.old, args.runs, not args.no_server)
 
 
 if __name__ == "__main__":

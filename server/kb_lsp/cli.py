@@ -66,12 +66,17 @@ def _cli_settings(
 
 
 def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
+    """The settings, loaded once a command (their problems said once)."""
     from kb_lsp.config import env_settings, load_settings
 
-    loaded = load_settings(env_settings(), _cli_settings(args, overrides))
-    if loaded.message:
-        print(loaded.message, file=sys.stderr)
-    return loaded.settings
+    key = json.dumps(overrides, sort_keys=True, default=str)
+    loaded_before: dict[str, Settings] = args.__dict__.setdefault("_loaded_settings", {})
+    if key not in loaded_before:
+        loaded = load_settings(env_settings(), _cli_settings(args, overrides))
+        if loaded.message:
+            print(loaded.message, file=sys.stderr)
+        loaded_before[key] = loaded.settings
+    return loaded_before[key]
 
 
 def _invalid(err: ValidationError) -> str:

@@ -117,3 +117,26 @@ def test_model_flag_sets_the_same_setting_for_ask_and_mcp(command: list[str]) ->
             {},
         )
         assert config.model == "llama3:8b"
+
+
+def test_a_refused_setting_is_said_once_and_status_still_answers(
+    workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    _runtime_status(workspace, storage)
+    env = {
+        **os.environ,
+        "KB_STORAGE": str(storage),
+        "KB_EMBEDDER_FACTORY": HASHING,
+        "KB_LLM_PROVIDER": "bard",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "kb_lsp.cli", "status", "-w", str(workspace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("kb.llm.provider = 'bard'") == 1, done.stderr
+    assert "(ollama)" in done.stdout  # what is used instead
