@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.unit.test_runtime import HASHING
@@ -140,3 +141,35 @@ def test_a_refused_setting_is_said_once_and_status_still_answers(
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("kb.llm.provider = 'bard'") == 1, done.stderr
     assert "(ollama)" in done.stdout  # what is used instead
+
+
+def test_held_elsewhere_sees_the_writers_lock(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from filelock import FileLock
+
+    from kb_lsp.runtime.stored_status import held_elsewhere
+
+    lock_path = tmp_path / "writer.lock"
+    assert held_elsewhere(lock_path) is False
+    context = multiprocessing.get_context("spawn")
+    holding, release = context.Event(), context.Event()
+    writer = context.Process(target=_hold, args=(str(lock_path), holding, release))
+    writer.start()
+    try:
+        assert holding.wait(120), "the other process did not take the lock"
+        assert held_elsewhere(lock_path) is True
+    finally:
+        release.set()
+        writer.join(120)
+    assert held_elsewhere(lock_path) is False
+    with FileLock(str(lock_path), timeout=0):  # and this check never kept it
+        pass
+
+
+def _hold(path: str, holding: Any, release: Any) -> None:
+    from filelock import FileLock
+
+    with FileLock(path):
+        holding.set()
+        release.wait(120)
