@@ -35,6 +35,7 @@ from bench.search_speed import REPO, build
 QUERY = "how do I add CORS middleware"
 RG_WORDS = ["cors", "middleware"]
 KB = "import sys; from kb_lsp.cli import main; sys.exit(main())"
+FLOOR = "python -c pass (the interpreter alone)"
 
 
 def commands(workspace: Path, storage: Path) -> dict[str, list[str]]:
@@ -81,6 +82,8 @@ def run(store: Path, old: Path | None, runs: int, server: bool) -> dict[str, Any
         env = {**os.environ, "PYTHONPATH": str(folder)}
         for name, args in commands(workspace, storage).items():
             jobs[f"{name} — {code}"] = ([sys.executable, "-c", KB, *args], env)
+    # The floor of any command: the interpreter starting and stopping (site included).
+    jobs[FLOOR] = ([sys.executable, "-c", "pass"], dict(os.environ))
     rg = shutil.which("rg")
     if rg:
         pattern = "|".join(RG_WORDS)
@@ -92,7 +95,9 @@ def run(store: Path, old: Path | None, runs: int, server: bool) -> dict[str, Any
         # over its socket; the old code's open the index read-only beside it.
         with LspClient([workspace], storage) as lsp:
             lsp.wait_ready()
-            with_server = {name: job for name, job in jobs.items() if name.startswith("kb ")}
+            with_server = {
+                name: job for name, job in jobs.items() if name.startswith("kb ") or name == FLOOR
+            }
             loads.append(os.getloadavg()[0])
             found = rounds(with_server, runs, "server running")
             loads.append(os.getloadavg()[0])
