@@ -159,3 +159,23 @@ async def test_bad_messages_on_the_socket_leave_the_server_serving(
     assert (await kb.status())["state"] == "ready"
     done = await run_kb(storage, workspace, "search", QUERY, "--json")
     assert done.returncode == 0 and loaded(done) == "loaded: []"
+
+
+async def test_the_command_asks_a_running_mcp_server_too(workspace: Path, storage: Path) -> None:
+    from .mcp_harness import stdio_kb, structured
+
+    async with stdio_kb([workspace], storage) as mcp:
+        served = await mcp.wait_ready()
+        status = await run_kb(storage, workspace, "status", "--json")
+        assert status.returncode == 0, status.stderr
+        assert loaded(status) == "loaded: []"
+        got = json.loads(status.stdout)
+        assert (got["files"], got["chunks"], got["readOnly"]) == (
+            served["files"],
+            served["chunks"],
+            False,
+        )
+        done = await run_kb(storage, workspace, "search", QUERY, "--json")
+        assert done.returncode == 0 and loaded(done) == "loaded: []"
+        hits = structured(await mcp.ok("search", query=QUERY))
+        assert paths(json.loads(done.stdout))[:1] == [hit["path"] for hit in hits["results"]][:1]

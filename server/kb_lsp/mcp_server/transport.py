@@ -154,7 +154,8 @@ def run(roots: list[Path], settings: Settings, http: HttpOptions | None = None) 
     from kb_lsp.runtime import Runtime
 
     token = http_token(http) if http is not None else None
-    runtime = Runtime()
+    # `listen`: `kb search` / `kb status` ask this server too while it writes the index.
+    runtime = Runtime(listen=True)
     runtime.open(roots, settings)
     server = KbMcpServer(runtime)
     try:
