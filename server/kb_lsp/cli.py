@@ -228,17 +228,20 @@ def cmd_search(args: argparse.Namespace) -> int:
         "filter": args.filter,
     }
     response = _from_server(args, folder, METHODS["search"], wanted)
+    served = response is not None
     if response is None:
         response = _search_here(args, folder, wanted)
-    # Read-only while another process builds the index: what it has so far, and say so.
+    # While another process builds the index (read-only here, or the server that answered
+    # is still at it): what it has so far, and say so.
     index = response["index"]
-    building = index["readOnly"] and index["state"] == "indexing"
+    building = (index["readOnly"] or served) and index["state"] == "indexing"
     if building:
-        print(
-            f"kb: this workspace's index is {index['message']}; "
-            "results are partial until it is done",
-            file=sys.stderr,
+        where = (
+            "still being indexed by the running server"
+            if served
+            else f"this workspace's index is {index['message']}"
         )
+        print(f"kb: {where}; results are partial until it is done", file=sys.stderr)
     if args.json:
         print(json.dumps(response, indent=2))
     else:

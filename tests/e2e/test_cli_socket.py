@@ -179,3 +179,33 @@ async def test_the_command_asks_a_running_mcp_server_too(workspace: Path, storag
         assert done.returncode == 0 and loaded(done) == "loaded: []"
         hits = structured(await mcp.ok("search", query=QUERY))
         assert paths(json.loads(done.stdout))[:1] == [hit["path"] for hit in hits["results"]][:1]
+
+
+async def test_while_the_server_indexes_the_command_says_results_are_partial(
+    workspace: Path, storage: Path, tmp_path: Path
+) -> None:
+    from tests.fakes.embedder import HOLD_DIR_VARIABLE
+
+    from .conftest import GATED_EMBEDDER, wait_for
+
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    (holds / "c.hold").touch()
+    (workspace / "held.md").write_text("# Held\n\nHOLD-c\n")
+    env = {HOLD_DIR_VARIABLE: str(holds)}
+    async with running_server(
+        [workspace], storage, embedder=GATED_EMBEDDER, env=env, wait_ready=False
+    ) as kb:
+
+        async def held() -> bool:
+            return (holds / "c.waiting").exists()
+
+        await wait_for(held, "the first sync to be held in its embedding")
+        done = await run_kb(storage, workspace, "search", QUERY, "--mode", "keyword")
+        assert loaded(done) == "loaded: []"
+        assert done.returncode in (0, 3), done.stderr
+        assert "kb: still being indexed by the running server; results are partial" in (done.stderr)
+        (holds / "c.hold").unlink()
+        await kb.wait_until_ready()
+        after = await run_kb(storage, workspace, "search", QUERY)
+        assert after.returncode == 0 and "partial" not in after.stderr
