@@ -3,7 +3,9 @@ front end (`lsp/`, `cli.py`, the MCP server). Nothing here imports pygls or lspr
 
 Public surface (see `runtime.py` for the threading rules):
 
-* `Runtime(hooks, watch=…, probe_llm=…, persist_lists=…)`;
+* `Runtime(hooks, watch=…, probe_llm=…, persist_lists=…, listen=…)`; with `listen`, a
+  process that writes an index answers the `kb` command line on a local socket in its
+  store folder (`listener.py`, `local_socket.py`);
 * life cycle: `open(roots, settings)`, `apply_settings(settings)`,
   `change_roots(added, removed)`, `notify_changed(paths)`, `reindex(full, cancel)`,
   `close()`; `opened` is done once the first opening has ended;

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from kb_lsp import __version__, protocol
 from kb_lsp.runtime.errors import InvalidInput, Unavailable, describe
@@ -221,15 +221,11 @@ class Listener:
 
     def _search(self, raw: Any) -> dict[str, Any]:
         params = _params(protocol.SearchParams, raw, protocol.SEARCH)
-        return _dump(self.runtime.search(params, client=CLI_CLIENT))
+        return protocol.dump(self.runtime.search(params, client=CLI_CLIENT))
 
     def _schema(self, raw: Any) -> dict[str, Any]:
         _params(protocol.SchemaParams, raw, protocol.SCHEMA)
-        return _dump(self.runtime.schema())
-
-
-def _dump(model: BaseModel) -> dict[str, Any]:
-    return protocol.dump(model)
+        return protocol.dump(self.runtime.schema())
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
