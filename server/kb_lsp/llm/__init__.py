@@ -16,6 +16,8 @@ Nothing here prints; problems are logged through `logging`.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +97,22 @@ def ollama_chat(ollama: OllamaSettings, *, num_predict: int | None = None) -> Ol
     config = LlmConfig.from_settings(Settings(ollama=ollama), environ={})
     return OllamaChat(config, num_predict=num_predict)
 
+
+class _Package(types.ModuleType):
+    """This package, keeping its name `ollama_chat` for the function above.
+
+    Loading a submodule binds its name in the package: the `ollama_chat` submodule, now
+    loaded on first use rather than here, would replace the function of the same name
+    the moment it loads. The function keeps the name, as when everything loaded here
+    (the submodule stays `sys.modules["kb_lsp.llm.ollama_chat"]`)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "ollama_chat" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "AuthFailed",
