@@ -409,7 +409,9 @@ class MiniLMEmbedder:
         """The verified int8 copy from the cache, made now if missing; None (with a
         warning) when it cannot be made or drifts from the float model."""
         assert self._int8_cache is not None
-        folder = self._int8_cache / f"{self._source.name}-{model_sha[:16]}-ort{ort.__version__}"
+        folder = self._int8_cache / (
+            f"{self._source.name}-{model_sha[:16]}-ort{ort.__version__}-r{quantize.RECIPE}"
+        )
         try:
             folder.mkdir(parents=True, exist_ok=True)
             # Two windows starting at once: one derives, the other waits and reads.
