@@ -95,23 +95,26 @@ def available_cores() -> int:
 
 def fastest_threads(run: Callable[[int], Callable[[], object]], cores: int | None = None) -> int:
     """The intra-op thread count to use, measured: `run(threads)` opens a session and
-    returns a function that embeds a fixed probe batch. Candidates are 1, 2, 4… up to the
-    cores this process may use (at most 8); the fewest threads within 10 % of the best
-    time win, leaving cores to the editor beside us."""
+    returns a function that embeds a fixed probe batch (the candidates' sessions are
+    open together while measuring: a few tens of MiB each, for seconds). Candidates are
+    1, 2, 4… up to the cores this process may use (at most 8); the fewest threads within
+    10 % of the best time win, leaving cores to the editor beside us."""
     cores = min(cores or available_cores(), 8)
     candidates = sorted({t for t in (1, 2, 4, 8, cores) if t <= cores})
     if len(candidates) == 1:
         return candidates[0]
-    medians: dict[int, float] = {}
-    for threads in candidates:
-        embed = run(threads)
+    embedders = {threads: run(threads) for threads in candidates}
+    for embed in embedders.values():
         embed()  # warm-up: first-run allocations
-        times = []
-        for _ in range(3):
+    # Rounds over all candidates, not one candidate after the other: on a shared machine
+    # the load drifts, and it should drift under every candidate alike.
+    times: dict[int, list[float]] = {threads: [] for threads in candidates}
+    for _ in range(3):
+        for threads, embed in embedders.items():
             started = time.perf_counter()
             embed()
-            times.append(time.perf_counter() - started)
-        medians[threads] = sorted(times)[1]
+            times[threads].append(time.perf_counter() - started)
+    medians = {threads: sorted(took)[1] for threads, took in times.items()}
     best = min(medians.values())
     chosen = min(t for t, took in medians.items() if took <= best * 1.1)
     log.info(
