@@ -1,6 +1,7 @@
 """Cold index: the pipeline with the shipped (float-computing) model against the int8 copy.
 
     python -m bench index [--quick] [--files N] [--store DIR] [--old SERVER_DIR] [--naive]
+                          [--rounds N]
 
 On a private copy of fastapi-docs, in one run, on the same chunks:
 
@@ -18,7 +19,9 @@ On a private copy of fastapi-docs, in one run, on the same chunks:
   embedding function pointed at the same model file.
 
 The machine is shared and its load drifts, so the runs are interleaved: the bare
-embedders in halves around the pipelines (bare ½, pipelines, bare ½). Ratios from one run
+embedders in halves around the pipelines (bare ½, pipelines, bare ½), and with
+`--rounds N` each pipeline indexes from cold N times, the order reversed every other
+round, and the medians are reported (the load average is printed per round). Ratios from one run
 mean more than the absolute chunks/s. The int8 copy is made before timing (once per
 machine; its time is reported).
 """
@@ -26,6 +29,7 @@ machine; its time is reported).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 import time
@@ -127,6 +131,7 @@ def run(
     store: Path | None = None,
     old: Path | None = None,
     naive_chroma: bool = False,
+    rounds: int = 1,
 ) -> dict[str, Any]:
     import numpy as np
 
@@ -139,8 +144,6 @@ def run(
         workspace = base / "fastapi-docs"
         if workspace.exists():
             shutil.rmtree(workspace)
-        for name in ("store", "store-float", "store-old"):
-            shutil.rmtree(base / name, ignore_errors=True)  # a cold index, always
         corpora.copy_fastapi(workspace)
         if files:
             trim(workspace, files)
@@ -183,10 +186,27 @@ def run(
             kb.close()
             return took, stored, report.chunks_embedded
 
-        seconds["pipeline_float"], stored, _ = pipeline(False, "store-float")
+        # Each round indexes from cold once per pipeline; odd rounds in reverse order, so
+        # a drifting load meets every pipeline early and late alike. Rates are medians.
+        runs: dict[str, list[float]] = {"pipeline_float": [], "pipeline_int8": []}
         if old is not None:
-            seconds["pipeline_old"], old_chunks = old_pipeline(old, workspace, base / "store-old")
-        seconds["pipeline_int8"], stored_int8, embedded = pipeline(True, "store")
+            runs["pipeline_old"] = []
+        loads = [os.getloadavg()[0]]
+        for round_ in range(rounds):
+            order = ["float", "old", "int8"] if round_ % 2 == 0 else ["int8", "old", "float"]
+            for kind in order:
+                folder = base / f"store-{kind}-{round_}"
+                shutil.rmtree(folder, ignore_errors=True)
+                if kind == "old" and old is not None:
+                    took, old_chunks = old_pipeline(old, workspace, folder)
+                    runs["pipeline_old"].append(old_chunks / took)
+                elif kind == "float":
+                    took, stored, _ = pipeline(False, folder.name)
+                    runs["pipeline_float"].append(stored / took)
+                elif kind == "int8":
+                    took, stored_int8, embedded = pipeline(True, folder.name)
+                    runs["pipeline_int8"].append(stored_int8 / took)
+            loads.append(os.getloadavg()[0])
         naive_count = 0
         if naive_chroma:
             naive = NaiveChroma(Path(tmp) / "naive", chroma_model_dir(Path(tmp) / "chroma-model"))
@@ -200,14 +220,9 @@ def run(
 
     a, b = np.asarray(vectors["float"]), np.asarray(vectors["int8"])
     cosines = (a * b).sum(axis=1)
-    rates = {
-        "pipeline_int8": stored_int8 / seconds["pipeline_int8"],
-        "pipeline_float": stored / seconds["pipeline_float"],
-        "bare_int8": len(chunks) / seconds["bare_int8"],
-        "bare_float": len(chunks) / seconds["bare_float"],
-    }
-    if old is not None:
-        rates["pipeline_old"] = old_chunks / seconds["pipeline_old"]
+    rates = {name: float(np.median(values)) for name, values in runs.items()}
+    rates["bare_int8"] = len(chunks) / seconds["bare_int8"]
+    rates["bare_float"] = len(chunks) / seconds["bare_float"]
     if naive_chroma:
         rates["naive_chroma"] = naive_count / seconds["naive_chroma"]
     quality = {
@@ -221,13 +236,22 @@ def run(
         "chunks": stored_int8,
         "chunks_embedded": embedded,
         "derivation": derivation,
+        "rounds": rounds,
+        "load_average_1min": loads,
         "seconds": seconds,
         "chunks_per_s": rates,
+        "chunks_per_s_per_round": runs,
         "ratios": {
             "int8_vs_float_pipeline": rates["pipeline_int8"] / rates["pipeline_float"],
             "int8_vs_float_bare": rates["bare_int8"] / rates["bare_float"],
             **(
-                {"int8_vs_old_pipeline": rates["pipeline_int8"] / rates["pipeline_old"]}
+                {
+                    "int8_vs_old_pipeline": rates["pipeline_int8"] / rates["pipeline_old"],
+                    "int8_vs_old_pipeline_per_round": [
+                        a / b
+                        for a, b in zip(runs["pipeline_int8"], runs["pipeline_old"], strict=True)
+                    ],
+                }
                 if old is not None
                 else {}
             ),
@@ -253,6 +277,10 @@ def run(
         f"Cold index, {out['corpus']}: {len(per_file)} files, {stored_int8} chunks",
     )
     print(
+        f"{rounds} round(s), pipelines' medians; load average (1 min) "
+        + " → ".join(f"{load:.1f}" for load in loads)
+    )
+    print(
         f"int8 vs float vectors of the same {len(chunks)} chunks: cosine mean "
         f"{quality['mean_cosine']:.4f}, 1st percentile {quality['p01_cosine']:.4f}, "
         f"min {quality['min_cosine']:.4f}"
@@ -268,10 +296,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--store", type=Path, help="build the copy and its index here (kept)")
     parser.add_argument("--old", type=Path, help="another commit's server/ folder to compare")
     parser.add_argument("--naive", action="store_true", help="also time a naive Chroma indexer")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="cold indexes per pipeline (medians; default 1)"
+    )
     args = parser.parse_args(argv)
     run(
         files=args.files or (QUICK_FILES if args.quick else 0),
         store=args.store,
         old=args.old,
         naive_chroma=args.naive,
+        rounds=max(1, args.rounds),
     )
