@@ -4,11 +4,11 @@ quantised (`quantize.derive`).
 The shipped model is a `torch.export` graph: each layer's attention is a dozen small
 operators (reshapes, transposes, two scalings, the mask added as a bias on the full
 batch x heads x length x length scores, a NaN guard after the softmax) and each GELU five
-elementwise ones. onnxruntime's own graph optimiser does not recognise these patterns, so
-a profile of the int8 copy on fastapi chunks spent ~30 % of its time in them (the NaN
-guard's `Where` alone 14 %). Replaced by `com.microsoft` `MultiHeadAttention` (the padding
-mask as a key mask) and `Gelu`, the same vectors come out (identical to float rounding on
-unpadded tokens) about a quarter faster.
+elementwise ones. onnxruntime's own graph optimiser does not recognise these patterns: in
+a per-operator profile of the int8 copy on fastapi chunks the NaN guard's `Where` alone
+took 14 % of the time. Replaced by `com.microsoft` `MultiHeadAttention` (the padding mask
+as a key mask) and `Gelu`, the same vectors come out (equal to float rounding on unpadded
+tokens) with less work (figures in bench/results/README.md, issue 15 third pass).
 
 Only exact matches are rewritten; anything else is left as it is, so a graph that does
 not have these shapes is quantised unchanged (the counts returned say what happened).
