@@ -25,7 +25,7 @@ FastAPI docs query set (see README, "Search quality").
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -142,7 +142,7 @@ class _Candidate:
     cosine: float = 0.0
     vector_rank: int | None = None
     keyword_rank: int | None = None
-    snippet: str | None = None
+    keyword_rowid: int | None = None  # its FTS row, when a keyword hit (for FTS's snippet)
     score: float = 0.0
     matched: frozenset[str] = frozenset()
     # False while the chunk's vector is pending (phase 2 of a sync has not reached it).
@@ -298,7 +298,7 @@ class Searcher:
                 for kw in source.store.keyword_search(match, k, allowed):
                     key = (source.root, kw.chunk_id)
                     candidates.setdefault(key, _Candidate(source, _placeholder(kw.path)))
-                    candidates[key].snippet = kw.snippet
+                    candidates[key].keyword_rowid = kw.rowid
                     keyword_order.append((kw.bm25, key))
         card_ranks = self._card_candidates(sources, candidates, match, allowed_by_root, mode)
         if not candidates:
@@ -636,7 +636,14 @@ class Searcher:
         # A note that won on its card is best described by its own description.
         if file.card is not None and file.card.description and file.card_score > file.best.score:
             return make_snippet(file.card.description, terms, None, distinctive=marked)
-        return make_snippet(shown.chunk.text, terms, shown.snippet, distinctive=marked)
+        rowid = shown.keyword_rowid
+        fallback = None
+        if rowid is not None:
+            # Only for a chunk without readable text (rare): FTS's own snippet of it.
+            def fallback() -> str | None:
+                return file.source.store.keyword_snippet(fts_query(terms), rowid)
+
+        return make_snippet(shown.chunk.text, terms, fallback, distinctive=marked)
 
 
 def _alias_share(terms: Sequence[str], aliases: Sequence[str]) -> float:
@@ -733,7 +740,7 @@ def _around_first_match(line: str, wanted: set[str], width: int) -> str:
 def make_snippet(
     text: str,
     terms: Sequence[str],
-    fts_snippet: str | None,
+    fts_snippet: str | Callable[[], str | None] | None,
     width: int = 220,
     *,
     distinctive: Sequence[str] = (),
@@ -741,9 +748,12 @@ def make_snippet(
     """The most telling stretch of a chunk as one line of plain text (`snippets.py` says
     what markup is removed): it starts at the sentence with the most `distinctive` query
     words, then the most query words (or the first real sentence when none is there),
-    and runs on to about `width` characters, cut at a word."""
+    and runs on to about `width` characters, cut at a word. A chunk without readable
+    text shows `fts_snippet` (FTS5's snippet, or what gives it) as plain text."""
     blocks = readable_blocks(text)
     if not blocks:
+        if callable(fts_snippet):
+            fts_snippet = fts_snippet()
         return inline_text((fts_snippet or "").strip())[:width]
     wanted = set(terms)
     telling = set(distinctive)

@@ -159,7 +159,7 @@ class KeywordHit:
     chunk_id: str
     path: str
     bm25: float  # positive, larger is better
-    snippet: str
+    rowid: int  # its FTS row: `keyword_snippet` asks for that row alone
 
 
 class Store:
@@ -932,9 +932,10 @@ class Store:
 
     def _keyword_query(self, match: str, k: int, paths: list[str] | None) -> list[KeywordHit]:
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        # No `snippet()` here: it cost as much as the query for all k rows, and a hit
+        # needs FTS's snippet only when its chunk has no readable text (`keyword_snippet`).
         sql = (
-            f"SELECT chunk_id, bm25(chunks_fts, {weights}) AS score, "
-            "snippet(chunks_fts, 4, '', '', '…', 24) "
+            f"SELECT chunk_id, bm25(chunks_fts, {weights}) AS score, rowid "
             "FROM chunks_fts WHERE chunks_fts MATCH ?"
         )
         args: list[Any] = [match]
@@ -953,10 +954,28 @@ class Store:
             return []
         by_id = self.chunks_by_id(row[0] for row in rows)
         return [
-            KeywordHit(cid, by_id[cid].path, -float(score), str(snippet))
-            for cid, score, snippet in rows
+            KeywordHit(cid, by_id[cid].path, -float(score), int(rowid))
+            for cid, score, rowid in rows
             if cid in by_id
         ]
+
+    def keyword_snippet(self, match: str, rowid: int) -> str | None:
+        """FTS5's snippet of one `keyword_search` hit's text for `match`; None when the
+        row is gone (a sync replaced the file since)."""
+        try:
+            row = (
+                self._reader()
+                .execute(
+                    "SELECT snippet(chunks_fts, 4, '', '', '…', 24) FROM chunks_fts "
+                    "WHERE chunks_fts MATCH ? AND rowid = ?",
+                    (match, rowid),
+                )
+                .fetchone()
+            )
+        except sqlite3.OperationalError as err:
+            log.debug("FTS snippet %r failed: %s", match, err)
+            return None
+        return None if row is None else str(row[0])
 
     def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks contain each term (FTS5's own, stemmed, vocabulary)."""

@@ -221,3 +221,21 @@ def test_rare_exact_word_beats_look_alikes(tmp_path: Path) -> None:
     without = [kb.search(f"burstword{i}x")[0].path for i in wanted]
     assert without != found
     kb.close()
+
+
+def test_a_chunk_without_readable_text_shows_the_keyword_snippet(tmp_path: Path) -> None:
+    # Its only line is a heading (shown apart from snippets) and an empty code block:
+    # nothing readable, so the hit shows what FTS5's snippet() holds for the query,
+    # which search asks for that one row only when it is needed.
+    workspace = tmp_path / "notes"
+    workspace.mkdir()
+    (workspace / "stables.md").write_text("# Zebracorn stables\n\n```\n```\n", encoding="utf-8")
+    (workspace / "other.md").write_text("# Other\n\nNothing about it here.\n", encoding="utf-8")
+    settings = load_settings({"search": {"threshold": 0.0}}).settings
+    kb = KnowledgeBase([workspace], settings, embedder=HashingEmbedder(), storage=tmp_path / "s")
+    kb.sync()
+    for mode in ("hybrid", "keyword"):
+        top = kb.search("zebracorn stables", mode=mode)[0]
+        assert (top.path, top.snippet) == ("stables.md", "# Zebracorn stables")
+        assert "stables" in top.marks
+    kb.close()

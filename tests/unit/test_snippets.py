@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
+from kb_lsp.markdown import rendered_text
 from kb_lsp.search import make_snippet, query_terms, snippet_marks
-from kb_lsp.snippets import Block, inline_text, readable_blocks
+from kb_lsp.snippets import Block, _plain_inline, inline_text, readable_blocks
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_inline_markup_becomes_its_text() -> None:
@@ -25,6 +31,53 @@ def test_myst_roles_wiki_links_and_attribute_lists() -> None:
         "See the setup <setup> and the close."
     )
     assert inline_text("Install it { #install }") == "Install it"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Plain words, numbers 1.5 and punctuation: #tags, a-b, {{placeholders}}, x > y!",
+        "Run `scrot --select` then `ls`.",
+        "a` b `c and `` a ` b `` and ` ` and `  two  `",
+        "`unmatched and ``also`",
+        "code `x < y and *not emphasis*` here",
+        "*emphasis*",
+        "snake_case",
+        "a <b>tag</b>",
+        "<https://example.com>",
+        "&amp;",
+        "an \\*escape",
+        "[link](x.md)",
+        "![image](y.png)",
+        "before `code` after <https://example.com/`x`>",
+        "`code` then [a `link`](z.md)",
+    ],
+)
+def test_lines_without_markup_skip_the_parser_with_the_same_text(line: str) -> None:
+    # `_plain_inline` answers for lines whose only markup is code spans, and gives up
+    # (None) on any other markup: where it answers, it must equal the parser's text.
+    plain = _plain_inline(line)
+    assert plain is None or plain == rendered_text(line)
+    if not any(mark in line for mark in "<*_&\\["):
+        assert plain is not None
+
+
+def test_the_parser_shortcut_equals_the_parser_on_real_and_random_lines() -> None:
+    lines = [
+        line
+        for path in [REPO / "README.md", *sorted((REPO / "bench" / "data").rglob("*.md"))]
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    rng = random.Random(15)
+    alphabet = "ab `` ` \t!]{}#-:<*_&[\\\u00a0.\r"
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16))) for _ in range(5000)]
+    answered = 0
+    for line in lines:
+        plain = _plain_inline(line)
+        if plain is not None:
+            answered += 1
+            assert plain == rendered_text(line), line
+    assert answered > len(lines) // 4  # the shortcut is taken, not only given up
 
 
 @pytest.mark.parametrize(
