@@ -66,47 +66,58 @@ def inline_text(source: str) -> str:
     return rendered_text(source) if plain is None else plain
 
 
-# What starts an inline rule of markdown-it's CommonMark preset other than a code span:
+# What starts an inline rule of markdown-it's CommonMark preset: code spans (`` ` ``),
 # autolinks and HTML (`<`), emphasis (`*`, `_`), entities (`&`), escapes (`\`), links and
-# images (`[`); and line breaks, `\r` and NUL (which its normalisation rewrites).
-_INLINE_MARKUP = re.compile(r"[<*_&\\\[]")
+# images (`[`). Line breaks, `\r` and NUL are rewritten by its normalisation first.
+_INLINE_START = re.compile(r"[`<*_&\\\[]")
 _LINE_BREAK = re.compile(r"[\n\r\0]")
 _BACKTICKS = re.compile(r"`+")
+# An autolink whose text is its address as written: http(s), printable ASCII without
+# percent escapes (decoded in the text), `@`, `[` or `]` (a user part or an IPv6 host
+# that the URL parser rewrites), and no punycode host (shown in Unicode).
+_PLAIN_AUTOLINK = re.compile(r"<(https?://[!-$&-;=?A-Z\\^-~]*)>")
 
 
 def _plain_inline(source: str) -> str | None:
-    """`rendered_text(source)` for a line whose only markup is code spans, without the
-    parser (most lines of a snippet, and parsing them was a third of a search); None for
-    any other markup. It follows markdown-it's code span rule: a run of n backticks opens
-    a span closed by the next run of exactly n, else it is literal text; the span's
-    content loses one space on each side when it has one on both and is not all spaces.
-    Nothing inside a span is markup; outside one, any markup hands the line to the parser.
-    `tests/unit/test_snippets.py` checks it against the parser on the repository's
-    Markdown and on random lines."""
+    """`rendered_text(source)` for a line whose only markup is code spans and plain web
+    autolinks, without the parser (most lines of a snippet; parsing them was a third of
+    a search); None for any other markup. It follows markdown-it's rules for those: a
+    run of n backticks opens a code span closed by the next run of exactly n, else it is
+    literal text; the span's content loses one space on each side when it has one on
+    both and is not all spaces; nothing inside a span is markup; `<https://…>` shows its
+    address. `tests/unit/test_snippets.py` checks it against the parser on the
+    repository's Markdown and on random lines."""
     if _LINE_BREAK.search(source):
         return None  # line ends are normalised before a span's spaces are trimmed
-    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(source)]
     parts: list[str] = []
     pos = 0
-    i = 0
-    while i < len(runs):
-        start, end = runs[i]
-        if _INLINE_MARKUP.search(source, pos, start):
-            return None
-        parts.append(source[pos:start])
-        width = end - start
-        closer = next((j for j in range(i + 1, len(runs)) if runs[j][1] - runs[j][0] == width), 0)
-        if not closer:
-            parts.append(source[start:end])  # unmatched: literal backticks
-            pos, i = end, i + 1
+    while True:
+        found = _INLINE_START.search(source, pos)
+        if found is None:
+            break
+        at = found.start()
+        parts.append(source[pos:at])
+        if source[at] == "<":
+            link = _PLAIN_AUTOLINK.match(source, at)
+            if link is None or "xn--" in link.group(1).lower():
+                return None
+            parts.append(link.group(1))
+            pos = link.end()
             continue
-        content = source[end : runs[closer][0]]
+        if source[at] != "`":
+            return None
+        opener = source[at : len(source) - len(source[at:].lstrip("`"))]
+        after = at + len(opener)
+        closer = next((m for m in _BACKTICKS.finditer(source, after) if m.group() == opener), None)
+        if closer is None:
+            parts.append(opener)  # unmatched: literal backticks
+            pos = after
+            continue
+        content = source[after : closer.start()]
         if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
             content = content[1:-1]
         parts.append(content)
-        pos, i = runs[closer][1], closer + 1
-    if _INLINE_MARKUP.search(source, pos):
-        return None
+        pos = closer.end()
     parts.append(source[pos:])
     return " ".join("".join(parts).split())
 

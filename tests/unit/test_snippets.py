@@ -45,6 +45,8 @@ def test_myst_roles_wiki_links_and_attribute_lists() -> None:
         "snake_case",
         "a <b>tag</b>",
         "<https://example.com>",
+        "> More information: <https://example.com/a_b?x=1#y>.",
+        "<https://example.com/%41> <https://xn--bcher-kva.example/> <mailto:a@b.c>",
         "&amp;",
         "an \\*escape",
         "[link](x.md)",
@@ -54,8 +56,9 @@ def test_myst_roles_wiki_links_and_attribute_lists() -> None:
     ],
 )
 def test_lines_without_markup_skip_the_parser_with_the_same_text(line: str) -> None:
-    # `_plain_inline` answers for lines whose only markup is code spans, and gives up
-    # (None) on any other markup: where it answers, it must equal the parser's text.
+    # `_plain_inline` answers for lines whose only markup is code spans and web
+    # autolinks, and gives up (None) on any other markup: where it answers, it must
+    # equal the parser's text.
     plain = _plain_inline(line)
     assert plain is None or plain == rendered_text(line)
     if not any(mark in line for mark in "<*_&\\["):
@@ -69,8 +72,11 @@ def test_the_parser_shortcut_equals_the_parser_on_real_and_random_lines() -> Non
         for line in path.read_text(encoding="utf-8").splitlines()
     ]
     rng = random.Random(15)
-    alphabet = "ab `` ` \t!]{}#-:<*_&[\\\u00a0.\r"
+    alphabet = "ab `` ` \t!]{}#-:<*_&[\\\u00a0.\r>%"
     lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16))) for _ in range(5000)]
+    pieces = ["<https://", "<http://", "<HTTP://", "x.org", "/a", "%41", "xn--b", "@", "[", "]"]
+    pieces += ["`", "``", " ", ">", "<", "*", "&amp;", "\\", "(", ")", ".", "ä", "mailto:", "a"]
+    lines += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 10))) for _ in range(5000)]
     answered = 0
     for line in lines:
         plain = _plain_inline(line)
