@@ -511,8 +511,10 @@ class Searcher:
         )
         if mode == "semantic":
             return cosine if cand.has_vector else 0.0
-        haystack = _chunk_stems(cand.chunk) | name_stems(title) | _path_names(path)[0]
-        cand.matched = frozenset(term for term in terms if term in haystack)
+        stems, title_stems, name = _chunk_stems(cand.chunk), name_stems(title), _path_names(path)[0]
+        cand.matched = frozenset(
+            term for term in terms if term in stems or term in title_stems or term in name
+        )
         coverage = len(cand.matched) / len(terms) if terms else 0.0
         if mode == "keyword":
             # Coverage says whether a chunk is about the query; BM25's rank orders the
@@ -548,7 +550,7 @@ class Searcher:
             return
         for file in files:
             card = file.card
-            names = name_stems(PurePosixPath(file.path).stem) | name_stems(file.title)
+            names = _path_names(file.path)[0] | name_stems(file.title)
             if card is not None:
                 names |= _word_stems(" ".join(card.aliases)) | _word_stems(card.description)
             file.topic_share = sum(w for t, w in weights.items() if t in names) / total
@@ -605,7 +607,6 @@ class Searcher:
     ) -> SearchHit:
         shown = file.shown or file.best
         chunk = shown.chunk
-        absolute = PurePosixPath(file.source.root) / chunk.path
         if label is None:
             # The label is about the path (and aliases) only: a title or heading that
             # holds the query ranks the file high (`_name_share`) but is a context match.
@@ -617,7 +618,7 @@ class Searcher:
         snippet = self._snippet(file, shown, terms, marked)
         return SearchHit(
             n=n,
-            uri=_file_uri(str(absolute)),
+            uri=_file_uri(file.source.root, chunk.path),
             path=file.source.display(chunk.path),
             root=file.source.root,
             title=file.title,
@@ -712,10 +713,11 @@ def _share(terms: Sequence[str], names: AbstractSet[str]) -> float:
     return share / 3.0
 
 
-def _file_uri(absolute: str) -> str:
+@lru_cache(maxsize=16384)
+def _file_uri(root: str, path: str) -> str:
     from pathlib import Path
 
-    return Path(absolute).as_uri()
+    return Path(PurePosixPath(root) / path).as_uri()
 
 
 _SENTENCE_ENDS = (".", "!", "?", ":", ";", "…")

@@ -58,10 +58,14 @@ class Block:
 
 def inline_text(source: str) -> str:
     """One line of Markdown as the text it renders to (see the module docstring)."""
-    source = _MYST_ROLE.sub(r"\1", source)
-    source = _CODE_INCLUDE.sub("", source)
-    source = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), source)
-    source = _ATTR_LIST.sub("", source)
+    # Each pattern needs a `{` or a `[[`, which most lines do not have.
+    if "{" in source:
+        source = _MYST_ROLE.sub(r"\1", source)
+        source = _CODE_INCLUDE.sub("", source)
+    if "[[" in source:
+        source = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), source)
+    if "{" in source:
+        source = _ATTR_LIST.sub("", source)
     plain = _plain_inline(source)
     return rendered_text(source) if plain is None else plain
 

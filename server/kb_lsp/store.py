@@ -820,6 +820,11 @@ class Store:
         )
         return [self._chunk(row) for row in rows]
 
+    def _paths_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """chunk id -> its file's path, for the ids SQLite holds."""
+        rows = self._select_in("SELECT id, path FROM chunks WHERE id IN ({marks})", ids)
+        return {str(cid): str(path) for cid, path in rows}
+
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, StoredChunk]:
         rows = self._select_in(
             f"SELECT id, {self._CHUNK_COLUMNS} FROM chunks WHERE id IN ({{marks}})", ids
@@ -878,27 +883,44 @@ class Store:
     def _query_chroma(
         self, collection: Any, query: list[float], n: int, where: dict[str, Any] | None
     ) -> list[VectorHit]:
+        # Distances only: reading the hits' metadata back was half of Chroma's time. A
+        # chunk's path and the text its vector was made from come from SQLite: a file in
+        # state 'ok' has every vector of its current text (module doc); only for a file
+        # still pending is Chroma asked which text its vectors were made from. An id
+        # SQLite does not hold (a file deleted or rewritten meanwhile) is left out.
         result = collection.query(
-            query_embeddings=[query],
-            n_results=n,
-            where=where,
-            include=["distances", "metadatas"],
+            query_embeddings=[query], n_results=n, where=where, include=["distances"]
         )
-        rows = list(
-            zip(result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True)
-        )
-        # Chroma may answer an id without its metadata while that id is being upserted or
-        # deleted (a sync rewriting or removing the file): its path is in SQLite, and an
-        # id SQLite no longer holds is left out (`meta["path"]` on None failed kb/search).
-        unlabelled = [cid for cid, _, meta in rows if not meta]
-        known = {cid: chunk.path for cid, chunk in self.chunks_by_id(unlabelled).items()}
+        ids: list[str] = result["ids"][0]
+        rows = {
+            str(cid): (str(path), str(digest), state == "ok")
+            for cid, path, digest, state in self._select_in(
+                "SELECT c.id, c.path, c.text_hash, f.state FROM chunks c "
+                "JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
+                ids,
+            )
+        }
+        pending = [cid for cid in ids if cid in rows and not rows[cid][2]]
+        made_from = self._vector_text_hashes(collection, pending) if pending else {}
         hits = []
-        for cid, distance, meta in rows:
-            path = meta["path"] if meta else known.get(cid)
-            if path is not None:
-                digest = str(meta.get("text_hash", "")) if meta else ""
-                hits.append(VectorHit(cid, str(path), 1.0 - float(distance), digest))
+        for cid, distance in zip(ids, result["distances"][0], strict=True):
+            row = rows.get(cid)
+            if row is not None:
+                path, digest, complete = row
+                made = digest if complete else made_from.get(cid, "")
+                hits.append(VectorHit(cid, path, 1.0 - float(distance), made))
         return hits
+
+    @staticmethod
+    def _vector_text_hashes(collection: Any, ids: list[str]) -> dict[str, str]:
+        """id -> the text hash its vector in Chroma was made from ("" when unknown: an
+        id being upserted or deleted may have no metadata)."""
+        got = collection.get(ids=ids, include=["metadatas"])
+        return {
+            str(cid): str(meta.get("text_hash", ""))
+            for cid, meta in zip(got["ids"], got["metadatas"] or [], strict=False)
+            if meta
+        }
 
     def _file_share(self, paths: set[str]) -> float:
         """The share of the indexed files that `paths` are (files hold chunks alike
@@ -952,11 +974,11 @@ class Store:
         except sqlite3.OperationalError as err:
             log.debug("FTS query %r failed: %s", match, err)
             return []
-        by_id = self.chunks_by_id(row[0] for row in rows)
+        path_of = self._paths_of(row[0] for row in rows)
         return [
-            KeywordHit(cid, by_id[cid].path, -float(score), int(rowid))
+            KeywordHit(cid, path_of[cid], -float(score), int(rowid))
             for cid, score, rowid in rows
-            if cid in by_id
+            if cid in path_of
         ]
 
     def keyword_snippet(self, match: str, rowid: int) -> str | None:
