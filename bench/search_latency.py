@@ -1,6 +1,7 @@
 """`kb/search` latency over the LSP at growing corpus sizes, against ripgrep.
 
     python -m bench search [--quick] [--sizes 500,2000,all] [--store DIR]
+    python -m bench search --old PATH/server --store DIR [--rounds 3] [--queries N]
 
 One real server (`python -m kb_lsp`, stdio) on a private tldr-pages copy that grows
 through the sizes: the first size is a cold index, each next size is copied in and picked
@@ -9,11 +10,18 @@ ready: 200 varied queries (page descriptions, command names, example captions; t
 200 at every size) timed as a client sees them, the same queries with ripgrep (any of
 the words, files listed), and the server's RSS. While the server indexes, `kb/status` is
 polled every 100 ms and its latency recorded: the editor's status bar must not freeze.
+
+With `--old` (the `server` folder of an older checkout): this code's server against the
+old one's on all of tldr-pages, indexed once in `--store DIR` (in-process, reused by
+later runs) — each round starts one server on that index, waits until it is ready,
+searches 5 queries untimed and then every query timed, and stops it; rounds alternate
+between the two code bases (this, old, this, …) so machine load hits both alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import shutil
@@ -25,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpora
-from bench.lsp_client import LspClient
+from bench.lsp_client import REPO, LspClient
 from bench.quality import content_words
 from bench.report import percentiles, table, write_json
 
@@ -144,6 +152,86 @@ def run(sizes_text: str, count: int, store: Path | None = None) -> dict[str, Any
     return out
 
 
+def compare(store: Path, old: Path, rounds: int, count: int) -> dict[str, Any]:
+    """This code's `kb/search` over LSP against `old`'s, on one tldr-pages index (see
+    the module docstring)."""
+    workspace, storage = store / "tldr", store / "tldr-store"
+    if not workspace.exists():
+        corpora.copy_tldr(workspace)
+    _index_in_process(workspace, storage)
+    queries = make_queries(count)
+    codes = {"this code": REPO / "server", "old code": old.resolve()}
+    times: dict[str, list[float]] = {name: [] for name in codes}
+    for r in range(rounds):
+        order = list(codes.items()) if r % 2 == 0 else list(reversed(codes.items()))
+        for name, server in order:
+            with LspClient([workspace], storage, server=server) as client:
+                status = client.wait_ready()
+                for query in queries[:5]:  # warm caches; not counted
+                    client.search(query)
+                took = []
+                for query in queries:
+                    started = time.perf_counter()
+                    client.search(query)
+                    took.append(time.perf_counter() - started)
+            times[name] += took
+            print(
+                f"round {r + 1} {name}: {status['chunks']} chunks, p50 "
+                f"{percentiles(took)['p50'] * 1000:.1f} ms (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
+    out: dict[str, Any] = {"queries": len(queries), "rounds": rounds, "old": str(old)}
+    base = percentiles(times["this code"])
+    rows = []
+    for name, samples in times.items():
+        p = percentiles(samples)
+        out[name] = p
+        rows.append(
+            [
+                name,
+                round(p["p50"] * 1000, 1),
+                round(p["p95"] * 1000, 1),
+                round(p["p99"] * 1000, 1),
+                round(p["p50"] / base["p50"], 2),
+                round(p["p95"] / base["p95"], 2),
+            ]
+        )
+    table(
+        ["server", "p50 ms", "p95 ms", "p99 ms", "p50 / this", "p95 / this"],
+        rows,
+        f"kb/search over LSP, tldr-pages ({len(queries)} queries x {rounds} rounds), "
+        f"load {os.getloadavg()[0]:.1f}",
+    )
+    write_json("search-lsp-vs-old", out)
+    return out
+
+
+def _index_in_process(workspace: Path, storage: Path) -> None:
+    """Index (or bring up to date) the copy as the server would, in this process: the
+    servers then start on a ready index. The int8 model is derived in the cache the
+    servers use (`LspClient` points XDG_CACHE_HOME at the storage folder)."""
+    os.environ["XDG_CACHE_HOME"] = str(storage / "xdg-cache")
+    from kb_lsp.config import load_settings
+    from kb_lsp.embeddings import MiniLMEmbedder
+    from kb_lsp.knowledge import KnowledgeBase, model_cache
+
+    kb = KnowledgeBase(
+        [workspace],
+        load_settings().settings,
+        embedder=MiniLMEmbedder(int8_cache=model_cache()),
+        storage=storage,
+    )
+    started = time.perf_counter()
+    report = kb.sync()
+    status = kb.status()
+    kb.close()
+    print(
+        f"index: {status.files} files, {status.chunks} chunks ({report.chunks_embedded} "
+        f"embedded now, {time.perf_counter() - started:.1f} s)",
+        flush=True,
+    )
+
+
 def _copy_range(workspace: Path, start: int, end: int) -> None:
     order = corpora.tldr_order()
     for rel in order[start:end]:
@@ -218,7 +306,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", help=f"comma-separated page counts or 'all' (default {SIZES})")
     parser.add_argument("--queries", type=int, help=f"queries per size (default {QUERIES})")
     parser.add_argument("--store", type=Path, help="build the copy and its index here (kept)")
+    parser.add_argument("--old", type=Path, help="the server/ folder of an older checkout")
+    parser.add_argument("--rounds", type=int, default=3, help="with --old: rounds per server")
     args = parser.parse_args(argv)
+    if args.old is not None:
+        if args.store is None:
+            parser.error("--old needs --store DIR (the tldr index, reused between runs)")
+        compare(args.store, args.old, args.rounds, args.queries or QUERIES)
+        return
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     count = args.queries or (QUICK_QUERIES if args.quick else QUERIES)
     run(sizes, count, store=args.store)

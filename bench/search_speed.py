@@ -2,7 +2,7 @@
 older commit's on the same index, in one run.
 
     python -m bench speed [--corpus fastapi|tldr] [--pages N] [--store DIR]
-                          [--old PATH/server] [--rounds 3] [--queries N]
+                          [--old PATH/server] [--rounds 3] [--queries N] [--vectors]
 
 Indexes a private copy once (real int8 MiniLM, the product's default; a `--store` folder
 from an earlier run is reused), then times `KnowledgeBase.search` — what `kb/search`
@@ -14,6 +14,11 @@ sessions, SQLite pages, the HNSW index), then once timed. The queries: the quali
 search benchmark's 200 seeded tldr queries on tldr-pages. `--old` is the `server` folder of
 a checkout of the older commit (`git worktree add /tmp/old <commit>`); the old code opens
 the same store (a newer store's extra columns are invisible to it).
+
+`--vectors`: instead, the vector half of a search alone, in this process — Chroma's
+HNSW query (what search asks: the 50 nearest chunks) against an exact search (one
+matrix product over every stored vector, held in memory), per query in turn: time of
+each, and how many of the exact 50 nearest the HNSW answer holds (recall@50).
 """
 
 from __future__ import annotations
@@ -164,6 +169,85 @@ def run(
     return out
 
 
+def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> dict[str, Any]:
+    """HNSW (Chroma) against exact nearest chunks on one index (module docstring)."""
+    import numpy as np
+
+    from kb_lsp.config import load_settings
+    from kb_lsp.embeddings import MiniLMEmbedder
+    from kb_lsp.knowledge import KnowledgeBase, model_cache
+
+    workspace, storage = build(store, corpus, pages)
+    settings = load_settings({"search": {"threshold": 0.0}}).settings
+    embedder = MiniLMEmbedder(int8_cache=model_cache())
+    kb = KnowledgeBase([workspace], settings, embedder=embedder, storage=storage)
+    chroma = kb._snapshot()[0].store
+    k = 50  # `Searcher._rank_files` asks for max(40, 5 * limit) at limit 10
+    started = time.perf_counter()
+    rows = (
+        chroma._reader()
+        .execute(
+            "SELECT c.id, v.embedding FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash"
+        )
+        .fetchall()
+    )
+    ids = [row[0] for row in rows]
+    matrix = np.stack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    load_s = time.perf_counter() - started
+    queries = [embedder.embed_query(q) for q in queries_for(corpus, count)]
+    hnsw_s: list[float] = []
+    exact_s: list[float] = []
+    recall: list[float] = []
+    collection = chroma._live()
+    for vector in queries:
+        q = np.asarray(vector, dtype=np.float32)
+        for _ in range(2):  # the first of each pair warms; the second is timed
+            t0 = time.perf_counter()
+            hits = chroma._query_chroma(collection, q.tolist(), k, None)
+            t1 = time.perf_counter()
+            sims = matrix @ q
+            top = np.argpartition(-sims, k)[:k]
+            nearest = {ids[i] for i in top[np.argsort(-sims[top])]}
+            t2 = time.perf_counter()
+        hnsw_s.append(t1 - t0)
+        exact_s.append(t2 - t1)
+        recall.append(len(nearest & {h.chunk_id for h in hits}) / k)
+    kb.close()
+    hnsw, exact = percentiles(hnsw_s), percentiles(exact_s)
+    out: dict[str, Any] = {
+        "corpus": corpus,
+        "chunks": len(ids),
+        "queries": len(queries),
+        "hnsw": hnsw,
+        "exact": exact,
+        "recall@50": {"mean": float(np.mean(recall)), "min": float(np.min(recall))},
+        "exact_load_s": load_s,
+        "exact_matrix_mib": matrix.nbytes / 2**20,
+    }
+    table(
+        ["vector search", "p50 ms", "p95 ms", "recall@50 mean / min"],
+        [
+            [
+                "Chroma HNSW",
+                round(hnsw["p50"] * 1000, 2),
+                round(hnsw["p95"] * 1000, 2),
+                f"{np.mean(recall):.3f} / {np.min(recall):.2f}",
+            ],
+            [
+                "exact (numpy)",
+                round(exact["p50"] * 1000, 2),
+                round(exact["p95"] * 1000, 2),
+                "1 / 1",
+            ],
+        ],
+        f"{corpus}: {len(ids)} chunks, {len(queries)} queries, k = {k}; exact matrix "
+        f"{matrix.nbytes / 2**20:.1f} MiB loaded in {load_s:.2f} s; load {os.getloadavg()[0]:.1f}",
+    )
+    write_json(f"speed-vectors-{corpus}", out)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench speed", description=__doc__)
     parser.add_argument("--corpus", choices=("fastapi", "tldr"), default="fastapi")
@@ -172,9 +256,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--old", type=Path, help="the server/ folder of an older checkout")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, help="at most N queries")
+    parser.add_argument("--vectors", action="store_true", help="HNSW vs exact vector search")
     args = parser.parse_args(argv)
     store = args.store or Path(tempfile.mkdtemp(prefix="kb-bench-speed-"))
     store.mkdir(parents=True, exist_ok=True)
+    if args.vectors:
+        vectors(store, args.corpus, args.pages, args.queries)
+        return
     run(store, args.corpus, args.pages, args.old, args.rounds, args.queries)
 
 
