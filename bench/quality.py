@@ -215,11 +215,14 @@ def choose(scored: list[dict[str, Any]]) -> dict[str, Any]:
     return max(better, key=lambda s: s["mrr@10"]) if better else shipped
 
 
-def build(workspace_parent: Path, float_model: bool = False) -> tuple[KnowledgeBase, Path, float]:
+def build(
+    workspace_parent: Path, float_model: bool = False, exact: bool = False
+) -> tuple[KnowledgeBase, Path, float]:
     """The indexed copy; a `--store` folder from an earlier run is reused (sync is then
     a no-op), which makes trying queries cheap. The embedder is the product's default,
     the int8 copy of the model (made in the model cache if missing), or with
-    `float_model` the shipped file as it is."""
+    `float_model` the shipped file as it is. `exact`: vectors searched as the command
+    line searches them (`exact_vectors.py`), not with Chroma's HNSW."""
     workspace = workspace_parent / "fastapi-docs"
     if not workspace.exists():
         corpora.copy_fastapi(workspace)
@@ -230,6 +233,7 @@ def build(workspace_parent: Path, float_model: bool = False) -> tuple[KnowledgeB
         settings,
         embedder=QueryCache(embedder),  # type: ignore[arg-type]
         storage=workspace_parent / ("store-float" if float_model else "store"),
+        exact_vectors=exact,
     )
     print(f"embedder: {embedder.identity}")
     started = time.perf_counter()
@@ -239,7 +243,9 @@ def build(workspace_parent: Path, float_model: bool = False) -> tuple[KnowledgeB
     return kb, workspace, seconds
 
 
-def run(grid: bool = False, store: Path | None = None, float_model: bool = False) -> dict[str, Any]:
+def run(
+    grid: bool = False, store: Path | None = None, float_model: bool = False, exact: bool = False
+) -> dict[str, Any]:
     data = load_queries()
     everything = [
         *(q["query"] for q in data["questions"]),
@@ -254,7 +260,7 @@ def run(grid: bool = False, store: Path | None = None, float_model: bool = False
         "default_threshold": shipped,
     }
     with tempfile.TemporaryDirectory(prefix="kb-bench-quality-") as tmp:
-        kb, workspace, seconds = build(store or Path(tmp), float_model)
+        kb, workspace, seconds = build(store or Path(tmp), float_model, exact)
         out["index_seconds"] = seconds
         try:
             embedder = kb.embedder
@@ -389,7 +395,7 @@ def _grid(kb: KnowledgeBase, data: dict[str, Any], everything: list[str]) -> lis
     return scored
 
 
-def build_notes(parent: Path, float_model: bool = False) -> KnowledgeBase:
+def build_notes(parent: Path, float_model: bool = False, exact: bool = False) -> KnowledgeBase:
     workspace = parent / "dendron-vault"
     if not workspace.exists():
         workspace.mkdir(parents=True)
@@ -403,6 +409,7 @@ def build_notes(parent: Path, float_model: bool = False) -> KnowledgeBase:
         settings,
         embedder=QueryCache(embedder),  # type: ignore[arg-type]
         storage=parent / ("store-float" if float_model else "store"),
+        exact_vectors=exact,
     )
     started = time.perf_counter()
     report = kb.sync()
@@ -425,7 +432,7 @@ def ablations() -> dict[str, Fusion]:
 
 
 def run_notes(
-    store: Path | None = None, float_model: bool = False, grid: bool = False
+    store: Path | None = None, float_model: bool = False, grid: bool = False, exact: bool = False
 ) -> dict[str, Any]:
     data = json.loads(NOTES_QUERIES.read_text())
     everything = [
@@ -438,7 +445,7 @@ def run_notes(
         "queries": {k: len(data[k]) for k in ("questions", "filename", "offtopic")}
     }
     with tempfile.TemporaryDirectory(prefix="kb-bench-notes-") as tmp:
-        kb = build_notes(store or Path(tmp), float_model)
+        kb = build_notes(store or Path(tmp), float_model, exact)
         try:
             rankings: dict[str, dict[str, Ranking]] = {}
             for mode in ("hybrid", "semantic", "keyword"):
@@ -490,17 +497,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--store", type=Path, help="keep the copy and its index in this folder (reused)"
     )
     parser.add_argument("--set", choices=("fastapi", "notes", "both"), default="both")
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="search vectors as the command line does (exact, no Chroma) instead of HNSW",
+    )
     args = parser.parse_args(argv)
     scored: dict[str, list[dict[str, Any]]] = {}
     if args.set in ("fastapi", "both"):
         scored["fastapi"] = run(
-            grid=args.grid, store=args.store, float_model=args.float_model
+            grid=args.grid, store=args.store, float_model=args.float_model, exact=args.exact
         ).get("grid", [])
     if args.set in ("notes", "both"):
         scored["notes"] = run_notes(
             store=args.store / "notes" if args.store else None,
             float_model=args.float_model,
             grid=args.grid,
+            exact=args.exact,
         ).get("grid", [])
     if args.grid and len(scored) == 2:
         both_sets(scored["fastapi"], scored["notes"])

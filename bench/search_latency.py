@@ -16,6 +16,8 @@ old one's on all of tldr-pages, indexed once in `--store DIR` (in-process, reuse
 later runs) — each round starts one server on that index, waits until it is ready,
 searches 5 queries untimed and then every query timed, and stops it; rounds alternate
 between the two code bases (this, old, this, …) so machine load hits both alike.
+The servers open the index read-only (this process holds its writer lock:
+`bench/frozen.py`), so neither re-indexes it with its own embedder.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpora
+from bench.frozen import read_only_index
 from bench.lsp_client import REPO, LspClient
 from bench.quality import content_words
 from bench.report import percentiles, table, write_json
@@ -162,24 +165,25 @@ def compare(store: Path, old: Path, rounds: int, count: int) -> dict[str, Any]:
     queries = make_queries(count)
     codes = {"this code": REPO / "server", "old code": old.resolve()}
     times: dict[str, list[float]] = {name: [] for name in codes}
-    for r in range(rounds):
-        order = list(codes.items()) if r % 2 == 0 else list(reversed(codes.items()))
-        for name, server in order:
-            with LspClient([workspace], storage, server=server) as client:
-                status = client.wait_ready()
-                for query in queries[:5]:  # warm caches; not counted
-                    client.search(query)
-                took = []
-                for query in queries:
-                    started = time.perf_counter()
-                    client.search(query)
-                    took.append(time.perf_counter() - started)
-            times[name] += took
-            print(
-                f"round {r + 1} {name}: {status['chunks']} chunks, p50 "
-                f"{percentiles(took)['p50'] * 1000:.1f} ms (load {os.getloadavg()[0]:.1f})",
-                flush=True,
-            )
+    with read_only_index(storage, workspace):
+        for r in range(rounds):
+            order = list(codes.items()) if r % 2 == 0 else list(reversed(codes.items()))
+            for name, server in order:
+                with LspClient([workspace], storage, server=server) as client:
+                    status = client.wait_ready()
+                    for query in queries[:5]:  # warm caches; not counted
+                        client.search(query)
+                    took = []
+                    for query in queries:
+                        started = time.perf_counter()
+                        client.search(query)
+                        took.append(time.perf_counter() - started)
+                times[name] += took
+                print(
+                    f"round {r + 1} {name}: {status['chunks']} chunks, p50 "
+                    f"{percentiles(took)['p50'] * 1000:.1f} ms (load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
     out: dict[str, Any] = {"queries": len(queries), "rounds": rounds, "old": str(old)}
     base = percentiles(times["this code"])
     rows = []

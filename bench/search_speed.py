@@ -13,7 +13,9 @@ sessions, SQLite pages, the HNSW index), then once timed. The queries: the quali
 (`bench/queries/fastapi.json`: questions, file names, off-topic) on fastapi-docs, the
 search benchmark's 200 seeded tldr queries on tldr-pages. `--old` is the `server` folder of
 a checkout of the older commit (`git worktree add /tmp/old <commit>`); the old code opens
-the same store (a newer store's extra columns are invisible to it).
+the same store (a newer store's extra columns are invisible to it). While the rounds run
+this process holds the store's writer lock, so both open it read-only: an older commit
+with another embedder identity would otherwise re-embed it (`bench/frozen.py`).
 
 `--vectors`: instead, the vector half of a search alone, in this process — Chroma's
 HNSW query (what search asks: the 50 nearest chunks) against an exact search (one
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpora
+from bench.frozen import read_only_index
 from bench.report import percentiles, table, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -135,15 +138,16 @@ def run(
     if old is not None:
         codes["old code"] = old.resolve()
     times: dict[str, list[float]] = {name: [] for name in codes}
-    for r in range(rounds):
-        for name, server in codes.items():
-            took = one_round(server, workspace, storage, queries)
-            times[name] += took
-            print(
-                f"round {r + 1} {name}: p50 {percentiles(took)['p50'] * 1000:.1f} ms "
-                f"(load {os.getloadavg()[0]:.1f})",
-                flush=True,
-            )
+    with read_only_index(storage, workspace):
+        for r in range(rounds):
+            for name, server in codes.items():
+                took = one_round(server, workspace, storage, queries)
+                times[name] += took
+                print(
+                    f"round {r + 1} {name}: p50 {percentiles(took)['p50'] * 1000:.1f} ms "
+                    f"(load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
     out: dict[str, Any] = {"corpus": corpus, "queries": len(texts), "rounds": rounds}
     rows = []
     base = percentiles(times["this code"])

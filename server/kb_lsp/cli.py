@@ -155,6 +155,9 @@ def _runtime(
         take_over=False,
         log_file=False,
         persist_lists=frozenset({CLIENT}),
+        # One command, then exit: Chroma would take longer to import and open than the
+        # search (`exact_vectors.py`); it is opened only if the sync writes to it.
+        exact_vectors=True,
     )
     try:
         runtime.open([folder], _settings(args, overrides), index=False).result()

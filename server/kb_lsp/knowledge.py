@@ -70,7 +70,14 @@ class RootIndex:
     """One workspace folder: its file rules, its store and its indexer."""
 
     def __init__(
-        self, root: Path, settings: Settings, embedder: Embedder, storage: Path, prefix: str
+        self,
+        root: Path,
+        settings: Settings,
+        embedder: Embedder,
+        storage: Path,
+        prefix: str,
+        *,
+        exact_vectors: bool = False,
     ) -> None:
         self.root = root.resolve()
         self.prefix = prefix
@@ -81,6 +88,7 @@ class RootIndex:
             embedder_identity=embedder.identity,
             dimension=embedder.dimension,
             chroma_url=settings.chroma.url,
+            exact_vectors=exact_vectors,
         )
         self.indexer = Indexer(self.workspace, self.store, embedder, settings)
         self.source = SearchSource(self.store, str(self.root), prefix)
@@ -112,8 +120,12 @@ class KnowledgeBase:
         *,
         embedder: Embedder | None = None,
         storage: Path | None = None,
+        exact_vectors: bool = False,
     ) -> None:
+        """`exact_vectors`: for a one-shot process, search vectors without Chroma
+        (`Store`)."""
         self.settings = settings
+        self._exact_vectors = exact_vectors
         self.storage = storage if storage is not None else default_storage(settings)
         self.embedder = embedder if embedder is not None else make_embedder(settings, model_cache())
         self.searcher = Searcher(self.embedder)
@@ -153,7 +165,16 @@ class KnowledgeBase:
             if any(index.root == root for index in self._roots):
                 return
             paths = [*self.roots, root]
-            self._roots.append(RootIndex(root, self.settings, self.embedder, self.storage, ""))
+            self._roots.append(
+                RootIndex(
+                    root,
+                    self.settings,
+                    self.embedder,
+                    self.storage,
+                    "",
+                    exact_vectors=self._exact_vectors,
+                )
+            )
             self._reprefix(paths)
 
     def remove_root(self, root: Path) -> None:

@@ -16,6 +16,8 @@ Layout, under `<storage>/<sha of root>/`:
   it is complete, so readers — threads of this process, or another process that opened
   the store read-only — always find a whole collection; they look the name up again
   when it changed, or when the collection they hold was dropped under them.
+  A one-shot process (the command line) opens the store with `exact_vectors`: it searches
+  the vectors SQLite caches (`exact_vectors.py`) and opens Chroma only to write to it.
 * `writer.lock` — an OS file lock: the process holding it is the only writer; a second
   process opens the store read-only and says so.
 
@@ -49,6 +51,7 @@ from typing import Any, TypeVar
 import numpy as np
 from filelock import FileLock, Timeout
 
+from kb_lsp.exact_vectors import ExactVectors
 from kb_lsp.metadata import cards as note_cards
 from kb_lsp.metadata import tables as metadata_tables
 from kb_lsp.metadata.extract import FileMetadata
@@ -173,7 +176,12 @@ class Store:
         embedder_identity: str,
         dimension: int,
         chroma_url: str | None = None,
+        exact_vectors: bool = False,
     ) -> None:
+        """`exact_vectors`: vector search scans the vectors SQLite caches (every chunk's,
+        exact) instead of asking Chroma, and Chroma is opened only when this process
+        writes to it. For one-shot processes (the command line): importing and opening
+        Chroma costs them more than the search itself (`vector_search`)."""
         self.directory = directory
         self.root = root
         self.embedder_identity = embedder_identity
@@ -203,7 +211,12 @@ class Store:
         if not self.read_only:
             self._write_db = self._connect()
             self._write_db.executescript(_SCHEMA + metadata_tables.DDL)
-        self._collection = self._open_collection(chroma_url)
+        self._chroma_url = chroma_url
+        self.exact_vectors = exact_vectors
+        self._chroma: tuple[Any, Any | None, int] | None = None  # client, collection, batch
+        self._exact: ExactVectors | None = None
+        if not exact_vectors:
+            self._open_chroma()
         self._stems_missing = False  # chunks written before their stems were stored
         if not self.read_only:
             self._check_embedder()
@@ -255,7 +268,37 @@ class Store:
                 db.execute("ROLLBACK")
                 raise
 
-    def _open_collection(self, chroma_url: str | None) -> Any:
+    # --- Chroma (opened lazily with `exact_vectors`) ------------------------------------------
+
+    def _open_chroma(self) -> tuple[Any, Any | None, int]:
+        if self._chroma is None:
+            client, collection = self._open_collection(self._chroma_url)
+            self._chroma = (client, collection, int(client.get_max_batch_size()))
+            if self.exact_vectors and not self.read_only:
+                # Opened late, right before this process first writes to it: what an
+                # earlier crash left behind is repaired first, as every sync does when
+                # Chroma is open from the start.
+                self.repair_vectors()
+        return self._chroma
+
+    @property
+    def _client(self) -> Any:
+        return self._open_chroma()[0]
+
+    @property
+    def _collection(self) -> Any:  # None for a reader until the writer made one
+        return self._open_chroma()[1]
+
+    @_collection.setter
+    def _collection(self, collection: Any | None) -> None:
+        client, _, batch = self._open_chroma()
+        self._chroma = (client, collection, batch)
+
+    @property
+    def _max_batch(self) -> int:
+        return self._open_chroma()[2]
+
+    def _open_collection(self, chroma_url: str | None) -> tuple[Any, Any | None]:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -274,12 +317,15 @@ class Store:
             client = chromadb.PersistentClient(
                 path=str(self.directory / "chroma"), settings=chroma_settings
             )
-        self._client = client
-        self._max_batch = int(client.get_max_batch_size())
         name = self._live_name()
         if self.read_only:
-            return self._get_collection(name)  # None until the writer made one
-        return client.get_or_create_collection(name, metadata=_COSINE, embedding_function=None)
+            try:  # None until the writer made one
+                return client, client.get_collection(name, embedding_function=None)
+            except Exception:
+                return client, None
+        return client, client.get_or_create_collection(
+            name, metadata=_COSINE, embedding_function=None
+        )
 
     def _first_name(self) -> str:
         return "kb_" + self.directory.name
@@ -681,6 +727,8 @@ class Store:
     def _chroma_upsert(
         self, ids: list[str], vectors: list[list[float]], metas: list[dict[str, Any]]
     ) -> None:
+        if not ids:  # nothing to write: Chroma need not be opened for it
+            return
         for start in range(0, len(ids), self._max_batch):
             end = start + self._max_batch
             self._collection.upsert(
@@ -688,6 +736,8 @@ class Store:
             )
 
     def _chroma_delete(self, ids: list[str]) -> None:
+        if not ids:
+            return
         for start in range(0, len(ids), self._max_batch):
             self._collection.delete(ids=ids[start : start + self._max_batch])
 
@@ -708,7 +758,9 @@ class Store:
         """Make Chroma hold no id SQLite does not know and every id of a complete file;
         returns ids fixed. Ids of pending files are phase 2's business (it upserts all of
         a file's ids); a complete file whose vector is lost goes back to pending."""
-        if self.read_only or self._collection is None:
+        if self.read_only or (self.exact_vectors and self._chroma is None):
+            return 0  # opening Chroma repairs it then (`_open_chroma`)
+        if self._collection is None:
             return 0
         db = self._reader()
         known = {
@@ -848,6 +900,8 @@ class Store:
         """
         if k <= 0:
             return []
+        if self.exact_vectors:
+            return self._exact_nearest(np.asarray(vector, dtype=np.float32), k, paths)
         query = np.asarray(vector, dtype=np.float32).tolist()
         try:
             return self._nearest(self._live(), query, k, paths)
@@ -855,6 +909,15 @@ class Store:
             # A rebuild switched collections and dropped the one this reader held: the
             # live one is named in meta by then.
             return self._nearest(self._live(again=True), query, k, paths)
+
+    def _exact_nearest(self, query: np.ndarray, k: int, paths: list[str] | None) -> list[VectorHit]:
+        if self._exact is None:
+            self._exact = ExactVectors(self.dimension)
+        wanted = None if paths is None else set(paths)
+        return [
+            VectorHit(n.chunk_id, n.path, n.similarity, n.text_hash)
+            for n in self._exact.nearest(self._reader(), query, k, wanted)
+        ]
 
     def _nearest(
         self, collection: Any | None, query: list[float], k: int, paths: list[str] | None

@@ -172,6 +172,7 @@ class Runtime:
         listen: bool = False,
         read_workers: int = READ_WORKERS,
         ask_workers: int = ASK_WORKERS,
+        exact_vectors: bool = False,
     ) -> None:
         """`watch`: follow the disk with a watcher (a long-lived process); `probe_llm`:
         check in the background whether the model answers; `take_over`: when another
@@ -180,7 +181,10 @@ class Runtime:
         the storage folder; `persist_lists`: the clients whose numbered list is kept on
         disk for a later process (the CLI); `listen`: while this process writes an
         index, answer the `kb` command line on a local socket in its store folder
-        (`listener.py`; the command line's list is then kept on disk here)."""
+        (`listener.py`; the command line's list is then kept on disk here);
+        `exact_vectors`: a one-shot process, which searches vectors without opening
+        Chroma (`Store`)."""
+        self._exact_vectors = exact_vectors
         self.hooks = hooks or Hooks()
         self._watch_disk = watch
         self._take_over = take_over
@@ -665,6 +669,7 @@ class Runtime:
                 settings,
                 embedder=embedder_from_environment(),
                 storage=storage,
+                exact_vectors=self._exact_vectors,
             )
         except Exception as err:
             message = f"kb-lsp could not open its index in {storage}: {err}"
