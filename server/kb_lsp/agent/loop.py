@@ -194,9 +194,31 @@ class Agent:
     ) -> None:
         self.kb = kb
         self.settings = settings
-        self.llm = llm if llm is not None else create_llm(settings)
-        self.summarizer = Summarizer(kb, self.llm)
+        # Made on first use: the HTTP clients take longer to import than a one-shot
+        # command's search, which never talks to the model.
+        self._llm = llm
+        self._summarizer: Summarizer | None = None
+        self._made = threading.RLock()
         self.conversations = conversations or Conversations()
+
+    @property
+    def llm(self) -> ChatModel:
+        with self._made:
+            if self._llm is None:
+                self._llm = create_llm(self.settings)
+            return self._llm
+
+    @property
+    def has_llm(self) -> bool:
+        """Whether the model's client is made yet."""
+        return self._llm is not None
+
+    @property
+    def summarizer(self) -> Summarizer:
+        with self._made:
+            if self._summarizer is None:
+                self._summarizer = Summarizer(self.kb, self.llm)
+            return self._summarizer
 
     # --- kb/ask --------------------------------------------------------------------------
 

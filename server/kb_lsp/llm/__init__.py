@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from kb_lsp.llm.ollama_chat import OllamaChat, model_missing_message, unreachable_message
     from kb_lsp.llm.openai_chat import OpenAIChat
     from kb_lsp.llm.thinking import Delta, split_thinking
+    from kb_lsp.protocol import LlmStatus
 
 # Loaded on first use (PEP 562): naming the configured model (`LlmConfig`, `kb status`)
 # must not load the HTTP clients (ollama, httpx: a few hundred ms).
@@ -87,6 +88,18 @@ def create_llm(
     if config.provider == "openai":
         return OpenAIChat(config, num_predict=num_predict)
     return OllamaChat(config, num_predict=num_predict)
+
+
+def configured_status(settings: Settings) -> LlmStatus:
+    """What `create_llm(settings).configured_status()` says, without loading the HTTP
+    clients (every answer carries it; a one-shot search never talks to the model)."""
+    from kb_lsp.llm.config import UNNAMED_MODEL
+    from kb_lsp.protocol import LlmStatus
+
+    config = LlmConfig.from_settings(settings)
+    return LlmStatus(
+        host=config.base_url, model=config.model or UNNAMED_MODEL, provider=config.provider
+    )
 
 
 def ollama_chat(ollama: OllamaSettings, *, num_predict: int | None = None) -> OllamaChat:

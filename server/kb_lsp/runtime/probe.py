@@ -77,8 +77,8 @@ class LlmProbe:
     def status(self, agent: Agent | None, configured: LlmStatus) -> LlmStatus:
         """The status of `agent`'s model (None: not open yet → `configured`, the status
         the settings describe)."""
-        if agent is None:
-            return configured
+        if agent is None or (not self._enabled and not agent.has_llm):
+            return configured  # nothing to probe: the client need not be made for it
         llm = agent.llm
         key = _key(llm)
         with self._lock:
@@ -99,7 +99,7 @@ class LlmProbe:
         """Forget what is known (the model just failed or answered) and probe again."""
         with self._lock:
             self._known.clear()
-        if agent is not None:
+        if agent is not None and self._enabled:
             self.status(agent, agent.llm.configured_status())
 
     def _probe(self, agent: Agent, key: _Key) -> None:
