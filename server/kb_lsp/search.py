@@ -506,9 +506,9 @@ class Searcher:
         rare: frozenset[str] = frozenset(),
     ) -> float:
         f = self.fusion
-        cosine = float(
-            np.clip((cand.cosine - f.cosine_floor) / (f.cosine_ceiling - f.cosine_floor), 0.0, 1.0)
-        )
+        # Plain floats: np.clip on one number costs more than the rest of this line.
+        stretched = (cand.cosine - f.cosine_floor) / (f.cosine_ceiling - f.cosine_floor)
+        cosine = min(1.0, max(0.0, float(stretched)))
         if mode == "semantic":
             return cosine if cand.has_vector else 0.0
         stems, title_stems, name = _chunk_stems(cand.chunk), name_stems(title), _path_names(path)[0]

@@ -15,7 +15,6 @@ bounds the files: at most (`LOG_BACKUPS` + 1) × `LOG_BYTES`, about 3 MiB.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import threading
 from pathlib import Path
 
@@ -78,6 +77,8 @@ def log_to_file(folder: Path) -> Path | None:
     with _lock:
         if _file_path == path:
             return path
+        import logging.handlers  # a long-lived process's only: `kb status` goes without
+
         try:
             folder.mkdir(parents=True, exist_ok=True)
             handler = logging.handlers.RotatingFileHandler(
