@@ -24,7 +24,9 @@ FastAPI docs query set (see README, "Search quality").
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -41,7 +43,7 @@ from kb_lsp.metadata.hits import hit_meta
 from kb_lsp.protocol import Label, Range, SearchHit, SearchMode
 from kb_lsp.records import StoredChunk
 from kb_lsp.snippets import inline_text, readable_blocks
-from kb_lsp.store import FileRecord, Store, chunk_id
+from kb_lsp.store import FileRecord, KeywordHit, Store, chunk_id
 from kb_lsp.terms import FILE_WORDS as FILE_WORDS  # re-exported: where they were defined
 from kb_lsp.terms import STOPWORDS as STOPWORDS
 from kb_lsp.terms import WORD as _WORD
@@ -169,6 +171,22 @@ class _FileScore:
     shown: _Candidate | None = None  # what the hit shows and jumps to, when not `best`
 
 
+_QUERY_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_QUERY_POOL_LOCK = threading.Lock()
+
+
+def _query_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """Threads that embed queries beside the keyword search (one per concurrent search
+    the LSP layer runs, give or take)."""
+    global _QUERY_POOL
+    with _QUERY_POOL_LOCK:
+        if _QUERY_POOL is None:
+            _QUERY_POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=4, thread_name_prefix="kb-query-embed"
+            )
+        return _QUERY_POOL
+
+
 class Searcher:
     def __init__(self, embedder: Embedder, fusion: Fusion = DEFAULT_FUSION) -> None:
         self.embedder = embedder
@@ -278,15 +296,23 @@ class Searcher:
             return []
         stats = stats or TermStats.of(sources, terms)
         k = max(40, limit * 5)
-        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        # The query is embedded while SQLite runs the keyword queries: both let go of the
+        # GIL, and on two cores the embedding (3-4 ms) then costs no time of its own.
+        embedding = _query_pool().submit(self.embedder.embed_query, query)
         match = fts_query(terms)
         candidates: dict[tuple[str, str], _Candidate] = {}
         keyword_order: list[tuple[float, tuple[str, str]]] = []
 
         allowed_by_root: dict[str, list[str] | None] = {}
+        keyword_hits: dict[str, list[KeywordHit]] = {}
         for source in sources:
             allowed = self._allowed_paths(source, paths, filter)
             allowed_by_root[source.root] = allowed
+            if mode in ("hybrid", "keyword"):
+                keyword_hits[source.root] = source.store.keyword_search(match, k, allowed)
+        vector = np.asarray(embedding.result(), dtype=np.float32)
+        for source in sources:
+            allowed = allowed_by_root[source.root]
             if mode in ("hybrid", "semantic"):
                 for hit in source.store.vector_search(vector, k, allowed):
                     key = (source.root, hit.chunk_id)
@@ -295,7 +321,7 @@ class Searcher:
                     candidates[key].has_vector = candidates[key].vector_hit = True
                     candidates[key].vector_hash = hit.text_hash
             if mode in ("hybrid", "keyword"):
-                for kw in source.store.keyword_search(match, k, allowed):
+                for kw in keyword_hits[source.root]:
                     key = (source.root, kw.chunk_id)
                     candidates.setdefault(key, _Candidate(source, _placeholder(kw.path)))
                     candidates[key].keyword_rowid = kw.rowid
