@@ -358,18 +358,15 @@ class KnowledgeBase:
         skipped: list[SkippedFile] = []
         problems: list[FileProblem] = []
         for index in roots:
-            f, c = index.store.counts()
-            files += f
-            chunks += c
-            complete, written = index.store.vector_coverage()
-            ready += complete + index.indexer.vectors_in_flight
-            with_text += written
-            skipped += [
-                SkippedFile(path=index.prefix + p, reason=r) for p, r in index.store.skipped()
-            ]
+            figures = index.store.figures()
+            files += figures.files
+            chunks += figures.chunks
+            ready += figures.complete_chunks + index.indexer.vectors_in_flight
+            with_text += figures.written_chunks
+            skipped += [SkippedFile(path=index.prefix + p, reason=r) for p, r in figures.skipped]
             problems += [
                 FileProblem(path=index.prefix + p.path, line=p.line, message=p.message)
-                for p in index.store.problems()
+                for p in figures.problems
             ]
         state: IndexState = "indexing" if self._syncing or pending else "ready"
         message = None
