@@ -106,9 +106,7 @@ async def test_bad_storage_in_the_editors_settings_keeps_the_store(
     async with running_server([workspace], storage) as kb:
         before = await kb.status()
         kb.lsp.set_configuration({"storage": 5, "search": {"threshold": 0}}, section="kb")
-        kb.lsp.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings=None)
-        )
+        kb.lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
         message = await told(kb, "kb.storage = 5 in the editor's settings")
         assert str(storage) in message
 
