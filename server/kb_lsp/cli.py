@@ -658,8 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _invalid_input(err: BaseException) -> bool:
     """Whether `err` is the engine's InvalidInput. Its class lives with the agent, which
     only a command that opened the runtime has loaded (`kb status` does not)."""
-    loop = sys.modules.get("kb_lsp.agent.loop")
-    return loop is not None and isinstance(err, loop.InvalidInput)
+    errors = sys.modules.get("kb_lsp.agent.errors")
+    return errors is not None and isinstance(err, errors.InvalidInput)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

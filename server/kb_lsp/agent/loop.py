@@ -53,6 +53,7 @@ from typing import Any
 from kb_lsp.agent import grounded, prompts, references
 from kb_lsp.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
 from kb_lsp.agent.conversations import Conversations, Turn
+from kb_lsp.agent.errors import InvalidInput
 from kb_lsp.agent.fallback import degraded_answer
 from kb_lsp.agent.summarize import Summarizer
 from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS, Toolbox, ToolError, ToolOutput, source_of
@@ -96,11 +97,6 @@ _CITATION = re.compile(
     r"|,?\s+lines?\s+(?P<c>\d+)(?:\s*[-–]\s*(?P<d>\d+))?)?",
     re.I,
 )
-
-
-class InvalidInput(ValueError):
-    """Bad `file`/`n` for `kb/summarize`; the message is worded for the user
-    (the LSP layer answers it as `InvalidParams`)."""
 
 
 @dataclass

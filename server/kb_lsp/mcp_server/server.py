@@ -30,7 +30,7 @@ from mcp.types import CallToolResult, Resource, TextContent, Tool, ToolAnnotatio
 from pydantic import BaseModel, Field, ValidationError
 
 from kb_lsp import __version__
-from kb_lsp.agent import InvalidInput
+from kb_lsp.agent.errors import InvalidInput
 from kb_lsp.llm import LlmCancelled, LlmError
 from kb_lsp.mcp_server import files, text
 from kb_lsp.protocol import (

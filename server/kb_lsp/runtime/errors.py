@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kb_lsp.agent import InvalidInput
+from kb_lsp.agent.errors import InvalidInput
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -16,10 +16,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from kb_lsp.agent import Agent
 from kb_lsp.llm import ChatModel
 from kb_lsp.protocol import LlmStatus
+
+if TYPE_CHECKING:
+    from kb_lsp.agent import Agent
 
 log = logging.getLogger(__name__)
 

@@ -34,11 +34,10 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from kb_lsp import __version__, reading
-from kb_lsp.agent import Agent
 from kb_lsp.agent.conversations import Conversations
 from kb_lsp.config import Settings, changed_settings
 from kb_lsp.knowledge import (
@@ -85,6 +84,9 @@ from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, Progress
 from kb_lsp.store import store_dir_for
 from kb_lsp.watcher import Batch, Watcher
 from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile, WorkspaceRoot
+
+if TYPE_CHECKING:
+    from kb_lsp.agent import Agent
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +199,7 @@ class Runtime:
             max_workers=ask_workers, thread_name_prefix="kb-ask"
         )
         self.running = RunningWork()
+        self._probe_llm = probe_llm
         self.probe = LlmProbe(self.changed, enabled=probe_llm)
         # Kept here, not by the agent, so that they survive new settings.
         self.conversations = Conversations()
@@ -208,7 +211,8 @@ class Runtime:
         self.settings = self._wanted = Settings()
         self.roots: list[Path] = []
         self._kb: KnowledgeBase | None = None
-        self._agent: Agent | None = None
+        self._agent: Agent | None = None  # made on first use: `_the_agent`
+        self._agent_lock = threading.Lock()
         self._watcher: Watcher | None = None
         self._error: str | None = None
         self._error_lock = threading.Lock()
@@ -302,8 +306,9 @@ class Runtime:
         kb = self._kb
         if kb is not None:
             kb.use_settings(settings)
-            self._agent = Agent(kb, settings, conversations=self.conversations)
-            self.probe.refresh(self._agent)
+            with self._agent_lock:
+                self._agent = None  # made anew with these settings
+            self.probe.refresh(self._the_agent() if self._probe_llm else None)
         self.changed()
 
     def _restart_watcher(self) -> None:
@@ -641,12 +646,23 @@ class Runtime:
         try:
             self.opened.result()
             with self.gate.read():
-                agent = self._agent
+                agent = self._the_agent()
                 if agent is None:
                     raise Unavailable(self._error or "The knowledge base is not open.")
                 return fn(agent)
         finally:
             self.running.discard(cancel)
+
+    def _the_agent(self) -> Agent | None:
+        """The agent of the open knowledge base, made on first use: a one-shot search never
+        asks the model, and the agent's modules take about as long to import."""
+        with self._agent_lock:
+            kb = self._kb
+            if self._agent is None and kb is not None:
+                from kb_lsp.agent import Agent
+
+                self._agent = Agent(kb, self.settings, conversations=self.conversations)
+            return self._agent
 
     def _set_error(self, message: str | None) -> None:
         with self._error_lock:
@@ -680,9 +696,10 @@ class Runtime:
             raise
         self.settings = settings
         self._kb = kb
-        self._agent = Agent(kb, settings, conversations=self.conversations)
+        with self._agent_lock:
+            self._agent = None
         self._set_error(None)
-        self.probe.refresh(self._agent)
+        self.probe.refresh(self._the_agent() if self._probe_llm else None)
         if kb.read_only:
             self.tell(
                 "kb-lsp: another window is indexing this workspace; this one is read-only "
