@@ -12,22 +12,15 @@ a vector here is always the one of the chunk's current text.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 import numpy as np
+
+from kb_lsp.records import VectorHit
 
 _ROWS = (
     "SELECT c.id, c.path, c.text_hash, v.embedding FROM chunks c "
     "JOIN vectors v ON v.text_hash = c.text_hash"
 )
-
-
-@dataclass(frozen=True)
-class Nearest:
-    chunk_id: str
-    path: str
-    similarity: float  # cosine
-    text_hash: str
 
 
 class ExactVectors:
@@ -43,7 +36,7 @@ class ExactVectors:
 
     def nearest(
         self, db: sqlite3.Connection, query: np.ndarray, k: int, paths: set[str] | None
-    ) -> list[Nearest]:
+    ) -> list[VectorHit]:
         """The `k` chunks most similar to `query`, among the chunks of `paths` when given."""
         self._refresh(db)
         norm = float(np.linalg.norm(query))
@@ -62,7 +55,7 @@ class ExactVectors:
         top = np.argpartition(-wanted, k - 1)[:k] if rows.size > k else np.arange(rows.size)
         top = top[np.argsort(-wanted[top], kind="stable")]
         return [
-            Nearest(self._ids[i], self._paths[i], float(scores[i]), self._hashes[i])
+            VectorHit(self._ids[i], self._paths[i], float(scores[i]), self._hashes[i])
             for i in rows[top].tolist()
         ]
 

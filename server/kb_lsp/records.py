@@ -80,3 +80,11 @@ class FileInfo:
     sha256: str
     aliases: tuple[str, ...] = ()  # front-matter aliases: names people use for the file
     mtime_ns: int = 0  # of the indexed version (the manifest's), nanoseconds
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    chunk_id: str
+    path: str
+    similarity: float  # cosine similarity, 1 - Chroma's cosine distance
+    text_hash: str = ""  # of the text the vector was made from (may be stale: `Store.write_texts`)

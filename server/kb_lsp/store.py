@@ -57,7 +57,7 @@ from kb_lsp.metadata import tables as metadata_tables
 from kb_lsp.metadata.extract import FileMetadata
 from kb_lsp.metadata.filters import Node as FilterNode
 from kb_lsp.metadata.query import matching_paths
-from kb_lsp.records import ReadOnlyStore, StoredChunk
+from kb_lsp.records import ReadOnlyStore, StoredChunk, VectorHit
 from kb_lsp.storage import DATABASE, WRITER_LOCK
 from kb_lsp.storage import store_dir_for as store_dir_for  # its home before storage.py
 from kb_lsp.terms import STEMS_VERSION, stems_text
@@ -150,14 +150,6 @@ class NewChunk:
 
 
 @dataclass(frozen=True)
-class VectorHit:
-    chunk_id: str
-    path: str
-    similarity: float  # cosine similarity, 1 - Chroma's cosine distance
-    text_hash: str = ""  # of the text the vector was made from (may be stale, see write_texts)
-
-
-@dataclass(frozen=True)
 class StoreFigures:
     files: int
     chunks: int
@@ -224,7 +216,7 @@ class Store:
         self._chroma_url = chroma_url
         self.exact_vectors = exact_vectors
         self._chroma: tuple[Any, Any | None, int] | None = None  # client, collection, batch
-        self._exact: ExactVectors | None = None
+        self._exact = ExactVectors(dimension) if exact_vectors else None
         if not exact_vectors:
             self._open_chroma()
         self._stems_missing = False  # chunks written before their stems were stored
@@ -941,13 +933,9 @@ class Store:
             return self._nearest(self._live(again=True), query, k, paths)
 
     def _exact_nearest(self, query: np.ndarray, k: int, paths: list[str] | None) -> list[VectorHit]:
-        if self._exact is None:
-            self._exact = ExactVectors(self.dimension)
+        assert self._exact is not None
         wanted = None if paths is None else set(paths)
-        return [
-            VectorHit(n.chunk_id, n.path, n.similarity, n.text_hash)
-            for n in self._exact.nearest(self._reader(), query, k, wanted)
-        ]
+        return self._exact.nearest(self._reader(), query, k, wanted)
 
     def _nearest(
         self, collection: Any | None, query: list[float], k: int, paths: list[str] | None

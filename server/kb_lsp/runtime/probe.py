@@ -77,6 +77,10 @@ class LlmProbe:
             max_workers=1, thread_name_prefix="kb-llm-probe"
         )
 
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
     def status(self, agent: Agent | None, configured: LlmStatus) -> LlmStatus:
         """The status of `agent`'s model (None: not open yet → `configured`, the status
         the settings describe)."""

@@ -199,7 +199,6 @@ class Runtime:
             max_workers=ask_workers, thread_name_prefix="kb-ask"
         )
         self.running = RunningWork()
-        self._probe_llm = probe_llm
         self.probe = LlmProbe(self.changed, enabled=probe_llm)
         # Kept here, not by the agent, so that they survive new settings.
         self.conversations = Conversations()
@@ -308,7 +307,7 @@ class Runtime:
             kb.use_settings(settings)
             with self._agent_lock:
                 self._agent = None  # made anew with these settings
-            self.probe.refresh(self._the_agent() if self._probe_llm else None)
+            self.probe.refresh(self._the_agent() if self.probe.enabled else None)
         self.changed()
 
     def _restart_watcher(self) -> None:
@@ -699,7 +698,7 @@ class Runtime:
         with self._agent_lock:
             self._agent = None
         self._set_error(None)
-        self.probe.refresh(self._the_agent() if self._probe_llm else None)
+        self.probe.refresh(self._the_agent() if self.probe.enabled else None)
         if kb.read_only:
             self.tell(
                 "kb-lsp: another window is indexing this workspace; this one is read-only "
