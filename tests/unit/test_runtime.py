@@ -164,8 +164,13 @@ def _imports(path: Path) -> set[str]:
 
 
 # Each front end is a package (or module) of its own; cli.py and __main__.py also launch
-# the others (`kb serve`, `kb mcp`).
-FRONT_ENDS = {"lsp/": "kb_lsp.lsp", "mcp_server/": "kb_lsp.mcp_server", "cli.py": "kb_lsp.cli"}
+# the others (`kb serve`, `kb mcp`). terminal/ is the command line's own helpers.
+FRONT_ENDS = {
+    "lsp/": "kb_lsp.lsp",
+    "mcp_server/": "kb_lsp.mcp_server",
+    "cli.py": "kb_lsp.cli",
+    "terminal/": "kb_lsp.terminal",
+}
 LAUNCHERS = {"cli.py", "__main__.py"}
 
 

@@ -748,7 +748,17 @@ class Runtime:
         if step is None:
             publish(folders, WriterState("ready"))
         else:
-            publish(folders, WriterState("indexing", step.done, step.total, phase=step.phase))
+            publish(
+                folders,
+                WriterState(
+                    "indexing",
+                    step.done,
+                    step.total,
+                    phase=step.phase,
+                    chunks_done=step.chunks_done,
+                    chunks_total=step.chunks_total,
+                ),
+            )
 
     def _built_elsewhere(self, kb: KnowledgeBase) -> WriterState | None:
         """The writer's state when another process is indexing these stores now."""
