@@ -584,8 +584,8 @@ def _print_step(flags: Collection[str], step: Any) -> None:
 # How each `stop` reads after the answer ("answer" needs no word).
 STOPS = {
     "clarify": "the agent asks a question back: answer it in a new kb ask",
-    "step_limit": "stopped at the step limit (kb.agent.maxSteps)",
-    "length": "cut off: the model hit its token limit (kb.llm.maxTokens)",
+    "step_limit": "stopped at the step limit: raise kb.agent.maxSteps for more",
+    "length": "cut off: the model hit its token limit: raise kb.llm.maxTokens for more",
     "empty": "the model said nothing, twice; nothing was cached",
     "cancelled": "cancelled",
     "error": "failed",
@@ -819,7 +819,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # The engine's log stays off stderr but for its notices; everything with -v.
-    logging.getLogger().addHandler(stderr_handler(sys.stderr, verbose=args.verbose))
+    server = args.command in ("serve", "mcp")
+    log_handler = stderr_handler(sys.stderr, verbose=args.verbose, server=server)
+    logging.getLogger().addHandler(log_handler)
+    try:
+        return _run(args)
+    finally:
+        logging.getLogger().removeHandler(log_handler)
+
+
+def _run(args: argparse.Namespace) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         code = handler(args)

@@ -274,7 +274,10 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
         reader.open([workspace], settings).result()
         status = reader.status()
         assert status.read_only and status.state == "indexing"
-        assert status.message == "being built by another process (0 files so far)"
+        # How far it got is the other process's progress (held while scanning here).
+        assert status.message == "being built by another process"
+        assert status.progress is not None and status.progress.phase == "scanning"
+        assert not status.keyword_complete
 
         held.go.set()
         wait_until(lambda: reader.status().state == "ready", "the other process to finish")

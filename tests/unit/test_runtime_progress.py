@@ -87,7 +87,7 @@ def test_a_log_line_every_few_seconds_with_rate_and_time_left(
     ]
 
 
-def test_the_status_is_re_sent_at_most_every_second() -> None:
+def test_the_status_is_re_sent_at_most_every_second_and_at_each_new_phase() -> None:
     clock = Clock()
     monitor = SyncMonitor(clock)
     sent = []
@@ -95,7 +95,12 @@ def test_the_status_is_re_sent_at_most_every_second() -> None:
         clock.now += 0.25
         if monitor.step(SyncProgress(tick, 12, None, "keyword")):
             sent.append(tick)
-    assert sent == [3, 7, 11]
+    # The first: the total is known (another process shows it at once), then every second.
+    assert sent == [0, 4, 8]
+    clock.now += 0.25
+    assert monitor.step(SyncProgress(0, 12, None, "vectors", 0, 40))  # a new phase: at once
+    clock.now += 0.25
+    assert not monitor.step(SyncProgress(0, 12, None, "vectors", 8, 40))
 
 
 def test_the_log_keeps_its_pace_while_one_step_takes_minutes(

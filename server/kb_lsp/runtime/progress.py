@@ -56,7 +56,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def rate_line(progress: IndexProgress, done: int, seconds: float) -> str:
+def rate_line(progress: IndexProgress, done: float, seconds: float) -> str:
     """The progress, the phase's rate and the time it has left: `done` of its unit
     (chunks once the embedding counts them, else files) were done in `seconds`.
     `… · embedding · 45.0 chunks/s · about 40 s left`."""
@@ -77,9 +77,10 @@ def rate_line(progress: IndexProgress, done: int, seconds: float) -> str:
 
 
 class RecentRate:
-    """The rate of one count over about the last `window` seconds: measured from the
-    latest sample at least `window` seconds old (or the first one), so a step that takes
-    minutes still gives a rate, and an early pace is forgotten once it is `window` old."""
+    """The rate of one count over the last `window` seconds: from its value at the
+    window's start (interpolated between the steps around it) to now. A step that takes
+    minutes still gives a rate (the work it finished is spread over its time), and an
+    early pace is forgotten once it is `window` seconds old."""
 
     def __init__(self, window: float = RATE_WINDOW) -> None:
         self._window = window
@@ -91,16 +92,28 @@ class RecentRate:
 
     def add(self, now: float, count: int) -> None:
         self._samples.append((now, count))
-        # Keep one sample at or before the window's start: the base of the rate.
+        # Keep the last sample at or before the window's start: the rate starts there.
         while len(self._samples) >= 2 and self._samples[1][0] <= now - self._window:
             self._samples.popleft()
 
-    def over(self, now: float, count: int) -> tuple[int, float]:
-        """(what was done, in how many seconds) over the recent window, up to `count` now."""
+    def over(self, now: float, count: int) -> tuple[float, float]:
+        """(what was done, in how many seconds) over the window, up to `count` now; the
+        whole phase while it is younger than the window."""
         if not self._samples:
-            return 0, 0.0
-        since, base = self._samples[0]
-        return count - base, now - since
+            return 0.0, 0.0
+        begin = now - self._window
+        first_time, first_count = self._samples[0]
+        if first_time >= begin:
+            return float(count - first_count), now - first_time
+        at_begin = float(first_count)
+        for time_, count_ in self._samples:
+            if time_ > begin:  # the step that crossed the window's start
+                share = (begin - first_time) / (time_ - first_time)
+                at_begin = first_count + (count_ - first_count) * share
+                break
+            first_time, first_count = time_, count_
+            at_begin = float(count_)
+        return count - at_begin, self._window
 
 
 class ProgressLines:
@@ -171,18 +184,23 @@ class SyncMonitor:
         self._clock = clock
         self._lock = threading.Lock()
         self._last_changed = clock()
+        self._phase = "scanning"  # where every sync starts (the worker says so itself)
         self._lines = ProgressLines(lambda line: log.info("indexer: %s", line), clock)
         self.total: int | None = None  # files in the sync, once it has scanned
 
     def step(self, step: SyncProgress) -> bool:
-        """Take a step: log when a line is due; True when the status should be re-sent."""
+        """Take a step: log when a line is due; True when the status should be re-sent:
+        at a new phase (the totals are known: say them at once), else at most every
+        `CHANGED_EVERY` seconds."""
         with self._lock:
             now = self._clock()
             if self.total is None and step.phase != "scanning":
                 self.total = step.total
                 log.info("indexer: %s files in this sync", f"{step.total:,}")
             self._lines.update(step.as_wire())
-            if now - self._last_changed >= CHANGED_EVERY:
+            new_phase = step.phase != self._phase
+            self._phase = step.phase
+            if new_phase or now - self._last_changed >= CHANGED_EVERY:
                 self._last_changed = now
                 return True
             return False

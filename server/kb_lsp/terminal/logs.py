@@ -1,6 +1,7 @@
 """What of the engine's log reaches a command's stderr.
 
-A one-shot command is not a server: what its log records say (a store opened read-only,
+A one-shot command is not a server (`kb serve` and `kb mcp` keep warnings on stderr,
+their client's log): what its log records say (a store opened read-only,
 the model's server not answering) the command says itself, once, in its own words, or
 it matters only to someone finding out what went wrong — `--verbose` shows every record
 from INFO up, as `LEVEL logger: message`. Without it only the notices pass: records an
@@ -33,11 +34,16 @@ class TerminalFormatter(BoundedFormatter):
         return super().format(record)
 
 
-def stderr_handler(stream: TextIO, *, verbose: bool) -> logging.Handler:
-    """The handler a command adds to the root logger."""
+def stderr_handler(stream: TextIO, *, verbose: bool, server: bool = False) -> logging.Handler:
+    """The handler a command adds to the root logger. A `server` (`kb serve`, `kb mcp`)
+    runs until stopped, and its stderr is its client's log: warnings go there too."""
     handler = logging.StreamHandler(stream)
-    handler.setLevel(logging.INFO)
     handler.setFormatter(TerminalFormatter())
-    if not verbose:
+    if verbose:
+        handler.setLevel(logging.INFO)
+    elif server:
+        handler.setLevel(logging.WARNING)
+    else:
+        handler.setLevel(logging.INFO)
         handler.addFilter(is_notice)
     return handler
