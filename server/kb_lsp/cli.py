@@ -815,9 +815,28 @@ def _invalid_input(err: BaseException) -> bool:
     return errors is not None and isinstance(err, errors.InvalidInput)
 
 
+def _filter_values(argv: Sequence[str]) -> list[str]:
+    """`-f -tag:archived` as `--filter=-tag:archived`: a filter may start with `-` (a
+    negation), which argparse would take for an option and refuse."""
+    out: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("-f", "--filter"):
+            value = next(tokens, None)
+            if value is not None and value.startswith("-") and any(c in value for c in ":<>=("):
+                out.append(f"--filter={value}")
+                continue
+            out.append(token)
+            if value is not None:
+                out.append(value)
+            continue
+        out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_filter_values(sys.argv[1:] if argv is None else argv))
     # The engine's log stays off stderr but for its notices; everything with -v.
     server = args.command in ("serve", "mcp")
     log_handler = stderr_handler(sys.stderr, verbose=args.verbose, server=server)
