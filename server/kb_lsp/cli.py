@@ -296,10 +296,9 @@ def _so_far(index: Mapping[str, Any]) -> str:
     progress = index.get("progress")
     if not progress:
         return ""
-    from kb_lsp.protocol import IndexProgress
-    from kb_lsp.runtime.progress import progress_text
+    from kb_lsp.terminal.progress import wire_progress_text
 
-    return f" ({progress_text(IndexProgress.model_validate(progress))})"
+    return f" ({wire_progress_text(progress)})"
 
 
 def _unknown_fields(
@@ -423,10 +422,9 @@ def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
     lines = []
     progress = status.get("progress")
     if progress:
-        from kb_lsp.protocol import IndexProgress
-        from kb_lsp.runtime.progress import progress_text
+        from kb_lsp.terminal.progress import wire_progress_text
 
-        lines.append(("progress", progress_text(IndexProgress.model_validate(progress))))
+        lines.append(("progress", wire_progress_text(progress)))
     if status.get("pending"):
         lines.append(("pending", f"{status['pending']:,} files to index"))
     if status.get("keywordComplete", True):

@@ -206,7 +206,11 @@ async def test_while_the_server_indexes_the_command_says_results_are_partial(
         done = await run_kb(storage, workspace, "search", QUERY, "--mode", "keyword")
         assert loaded(done) == "loaded: []"
         assert done.returncode in (0, 3), done.stderr
-        assert "kb: still being indexed by the running server; results are partial" in (done.stderr)
+        # One line, with how far the server got.
+        said = [line for line in done.stderr.splitlines() if line.startswith("kb: ")]
+        assert len(said) == 1, done.stderr
+        assert said[0].startswith("kb: the running server is still indexing this workspace (")
+        assert said[0].endswith(" · embedding); results are partial until it is done")
         (holds / "c.hold").unlink()
         await kb.wait_until_ready()
         after = await run_kb(storage, workspace, "search", QUERY)

@@ -353,6 +353,7 @@ def test_search_while_another_process_builds_the_index_says_so(
     from kb_lsp.runtime import Hooks, Runtime
 
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+
     class HeldWhileReading(_HeldSync):
         """Held at its first file to read: the total is known, nothing read yet."""
 

@@ -22,9 +22,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
-from kb_lsp.protocol import IndexProgress
-from kb_lsp.records import SyncProgress
+if TYPE_CHECKING:  # light at run time: the command line formats a wire status with it
+    from kb_lsp.records import SyncProgress
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,23 @@ SCANNING = "scanning files…"
 PHASE_WORDS = {"scanning": "scanning", "keyword": "reading", "vectors": "embedding"}
 
 
-def progress_text(progress: IndexProgress) -> str:
+class Progress(Protocol):
+    """A sync's progress: the wire's `IndexProgress`, or the command line's copy of a
+    wire payload (`terminal/progress.py`)."""
+
+    @property
+    def phase(self) -> str: ...
+    @property
+    def files_done(self) -> int: ...
+    @property
+    def files_total(self) -> int: ...
+    @property
+    def chunks_done(self) -> int: ...
+    @property
+    def chunks_total(self) -> int: ...
+
+
+def progress_text(progress: Progress) -> str:
     """`38/155 files · 1,204/3,036 chunks · embedding`, `120/155 files · reading`, or
     `scanning files…` while the sync does not know its total yet."""
     if progress.phase == "scanning" or progress.files_total == 0:
@@ -56,7 +73,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def rate_line(progress: IndexProgress, done: float, seconds: float) -> str:
+def rate_line(progress: Progress, done: float, seconds: float) -> str:
     """The progress, the phase's rate and the time it has left: `done` of its unit
     (chunks once the embedding counts them, else files) were done in `seconds`.
     `… · embedding · 45.0 chunks/s · about 40 s left`."""
@@ -138,9 +155,9 @@ class ProgressLines:
         self._phase: str | None = None
         self._phase_started = 0.0
         self._rate = RecentRate(window)
-        self._latest: IndexProgress | None = None
+        self._latest: Progress | None = None
 
-    def update(self, progress: IndexProgress) -> None:
+    def update(self, progress: Progress) -> None:
         with self._lock:
             now = self._clock()
             count = _count(progress)
@@ -170,7 +187,7 @@ class ProgressLines:
         self._emit(rate_line(latest, done, seconds))
 
 
-def _count(progress: IndexProgress) -> int:
+def _count(progress: Progress) -> int:
     """The phase's unit: chunks while embedding (they move inside a big file), else files."""
     return progress.chunks_done if progress.phase == "vectors" else progress.files_done
 

@@ -17,10 +17,16 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, TextIO
+from dataclasses import dataclass
+from typing import Any, TextIO
 
-if TYPE_CHECKING:
-    from kb_lsp.protocol import IndexProgress
+from kb_lsp.runtime.progress import (
+    Progress,
+    ProgressLines,
+    RecentRate,
+    progress_text,
+    rate_line,
+)
 
 ENV = "KB_PROGRESS_SECONDS"
 DEFAULT_SECONDS = 5.0
@@ -44,6 +50,33 @@ def line_seconds(environ: Mapping[str, str] | None = None) -> tuple[float, str |
     return value, None
 
 
+@dataclass(frozen=True)
+class WireProgress:
+    """A wire `IndexProgress` payload (a status from the socket or the store) as the
+    progress words take it, without loading pydantic (`kb status` does not)."""
+
+    phase: str
+    files_done: int
+    files_total: int
+    chunks_done: int = 0
+    chunks_total: int = 0
+
+    @classmethod
+    def of(cls, wire: Mapping[str, Any]) -> WireProgress:
+        return cls(
+            phase=str(wire["phase"]),
+            files_done=int(wire["filesDone"]),
+            files_total=int(wire["filesTotal"]),
+            chunks_done=int(wire.get("chunksDone") or 0),
+            chunks_total=int(wire.get("chunksTotal") or 0),
+        )
+
+
+def wire_progress_text(wire: Mapping[str, Any]) -> str:
+    """`38/155 files · 1,204/3,036 chunks · embedding` of a wire `IndexProgress`."""
+    return progress_text(WireProgress.of(wire))
+
+
 class TerminalProgress:
     """A front end's progress handle (`runtime.ProgressHandle`) for one sync: `report`
     from the indexing thread, `end` once it is over."""
@@ -59,8 +92,6 @@ class TerminalProgress:
     ) -> None:
         """`tty`: draw the bar (else lines every `every` seconds); `timer`: a thread
         keeps the lines coming while a step takes long (tests tick by hand)."""
-        from kb_lsp.runtime.progress import ProgressLines, RecentRate
-
         self._stream = stream
         self._tty = tty
         self._clock = clock
@@ -75,7 +106,7 @@ class TerminalProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def report(self, progress: IndexProgress) -> None:
+    def report(self, progress: Progress) -> None:
         if self._tty:
             self._draw(progress)
             return
@@ -103,9 +134,7 @@ class TerminalProgress:
         with self._lock:
             self._write(f"kb: indexing {text}\n")
 
-    def _draw(self, progress: IndexProgress) -> None:
-        from kb_lsp.runtime.progress import progress_text, rate_line
-
+    def _draw(self, progress: Progress) -> None:
         now = self._clock()
         count = progress.chunks_done if progress.phase == "vectors" else progress.files_done
         if progress.phase != self._phase:
