@@ -47,7 +47,8 @@ def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
     )
     slow = step.model_copy(update={"chunks_done": 36})
     assert rate_line(slow, 36, 60.0).endswith("0.6 chunks/s · about 83 min left")
-    assert rate_line(step, 0, 4.0).endswith("embedding · 0.0 chunks/s")  # no rate: no time
+    # Nothing done yet (a first batch under way): no rate to give, nor a time.
+    assert rate_line(step, 0, 4.0) == "120/155 files · 2,400/3,036 chunks · embedding"
 
 
 def test_a_log_line_every_few_seconds_with_rate_and_time_left(

@@ -84,7 +84,11 @@ def rate_line(progress: Progress, done: float, seconds: float) -> str:
         unit, left = "chunks", progress.chunks_total - progress.chunks_done
     else:
         unit, left = "files", progress.files_total - progress.files_done
-    rate = done / seconds if seconds > 0 else 0.0
+    if done <= 0 or seconds <= 0:
+        # Nothing done yet in the window (the first batch of vectors can take a minute):
+        # a rate of 0 would read as a stall, and there is no time left to give.
+        return text
+    rate = done / seconds
     parts = [text, f"{rate:.1f} {unit}/s"]
     if rate > 0 and left > 0:
         # Reading comes before embedding: its time left is only the reading's.
