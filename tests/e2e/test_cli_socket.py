@@ -86,6 +86,19 @@ async def test_the_command_asks_the_running_server(workspace: Path, storage: Pat
         long = await run_kb(storage, workspace, "search", "x" * 2001)
         assert long.returncode == 2
         assert long.stderr.startswith("kb: query: String should have at most 2000 characters")
+        # A filter field that looks like a typo: the server's "did you mean", word for word.
+        typo = await run_kb(storage, workspace, "search", "payments", "-f", "ownr:x")
+        assert typo.returncode == 2
+        said = [line for line in typo.stderr.splitlines() if line.startswith("kb: ")]
+        assert said == [
+            "kb: filter, character 1: no indexed file has the field 'ownr'; did you mean "
+            "'owner'? (the schema lists every field: kb schema, kb/schema) (in 'ownr:x')"
+        ]
+        # Any other field no file has keeps nothing, and the command says which (it asks
+        # the server for the fields: still nothing heavy loaded here).
+        unknown = await run_kb(storage, workspace, "search", "payments", "-f", "bogusfield:x")
+        assert unknown.returncode == 0 and loaded(unknown) == "loaded: []"
+        assert "kb: no indexed file has the field 'bogusfield'" in unknown.stderr
 
         # Several commands at once: each gets its own answer.
         many = await asyncio.gather(
