@@ -56,6 +56,15 @@ class _GuardedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.aliases = 0
         self.duplicates: list[tuple[str, int]] = []
+        self.huge_numbers: list[tuple[int, int]] = []  # (line, digits)
+
+    def construct_huge_aware_int(self, node: Any) -> int:
+        value: int = self.construct_yaml_int(node)
+        try:
+            float(value)
+        except OverflowError:  # `scalar_value` keeps it as text
+            self.huge_numbers.append((node.start_mark.line, len(str(abs(value)))))
+        return value
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -77,6 +86,9 @@ class _GuardedLoader(yaml.SafeLoader):
                     self.duplicates.append((str(key), key_node.start_mark.line))
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+_GuardedLoader.add_constructor("tag:yaml.org,2002:int", _GuardedLoader.construct_huge_aware_int)
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,13 @@ def load_front_matter(text: str, first_line: int) -> FrontMatter:
     problems.extend(
         Problem(first_line + line, f"duplicate key {key!r} in front matter: the last one is used")
         for key, line in loader.duplicates
+    )
+    problems.extend(
+        Problem(
+            first_line + line,
+            f"a number of {digits} digits is too large to compare as a number; it is kept as text",
+        )
+        for line, digits in loader.huge_numbers
     )
     if data is None:
         return FrontMatter({}, tuple(problems))
