@@ -69,8 +69,11 @@ class Fusion:
     # A query that holds a word few chunks contain (an identifier, an error code, a name):
     # a chunk with all of the query exactly beats chunks that only look alike to the
     # embedder (`burstword5x` vs `addedword5x`, which share most of their subword tokens).
+    # "Few" is counted in FTS5's own vocabulary (`terms.py`): 1% of the chunks was chosen
+    # while most ordinary words missed that lookup, and with every word counted it let
+    # words like "domain" or "template" in; 0.2% keeps it to names and codes.
     rare: float = 0.3
-    rare_share: float = 0.01  # "few": at most this share of all chunks…
+    rare_share: float = 0.002  # "few": at most this share of all chunks…
     rare_min: int = 5  # …or this many, on a small index
     rrf_k: int = 60
     # Cosine similarities of MiniLM below `cosine_floor` mean "unrelated"; the range

@@ -230,10 +230,23 @@ def word_terms(word: str) -> tuple[str, ...]:
     return terms_of([word])[word]
 
 
+@lru_cache(maxsize=1)
+def _stopword_terms() -> frozenset[str]:
+    return frozenset(term for terms in terms_of(STOPWORDS).values() for term in terms)
+
+
 def _content_words(query: str) -> list[str]:
-    """The query's content words, lower-cased, in order, without duplicates."""
+    """The query's content words, lower-cased, in order, without duplicates. A word whose
+    terms are all stopwords' terms is one too: the index cannot tell it from them (`one`
+    is `on`, `used` is `us`, `getting` is `get`)."""
     words = [w.lower() for w in WORD.findall(query) if w.strip("_")]
-    content = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    terms = terms_of(words)
+    stop = _stopword_terms()
+    content = [
+        w
+        for w in words
+        if w not in STOPWORDS and len(w) > 1 and not (terms[w] and set(terms[w]) <= stop)
+    ]
     return list(dict.fromkeys(content or [w for w in words if len(w) > 1] or words))
 
 
