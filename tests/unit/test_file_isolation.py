@@ -270,7 +270,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     opened.close()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(text=_DOCUMENT)
 def test_any_front_matter_and_markdown_is_prepared_and_stored(store: Store, text: str) -> None:
     """The per-file pipeline returns for any file (it may not raise, only the parser may,
@@ -303,7 +307,11 @@ def test_any_file_never_stops_a_sync(tmp_path: Path) -> None:
     kb.sync()
     examples = [0]
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
     @given(text=_DOCUMENT)
     def check(text: str) -> None:
         examples[0] += 1
