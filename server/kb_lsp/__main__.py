@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
-    from kb_lsp.lsp.server import serve
+    from kb_lsp.lsp.setup import serve
 
     # On stdio, serve() ends the process itself.
     sys.exit(serve(args.tcp, args.max_message_size))

@@ -646,7 +646,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from kb_lsp.lsp.server import serve
+    from kb_lsp.lsp.setup import serve
 
     tcp = None
     if args.tcp:

@@ -484,6 +484,18 @@ class Store:
             return None
         return None if row is None else FileRecord(*row)
 
+    def records(self, paths: Iterable[str]) -> dict[str, FileRecord]:
+        """path -> its manifest record, for those of `paths` indexed (one query per 500)."""
+        try:
+            rows = self._select_in(
+                "SELECT path, size, mtime_ns, sha256, title, chunk_count, state FROM files "
+                "WHERE path IN ({marks})",
+                paths,
+            )
+            return {row[0]: FileRecord(*row) for row in rows}
+        except sqlite3.OperationalError:
+            return {}
+
     def counts(self) -> tuple[int, int]:
         """(files, chunks) currently indexed."""
         try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,10 +23,9 @@ from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
 from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
-from kb_lsp.lsp import framing, logs
+from kb_lsp.lsp import logs
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
-from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.progress import IndexProgressBar
 from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
 from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity, deadline
@@ -180,34 +178,3 @@ class KbLanguageServer(LanguageServer):
 
 def _name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or type(fn).__name__
-
-
-def create_server() -> KbLanguageServer:
-    from kb_lsp.lsp import features, hover
-
-    server = KbLanguageServer()
-    features.register(server)
-    hover.register(server)
-    return server
-
-
-def serve(
-    tcp: tuple[str, int] | None = None, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-) -> int:
-    """Run the language server on stdio (or on a TCP port, for debugging).
-
-    On stdio this does not return: when the client exits (or closes stdin) the process
-    ends with 0 after `shutdown` + `exit`, else 1 — at once, since pygls' reader thread
-    may still be blocked on stdin and would keep the interpreter from exiting. With `tcp`
-    it returns that code when the connection ends."""
-    server = create_server()
-    if tcp is not None:
-        framing.start_tcp(server, *tcp, max_bytes=max_message_bytes)
-    else:
-        framing.start_io(server, max_bytes=max_message_bytes)
-    code = 0 if server.shutdown_requested else 1
-    logging.shutdown()
-    if tcp is None:
-        sys.stderr.flush()
-        os._exit(code)
-    return code

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kb_lsp.protocol import HitMeta
 
-if TYPE_CHECKING:
-    from kb_lsp.store import Store
+
+class _Modified(Protocol):
+    @property
+    def mtime_ns(self) -> int: ...
+
+
+class MetaSource(Protocol):
+    """What `hit_meta` reads of a store (two queries for any number of paths)."""
+
+    def field_values(
+        self, paths: Sequence[str], fields: Sequence[str]
+    ) -> dict[str, dict[str, list[str]]]: ...
+
+    def records(self, paths: Iterable[str]) -> Mapping[str, _Modified]: ...
+
 
 MAX_TAGS_SHOWN = 12
 
@@ -19,15 +32,16 @@ def local_date(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
 
 
-def hit_meta(store: Store, paths: Sequence[str]) -> dict[str, HitMeta]:
+def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
     """path -> its `HitMeta`, for the given paths of one store."""
     values = store.field_values(paths, ["tag", "status"])
+    try:
+        records = store.records(paths)
+    except RuntimeError:  # the store closed under us: its folder was just removed
+        return {}
     out: dict[str, HitMeta] = {}
     for path in paths:
-        try:
-            record = store.file(path)
-        except RuntimeError:  # the store closed under us: its folder was just removed
-            return out
+        record = records.get(path)
         fields = values.get(path, {})
         status = fields.get("status")
         out[path] = HitMeta(
