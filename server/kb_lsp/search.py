@@ -214,10 +214,7 @@ class Searcher:
         kept = [f for f in ranked if f.score >= threshold][:limit]
         marked = self._marked_terms(stats, terms) if kept else []
         match = fts_query(query_words(query))
-        hits = [
-            self._hit(n, f, terms, marked=marked, match=match) for n, f in enumerate(kept, start=1)
-        ]
-        return _with_meta(hits, kept)
+        return _with_meta(self._hits(kept, terms, None, marked, match), kept)
 
     def list_matching(
         self,
@@ -237,16 +234,14 @@ class Searcher:
                 if record is not None:
                     found.append((record.mtime_ns, source.display(path), source, record))
         found.sort(key=lambda item: (-item[0], item[1]))
+        firsts = _first_chunks((source, record.path) for _, _, source, record in found[:limit])
         kept: list[_FileScore] = []
-        for _, _, source, record in found:
-            if len(kept) >= limit:
-                break
-            chunks = source.store.chunks_of(record.path)[:1]
-            if chunks:
-                cand = _Candidate(source, chunks[0])
+        for _, _, source, record in found[:limit]:
+            first = firsts.get((source.root, record.path))
+            if first is not None:
+                cand = _Candidate(source, first)
                 kept.append(_FileScore(source, record.path, record.title, cand, 1.0, 0.0))
-        hits = [self._hit(n, f, [], "context match") for n, f in enumerate(kept, start=1)]
-        return _with_meta(hits, kept)
+        return _with_meta(self._hits(kept, [], "context match", [], ""), kept)
 
     def passages(
         self,
@@ -274,18 +269,8 @@ class Searcher:
         best = sorted(candidates, key=lambda c: -c.score)
         kept = [c for c in best if c.score >= threshold][:limit]
         marked = self._marked_terms(TermStats.of([source], terms), terms) if kept else []
-        match = fts_query(query_words(query))
-        return [
-            self._hit(
-                n,
-                _FileScore(source, path, title, c, c.score, 0.0),
-                terms,
-                "context match",
-                marked=marked,
-                match=match,
-            )
-            for n, c in enumerate(kept, start=1)
-        ]
+        files = [_FileScore(source, path, title, c, c.score, 0.0) for c in kept]
+        return self._hits(files, terms, "context match", marked, fts_query(query_words(query)))
 
     # --- ranking ---------------------------------------------------------------------------
 
@@ -420,8 +405,7 @@ class Searcher:
             file.score = min(1.0, relevance)
         ordered = sorted(files.values(), key=lambda f: (-max(f.score, f.raw), f.path))
         if mode != "semantic":
-            for file in ordered[: limit * 2]:
-                self._choose_shown(file, terms, vector, mode, rare)
+            self._choose_shown(ordered[: limit * 2], terms, vector, mode, rare)
         return ordered
 
     # --- note-level evidence ---------------------------------------------------------------
@@ -447,12 +431,9 @@ class Searcher:
             have = {c.chunk.path for (root, _), c in candidates.items() if root == source.root}
             for rank, path in enumerate(named):
                 ranks[(source.root, path)] = rank
-                if path in have:
-                    continue
-                first = source.store.chunks_of(path)[:1]
-                if first:
-                    key = (source.root, chunk_id(path, first[0].index))
-                    candidates[key] = _Candidate(source, first[0])
+            firsts = source.store.first_chunks(p for p in named if p not in have)
+            for path, first in firsts.items():
+                candidates[(source.root, chunk_id(path, first.index))] = _Candidate(source, first)
         return ranks
 
     def _score_cards(
@@ -506,7 +487,7 @@ class Searcher:
 
     def _choose_shown(
         self,
-        file: _FileScore,
+        files: Sequence[_FileScore],
         terms: Sequence[str],
         vector: np.ndarray | None,
         mode: SearchMode,
@@ -514,24 +495,42 @@ class Searcher:
     ) -> None:
         """The topic page first: a file matched by its name (or by most of the query's
         weight, `topic_share`) or by its card shows (and jumps to) its start, unless a
-        passage beats the start by `page_start_margin`."""
-        card_won = file.card_score > file.best.score
-        named = file.name_share >= FILENAME_MATCH or file.topic_share >= FILENAME_MATCH
-        if not card_won and not named:
-            return
-        first = next((c for c in file.chunks if c.chunk.index == 0), None)
-        if first is None:
-            chunks = file.source.store.chunks_of(file.path)[:1]
-            if not chunks:
-                return
-            first = _Candidate(file.source, chunks[0])
-            if vector is not None:
-                self._fill_cosines(file.source, [first], vector)
-            first.score = self._chunk_score(first, terms, file.title, file.path, mode, rare)
-        if first is file.best:
-            return
-        if card_won or file.best.score <= first.score + self.fusion.page_start_margin:
-            file.shown = first
+        passage beats the start by `page_start_margin`. The starts that are not among
+        the candidates are read together (one query and one vector read per root)."""
+        topical = [
+            f
+            for f in files
+            if f.card_score > f.best.score
+            or f.name_share >= FILENAME_MATCH
+            or f.topic_share >= FILENAME_MATCH
+        ]
+        firsts = {
+            id(f): first
+            for f in topical
+            if (first := next((c for c in f.chunks if c.chunk.index == 0), None)) is not None
+        }
+        unread = [f for f in topical if id(f) not in firsts]
+        read = _first_chunks((f.source, f.path) for f in unread)
+        fresh: dict[str, list[_Candidate]] = {}
+        for file in unread:
+            chunk = read.get((file.source.root, file.path))
+            if chunk is not None:
+                firsts[id(file)] = _Candidate(file.source, chunk)
+                fresh.setdefault(file.source.root, []).append(firsts[id(file)])
+        if vector is not None:
+            for cands in fresh.values():
+                self._fill_cosines(cands[0].source, cands, vector)
+        for file in unread:
+            if id(file) in firsts:
+                first = firsts[id(file)]
+                first.score = self._chunk_score(first, terms, file.title, file.path, mode, rare)
+        for file in topical:
+            first = firsts.get(id(file))
+            if first is None or first is file.best:
+                continue
+            card_won = file.card_score > file.best.score
+            if card_won or file.best.score <= first.score + self.fusion.page_start_margin:
+                file.shown = first
 
     def _chunk_score(
         self,
@@ -633,6 +632,50 @@ class Searcher:
 
     # --- output ----------------------------------------------------------------------------
 
+    def _hits(
+        self,
+        files: Sequence[_FileScore],
+        terms: Sequence[str],
+        label: Label | None,
+        marked: Sequence[str],
+        match: str,
+    ) -> list[SearchHit]:
+        """The numbered hits of `files`. A chunk without readable text shows FTS's own
+        snippet: those are asked for together, per root, after a first pass finds them."""
+        wanted: dict[int, int] = {}  # hit index -> its FTS row
+
+        def later(i: int, rowid: int) -> Callable[[], str | None]:
+            def note() -> str | None:
+                wanted[i] = rowid
+                return None  # asked for below, with the others
+
+            return note
+
+        hits = [
+            self._hit(n, f, terms, label, marked=marked, fts=self._fts_source(f, later, n - 1))
+            for n, f in enumerate(files, start=1)
+        ]
+        if not wanted or not match:
+            return hits
+        by_root: dict[str, list[int]] = {}
+        for i in wanted:
+            by_root.setdefault(files[i].source.root, []).append(i)
+        for indexes in by_root.values():
+            store = files[indexes[0]].source.store
+            snippets = store.keyword_snippets(match, (wanted[i] for i in indexes))
+            for i in indexes:
+                hits[i] = self._hit(
+                    i + 1, files[i], terms, label, marked=marked, fts=snippets.get(wanted[i])
+                )
+        return hits
+
+    @staticmethod
+    def _fts_source(
+        file: _FileScore, later: Callable[[int, int], Callable[[], str | None]], i: int
+    ) -> Callable[[], str | None] | None:
+        rowid = (file.shown or file.best).keyword_rowid
+        return None if rowid is None else later(i, rowid)
+
     def _hit(
         self,
         n: int,
@@ -641,7 +684,7 @@ class Searcher:
         label: Label | None = None,
         *,
         marked: Sequence[str] = (),
-        match: str = "",
+        fts: str | Callable[[], str | None] | None = None,
     ) -> SearchHit:
         shown = file.shown or file.best
         chunk = shown.chunk
@@ -653,7 +696,7 @@ class Searcher:
                 file.card is not None and _alias_share(terms, file.card.aliases) >= FILENAME_MATCH
             )
             label = "filename match" if named else "context match"
-        snippet = self._snippet(file, shown, terms, marked, match)
+        snippet = self._snippet(file, shown, terms, marked, fts)
         return SearchHit(
             n=n,
             uri=_file_uri(file.source.root, chunk.path),
@@ -674,19 +717,13 @@ class Searcher:
         shown: _Candidate,
         terms: Sequence[str],
         marked: Sequence[str],
-        match: str,
+        fts: str | Callable[[], str | None] | None,
     ) -> str:
         # A note that won on its card is best described by its own description.
         if file.card is not None and file.card.description and file.card_score > file.best.score:
             return make_snippet(file.card.description, terms, None, distinctive=marked)
-        rowid = shown.keyword_rowid
-        fallback = None
-        if rowid is not None and match:
-            # Only for a chunk without readable text (rare): FTS's own snippet of it.
-            def fallback() -> str | None:
-                return file.source.store.keyword_snippet(match, rowid)
-
-        return make_snippet(shown.chunk.text, terms, fallback, distinctive=marked)
+        # `fts` only for a chunk without readable text (rare): FTS's own snippet of it.
+        return make_snippet(shown.chunk.text, terms, fts, distinctive=marked)
 
 
 def _alias_share(terms: Sequence[str], aliases: Sequence[str]) -> float:
@@ -707,6 +744,20 @@ def _with_meta(hits: list[SearchHit], files: Sequence[_FileScore]) -> list[Searc
         hit.model_copy(update={"meta": metas.get((id(file.source.store), file.path))})
         for hit, file in zip(hits, files, strict=True)
     ]
+
+
+def _first_chunks(
+    wanted: Iterable[tuple[SearchSource, str]],
+) -> dict[tuple[str, str], StoredChunk]:
+    """(root, path) -> the file's first chunk, read with one query per root."""
+    by_root: dict[str, tuple[SearchSource, list[str]]] = {}
+    for source, path in wanted:
+        by_root.setdefault(source.root, (source, []))[1].append(path)
+    return {
+        (root, path): chunk
+        for root, (source, paths) in by_root.items()
+        for path, chunk in source.store.first_chunks(paths).items()
+    }
 
 
 def _chunk_stems(chunk: StoredChunk) -> frozenset[str]:

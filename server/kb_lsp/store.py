@@ -164,7 +164,7 @@ class KeywordHit:
     chunk_id: str
     path: str
     bm25: float  # positive, larger is better
-    rowid: int  # its FTS row: `keyword_snippet` asks for that row alone
+    rowid: int  # its FTS row: `keyword_snippets` asks for these rows alone
 
 
 class Store:
@@ -210,6 +210,7 @@ class Store:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._write_db: sqlite3.Connection | None = None
+        self._trace: Callable[[str], None] | None = None
         if not self.read_only:
             self._write_db = self._connect()
             self._write_db.executescript(_SCHEMA + metadata_tables.DDL)
@@ -220,6 +221,9 @@ class Store:
         if not exact_vectors:
             self._open_chroma()
         self._stems_missing = False  # chunks written before their stems were stored
+        # Chroma is checked against SQLite once per opening (`repair_vectors`): after
+        # that only this process writes it, and a failed write makes it check again.
+        self._vectors_trusted = False
         if not self.read_only:
             self._check_embedder()
             self._check_metadata_version()
@@ -235,7 +239,17 @@ class Store:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=OFF")
+        db.set_trace_callback(self._trace)
         return db
+
+    def trace(self, statement: Callable[[str], None] | None) -> None:
+        """Call `statement` with every SQL statement this store runs from now on, on
+        every connection (None: stop). For tests and benches that count round trips."""
+        self._trace = statement
+        with self._connections_lock:
+            connections = [*self._connections, *([self._write_db] if self._write_db else [])]
+        for db in connections:
+            db.set_trace_callback(statement)
 
     def _reader(self) -> sqlite3.Connection:
         """A connection for this thread: WAL lets it read while the writer writes."""
@@ -278,7 +292,7 @@ class Store:
             self._chroma = (client, collection, int(client.get_max_batch_size()))
             if self.exact_vectors and not self.read_only:
                 # Opened late, right before this process first writes to it: what an
-                # earlier crash left behind is repaired first, as every sync does when
+                # earlier crash left behind is repaired first, as the first sync does when
                 # Chroma is open from the start.
                 self.repair_vectors()
         return self._chroma
@@ -763,17 +777,27 @@ class Store:
     ) -> None:
         if not ids:  # nothing to write: Chroma need not be opened for it
             return
-        for start in range(0, len(ids), self._max_batch):
-            end = start + self._max_batch
-            self._collection.upsert(
-                ids=ids[start:end], embeddings=vectors[start:end], metadatas=metas[start:end]
-            )
+        with self._checked_again_on_failure():
+            for start in range(0, len(ids), self._max_batch):
+                end = start + self._max_batch
+                self._collection.upsert(
+                    ids=ids[start:end], embeddings=vectors[start:end], metadatas=metas[start:end]
+                )
 
     def _chroma_delete(self, ids: list[str]) -> None:
         if not ids:
             return
-        for start in range(0, len(ids), self._max_batch):
-            self._collection.delete(ids=ids[start : start + self._max_batch])
+        with self._checked_again_on_failure():
+            for start in range(0, len(ids), self._max_batch):
+                self._collection.delete(ids=ids[start : start + self._max_batch])
+
+    @contextmanager
+    def _checked_again_on_failure(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            self._vectors_trusted = False  # a write stopped half way: check at next sync
+            raise
 
     def forget_unused_vectors(self) -> None:
         """Drop cached vectors no chunk uses any more (after a sync, not during one)."""
@@ -791,11 +815,20 @@ class Store:
     def repair_vectors(self) -> int:
         """Make Chroma hold no id SQLite does not know and every id of a complete file;
         returns ids fixed. Ids of pending files are phase 2's business (it upserts all of
-        a file's ids); a complete file whose vector is lost goes back to pending."""
+        a file's ids); a complete file whose vector is lost goes back to pending.
+
+        Checked once per opening of the store, and again after a write to Chroma failed:
+        otherwise this process, the only writer, made every change itself, and every
+        save need not read every chunk row."""
         if self.read_only or (self.exact_vectors and self._chroma is None):
             return 0  # opening Chroma repairs it then (`_open_chroma`)
-        if self._collection is None:
+        if self._collection is None or self._vectors_trusted:
             return 0
+        fixed = self._repair_vectors()
+        self._vectors_trusted = True
+        return fixed
+
+    def _repair_vectors(self) -> int:
         db = self._reader()
         known = {
             row[0]: (row[1], row[2], row[3] == "ok")
@@ -905,6 +938,15 @@ class Store:
             f"SELECT {self._CHUNK_COLUMNS} FROM chunks WHERE path = ? ORDER BY idx", (path,)
         )
         return [self._chunk(row) for row in rows]
+
+    def first_chunks(self, paths: Iterable[str]) -> dict[str, StoredChunk]:
+        """path -> its first chunk, for those of `paths` that have one (one query)."""
+        rows = self._select_in(
+            f"SELECT {self._CHUNK_COLUMNS} FROM chunks c WHERE path IN ({{marks}}) "
+            "AND idx = (SELECT min(idx) FROM chunks WHERE path = c.path)",
+            paths,
+        )
+        return {str(row[0]): self._chunk(row) for row in rows}
 
     def _paths_of(self, ids: Iterable[str]) -> dict[str, str]:
         """chunk id -> its file's path, for the ids SQLite holds."""
@@ -1018,7 +1060,10 @@ class Store:
     def _file_share(self, paths: set[str]) -> float:
         """The share of the indexed files that `paths` are (files hold chunks alike
         enough for choosing how to restrict a query)."""
-        files = self.counts()[0]
+        try:
+            files = int(self._reader().execute("SELECT count(*) FROM files").fetchone()[0])
+        except sqlite3.OperationalError:
+            files = 0
         return min(1.0, len(paths) / max(1, files))
 
     def keyword_search(
@@ -1048,7 +1093,7 @@ class Store:
     def _keyword_query(self, match: str, k: int, paths: list[str] | None) -> list[KeywordHit]:
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # No `snippet()` here: it cost as much as the query for all k rows, and a hit
-        # needs FTS's snippet only when its chunk has no readable text (`keyword_snippet`).
+        # needs FTS's snippet only when its chunk has no readable text (`keyword_snippets`).
         sql = (
             f"SELECT chunk_id, bm25(chunks_fts, {weights}) AS score, rowid "
             "FROM chunks_fts WHERE chunks_fts MATCH ?"
@@ -1074,23 +1119,22 @@ class Store:
             if cid in path_of
         ]
 
-    def keyword_snippet(self, match: str, rowid: int) -> str | None:
-        """FTS5's snippet of one `keyword_search` hit's text for `match`; None when the
-        row is gone (a sync replaced the file since)."""
+    def keyword_snippets(self, match: str, rowids: Iterable[int]) -> dict[int, str]:
+        """rowid -> FTS5's snippet of that `keyword_search` hit's text for `match` (one
+        query); a row a sync replaced since is left out."""
+        wanted = sorted(set(rowids))
+        if not wanted:
+            return {}
         try:
-            row = (
-                self._reader()
-                .execute(
-                    "SELECT snippet(chunks_fts, 4, '', '', '…', 24) FROM chunks_fts "
-                    "WHERE chunks_fts MATCH ? AND rowid = ?",
-                    (match, rowid),
-                )
-                .fetchone()
+            rows = self._reader().execute(
+                "SELECT rowid, snippet(chunks_fts, 4, '', '', '…', 24) FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                (match, json.dumps(wanted)),
             )
+            return {int(rowid): str(text) for rowid, text in rows}
         except sqlite3.OperationalError as err:
             log.debug("FTS snippet %r failed: %s", match, err)
-            return None
-        return None if row is None else str(row[0])
+            return {}
 
     def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks contain each term (FTS5's own, stemmed, vocabulary)."""

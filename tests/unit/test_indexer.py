@@ -187,7 +187,29 @@ def test_stray_vectors_in_chroma_are_removed(workspace: Path, storage: Path) -> 
     )
     some = sorted(sqlite_ids(store))[:3]
     store._collection.delete(ids=some)
+    kb.close()
+    # What a crash leaves in Chroma is repaired by the next opening's first sync.
+    kb = open_kb(workspace, storage)
     kb.sync()
+    store = kb._roots[0].store
+    assert chroma_ids(store) == sqlite_ids(store)
+    kb.close()
+
+
+def test_a_save_does_not_check_every_vector_again(workspace: Path, storage: Path) -> None:
+    """Chroma is checked against every chunk row once per opening, not on every save."""
+    kb = open_kb(workspace, storage)
+    kb.sync()
+    store = kb._roots[0].store
+    seen: list[str] = []
+    store.trace(seen.append)
+    note = workspace / "payments" / "mexico-payments.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    report = kb.sync([note])
+    store.trace(None)
+    assert report.files_changed == 1
+    every_row = [s for s in seen if "LEFT JOIN files" in s]
+    assert not every_row, every_row
     assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
