@@ -32,7 +32,7 @@ def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
     match = fts_query(query_words(query))
     out: list[tuple[str, str]] = []
     for index in _roots(kb):
-        db = index.store._reader()
+        db = index.store.db.reader()
         try:
             rows = db.execute(
                 "SELECT f.chunk_id, c.path FROM chunks_fts f JOIN chunks c ON c.id = f.chunk_id "

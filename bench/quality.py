@@ -222,7 +222,7 @@ def build(
     a no-op), which makes trying queries cheap. The embedder is the product's default,
     the int8 copy of the model (made in the model cache if missing), or with
     `float_model` the shipped file as it is. `exact`: vectors searched as the command
-    line searches them (`exact_vectors.py`), not with Chroma's HNSW."""
+    line searches them (`store/exact.py`), not with Chroma's HNSW."""
     workspace = workspace_parent / "fastapi-docs"
     if not workspace.exists():
         corpora.copy_fastapi(workspace)

@@ -182,7 +182,7 @@ def _runtime(
         log_file=False,
         persist_lists=frozenset({CLIENT}),
         # One command, then exit: Chroma would take longer to import and open than the
-        # search (`exact_vectors.py`); it is opened only if the sync writes to it.
+        # search (`store/exact.py`); it is opened only if the sync writes to it.
         exact_vectors=True,
     )
     try:

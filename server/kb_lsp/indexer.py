@@ -14,7 +14,7 @@ the content — and re-chunks only files whose content changed.
   seen are embedded: an unchanged paragraph, a renamed file or a moved folder costs no
   embedding. A file becomes `ok` when all its vectors are in Chroma.
 
-See `store.py` for why a crash in either phase is repaired by the next sync. Memory per
+See `store/__init__.py` for why a crash in either phase is repaired by the next sync. Memory per
 file is bounded by the chunk cap (`markdown.py`) and by phase 2 reading chunk texts back
 from SQLite a page at a time.
 
@@ -46,7 +46,7 @@ from kb_lsp.prepare import embedding_text as embedding_text  # re-exported: its 
 from kb_lsp.prepare import failure, prepare_file
 from kb_lsp.prepare import text_hash as text_hash
 from kb_lsp.records import ReadOnlyStore, SyncReport
-from kb_lsp.store import FileRecord, NewChunk, Store
+from kb_lsp.store import FileRecord, NewChunk, Store, VectorEntry
 from kb_lsp.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
@@ -151,8 +151,8 @@ class Indexer:
         """Compare the disk (every file, or only `paths`) with the manifest: what this
         sync reads, removes, and finishes."""
         self.store.repair_vectors()
-        self.store.fill_stems()
-        manifest = self.store.manifest()
+        self.store.chunks.fill_stems()
+        manifest = self.store.catalog.manifest()
 
         if paths is None:
             scan = self.workspace.scan()
@@ -225,18 +225,20 @@ class Indexer:
         self._write(batch, manifest, report, skipped)
         if report.files_added or report.files_changed or report.files_removed:
             # Links resolve by name: any change can move anchor text between notes.
-            self.store.refresh_anchors()
+            self.store.notes.refresh_anchors()
 
         if plan.whole and not report.cancelled:
-            self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
-            self.store.forget_unused_vectors()
+            self.store.catalog.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
+            self.store.cache.forget_unused()
         else:
             # A file that was skipped and is fine again loses its reason; the ones
             # skipped in this sync are recorded again.
-            self.store.clear_skipped(entry.path for entry in changed)
+            self.store.catalog.clear_skipped(entry.path for entry in changed)
             if skipped:
-                self.store.set_skipped(((s.path, s.reason) for s in skipped), replace_all=False)
-        report.skipped = len(self.store.skipped())
+                self.store.catalog.set_skipped(
+                    ((s.path, s.reason) for s in skipped), replace_all=False
+                )
+        report.skipped = len(self.store.catalog.skipped())
 
     def _targets(
         self, paths: Iterable[Path], manifest: dict[str, FileRecord]
@@ -299,7 +301,7 @@ class Indexer:
         if not again and old is not None and old.sha256 == sha:
             # Same content: only its size/mtime moved, or (pending) its rows are written
             # and phase 2 finishes its vectors.
-            self.store.touch(entry.path, len(raw), entry.mtime_ns)
+            self.store.catalog.touch(entry.path, len(raw), entry.mtime_ns)
             report.files_unchanged += 1
             return None
         try:
@@ -383,7 +385,7 @@ class Indexer:
     def pending_files(self) -> list[FileRecord]:
         """The files phase 2 has to finish, in the order it does them: open in the
         editor first, then the newest."""
-        files = self.store.pending_files()
+        files = self.store.catalog.pending_files()
         files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
         return files
 
@@ -431,7 +433,7 @@ class Indexer:
                         return report
                     # At most what the batch still has room for: never over EMBED_BATCH.
                     room = max(1, EMBED_BATCH - len(batch.texts))
-                    page = self.store.chunk_page(record.path, start, room)
+                    page = self.store.chunks.chunk_page(record.path, start, room)
                     self._add_page(batch, record.path, page)
                     stored = self._file_chunks.get(record.path, 0)
                     self._file_chunks[record.path] = stored + len(page)
@@ -453,13 +455,13 @@ class Indexer:
 
     def _embed_cards(self, cancel: threading.Event | None) -> None:
         """The vectors of note cards (`metadata/cards.py`) not embedded yet, in batches."""
-        missing = self.store.missing_card_vectors()
+        missing = self.store.notes.missing_card_vectors()
         for start in range(0, len(missing), EMBED_BATCH):
             if cancel is not None and cancel.is_set():
                 return
             part = missing[start : start + EMBED_BATCH]
             embedded = self.embedder.embed_documents([text for _, text in part])
-            self.store.store_vectors(
+            self.store.cache.put(
                 {
                     digest: np.asarray(vector, dtype=np.float32)
                     for (digest, _), vector in zip(part, embedded, strict=True)
@@ -469,7 +471,7 @@ class Indexer:
     def _add_page(
         self, batch: _VectorBatch, path: str, page: list[tuple[str, str, str, str]]
     ) -> None:
-        cached = self.store.cached_vectors(
+        cached = self.store.cache.get(
             h for _, h, _, _ in page if h not in batch.vectors and h not in batch.texts
         )
         batch.vectors.update(cached)
@@ -485,14 +487,17 @@ class Indexer:
                 digest: np.asarray(vector, dtype=np.float32)
                 for digest, vector in zip(batch.texts, embedded, strict=True)
             }
-            self.store.store_vectors(new)
+            self.store.cache.put(new)
             batch.vectors.update(new)
         report.chunks_embedded += len(batch.texts)
         report.chunks_reused += len(batch.entries) - len(batch.texts)
         self.store.upsert_vectors(
-            [(cid, path, digest, batch.vectors[digest]) for cid, path, digest in batch.entries]
+            [
+                VectorEntry(cid, path, digest, batch.vectors[digest])
+                for cid, path, digest in batch.entries
+            ]
         )
-        self.store.mark_ready(batch.complete)
+        self.store.catalog.mark_ready(batch.complete)
         log.debug(
             "Stored %d vectors (%d embedded), %d files complete",
             len(batch.entries),

@@ -240,7 +240,9 @@ class KnowledgeBase:
                     mine = [p for p in wanted if index.workspace.relative(p) is not None]
                     if not mine:
                         # Nothing to read here, but its pending vectors are finished below.
-                        in_sync.update((index.root, r.path) for r in index.store.pending_files())
+                        in_sync.update(
+                            (index.root, r.path) for r in index.store.catalog.pending_files()
+                        )
                         continue
                 plan = index.indexer.plan(mine, full=full)
                 in_sync.update((index.root, path) for path in plan.files)
@@ -324,14 +326,16 @@ class KnowledgeBase:
         """Every metadata field some indexed file has."""
         names: set[str] = set()
         for index in self._snapshot():
-            names |= index.store.field_names()
+            names |= index.store.notes.field_names()
         return names
 
     def schema(self, top: int = TOP_VALUES) -> SchemaResponse:
         """The metadata fields of every root: types, file counts, frequent values."""
         roots = self._snapshot()
-        files = sum(index.store.counts()[0] for index in roots)
-        return build_schema(files, [index.store.field_summaries(top * 4) for index in roots], top)
+        files = sum(index.store.catalog.counts()[0] for index in roots)
+        return build_schema(
+            files, [index.store.notes.field_summaries(top * 4) for index in roots], top
+        )
 
     def search_in_file(self, path: str, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The best passages of one file (one hit per chunk, not grouped)."""
@@ -350,8 +354,8 @@ class KnowledgeBase:
         sources = [root.source for root in self._snapshot()]
         exclude: frozenset[tuple[str, str]] = frozenset()
         if exclude_linked:
-            text = "\n\n".join(chunk.text for chunk in index.store.chunks_of(relative))
-            linked = outgoing_links(text, relative, index.store.manifest())
+            text = "\n\n".join(chunk.text for chunk in index.store.chunks.chunks_of(relative))
+            linked = outgoing_links(text, relative, index.store.catalog.manifest())
             exclude = frozenset((index.source.root, p) for p in linked)
         return related_files(sources, index.source, relative, limit=limit, exclude=exclude)
 
@@ -409,10 +413,10 @@ class KnowledgeBase:
         for index in self._snapshot():
             records = [
                 record
-                for record in index.store.manifest().values()
+                for record in index.store.catalog.manifest().values()
                 if spec is None or spec.match_file(index.prefix + record.path)
             ]
-            cards = index.store.note_cards(r.path for r in records)
+            cards = index.store.notes.cards(r.path for r in records)
             for record in records:
                 card = cards.get(record.path)
                 out.append(self._info(index, record, card.aliases if card else ()))
@@ -423,10 +427,10 @@ class KnowledgeBase:
             index, relative = self._locate(path)
         except PathOutsideWorkspace:
             return None
-        record = index.store.file(relative)
+        record = index.store.catalog.file(relative)
         if record is None:
             return None
-        card = index.store.note_cards([relative]).get(relative)
+        card = index.store.notes.cards([relative]).get(relative)
         return self._info(index, record, card.aliases if card else ())
 
     def file_meta(self, path: str) -> HitMeta | None:
@@ -435,7 +439,7 @@ class KnowledgeBase:
             index, relative = self._locate(path)
         except PathOutsideWorkspace:
             return None
-        if index.store.file(relative) is None:
+        if index.store.catalog.file(relative) is None:
             return None
         return hit_meta(index.store, [relative]).get(relative)
 
@@ -443,7 +447,7 @@ class KnowledgeBase:
         index, relative = self._locate(path)
         return [
             replace(chunk, path=index.prefix + chunk.path)
-            for chunk in index.store.chunks_of(relative)
+            for chunk in index.store.chunks.chunks_of(relative)
         ]
 
     def resolve(self, path: str) -> Path:
@@ -471,14 +475,14 @@ class KnowledgeBase:
     def cached_summary(self, path: str, model: str) -> str | None:
         """A summary stored for this file's current content hash and `model`."""
         index, relative = self._locate(path)
-        record = index.store.file(relative)
-        return None if record is None else index.store.cached_summary(record.sha256, model)
+        record = index.store.catalog.file(relative)
+        return None if record is None else index.store.catalog.cached_summary(record.sha256, model)
 
     def store_summary(self, path: str, model: str, summary: str) -> None:
         index, relative = self._locate(path)
-        record = index.store.file(relative)
+        record = index.store.catalog.file(relative)
         if record is not None and not index.store.read_only:
-            index.store.store_summary(record.sha256, model, summary)
+            index.store.catalog.store_summary(record.sha256, model, summary)
 
     def close(self) -> None:
         """Release the writer lock and close the stores."""

@@ -115,10 +115,10 @@ def related_files(
 
     `exclude` holds (root, path) pairs to leave out besides the file itself. Empty when the
     file has no stored vectors yet (it is still being indexed). Raises `NotIndexed`."""
-    chunks = source.store.chunks_of(path)
+    chunks = source.store.chunks.chunks_of(path)
     if not chunks:
         raise NotIndexed(f"{source.display(path)} is not in the knowledge base")
-    vectors = source.store.cached_vectors(c.text_hash for c in chunks)
+    vectors = source.store.cache.get(c.text_hash for c in chunks)
     center = centroid(vectors[c.text_hash] for c in chunks if c.text_hash in vectors)
     if center is None:
         return []
@@ -140,7 +140,7 @@ def related_files(
     top = ranked[:limit]
     closest: dict[str, StoredChunk] = {}
     for other in sources:
-        closest |= other.store.chunks_by_id(c.closest_id for c in top if c.source is other)
+        closest |= other.store.chunks.chunks_by_id(c.closest_id for c in top if c.source is other)
     hits: list[SearchHit] = []
     for cand in top:
         # A passage gone since the vector query (the file changed): look at the file's own.
@@ -154,7 +154,7 @@ def _score(source: SearchSource, candidates: list[_Candidate], center: np.ndarra
     """Each candidate's centroid cosine (from the cache where the file has not changed)."""
     if not candidates:
         return
-    manifest = source.store.manifest()
+    manifest = source.store.catalog.manifest()
     missing: list[_Candidate] = []
     for cand in candidates:
         record = manifest.get(cand.path)
@@ -166,8 +166,8 @@ def _score(source: SearchSource, candidates: list[_Candidate], center: np.ndarra
             cand.score = float(np.dot(center, cached))
     if not missing:
         return
-    chunks = {c.path: source.store.chunks_of(c.path) for c in missing}
-    vectors = source.store.cached_vectors(
+    chunks = {c.path: source.store.chunks.chunks_of(c.path) for c in missing}
+    vectors = source.store.cache.get(
         chunk.text_hash for file_chunks in chunks.values() for chunk in file_chunks
     )
     for cand in missing:
@@ -182,8 +182,8 @@ def _score(source: SearchSource, candidates: list[_Candidate], center: np.ndarra
 
 def _closest_chunk(cand: _Candidate, center: np.ndarray) -> StoredChunk | None:
     """The candidate's passage closest to the file (its snippet and range)."""
-    chunks = cand.source.store.chunks_of(cand.path)
-    vectors = cand.source.store.cached_vectors(c.text_hash for c in chunks)
+    chunks = cand.source.store.chunks.chunks_of(cand.path)
+    vectors = cand.source.store.cache.get(c.text_hash for c in chunks)
     own = [(c, vectors[c.text_hash]) for c in chunks if c.text_hash in vectors]
     if not own:
         return None
@@ -198,7 +198,7 @@ def _snippet(text: str) -> str:
 
 
 def _hit(n: int, cand: _Candidate, chunk: StoredChunk) -> SearchHit:
-    record = cand.source.store.file(cand.path)
+    record = cand.source.store.catalog.file(cand.path)
     return SearchHit(
         n=n,
         uri=(Path(cand.source.root) / cand.path).as_uri(),

@@ -122,8 +122,8 @@ class TermStats:
         chunks = 0
         found: dict[str, int] = {}
         for source in sources:
-            chunks += source.store.chunk_count()
-            for term, count in source.store.term_chunk_counts(terms).items():
+            chunks += source.store.catalog.chunk_count()
+            for term, count in source.store.fts.term_counts(terms).items():
                 found[term] = found.get(term, 0) + count
         return TermStats(chunks, found)
 
@@ -228,7 +228,7 @@ class Searcher:
         modified first, each shown from its start."""
         found: list[tuple[int, str, SearchSource, FileRecord]] = []
         for source in sources:
-            manifest = source.store.manifest()
+            manifest = source.store.catalog.manifest()
             for path in self._allowed_paths(source, paths, filter) or []:
                 record = manifest.get(path)
                 if record is not None:
@@ -253,10 +253,10 @@ class Searcher:
         threshold: float = 0.0,
     ) -> list[SearchHit]:
         """The best chunks of one file, one hit per chunk, best first."""
-        chunks = source.store.chunks_of(path)
+        chunks = source.store.chunks.chunks_of(path)
         if not chunks:
             return []
-        record = source.store.file(path)
+        record = source.store.catalog.file(path)
         title = record.title if record else PurePosixPath(path).stem
         terms = query_terms(query)
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
@@ -305,7 +305,7 @@ class Searcher:
             allowed = self._allowed_paths(source, paths, filter)
             allowed_by_root[source.root] = allowed
             if mode in ("hybrid", "keyword"):
-                keyword_hits[source.root] = source.store.keyword_search(match, k, allowed)
+                keyword_hits[source.root] = source.store.fts.search(match, k, allowed)
         vector = np.asarray(embedding.result(), dtype=np.float32) if embedding is not None else None
         for source in sources:
             allowed = allowed_by_root[source.root]
@@ -329,7 +329,7 @@ class Searcher:
         # Real chunk rows, and exact cosines for the keyword-only candidates.
         for source in sources:
             ids = [cid for (root, cid) in candidates if root == source.root]
-            rows = source.store.chunks_by_id(ids)
+            rows = source.store.chunks.chunks_by_id(ids)
             for cid in ids:
                 cand = candidates[(source.root, cid)]
                 row = rows.get(cid)
@@ -362,7 +362,7 @@ class Searcher:
             paths_here = {
                 c.chunk.path for (root, _), c in candidates.items() if root == source.root
             }
-            for path, title in source.store.titles(paths_here).items():
+            for path, title in source.store.catalog.titles(paths_here).items():
                 titles[(source.root, path)] = title
         for cand in candidates.values():
             key = (cand.source.root, cand.chunk.path)
@@ -425,13 +425,13 @@ class Searcher:
         if mode == "semantic" or (f.description <= 0 and f.anchors <= 0):
             return ranks
         for source in sources:
-            named = source.store.matching_notes(
+            named = source.store.notes.matching(
                 match, CARD_CANDIDATES, allowed_by_root.get(source.root)
             )
             have = {c.chunk.path for (root, _), c in candidates.items() if root == source.root}
             for rank, path in enumerate(named):
                 ranks[(source.root, path)] = rank
-            firsts = source.store.first_chunks(p for p in named if p not in have)
+            firsts = source.store.chunks.first_chunks(p for p in named if p not in have)
             for path, first in firsts.items():
                 candidates[(source.root, chunk_id(path, first.index))] = _Candidate(source, first)
         return ranks
@@ -450,9 +450,9 @@ class Searcher:
             return
         for source in sources:
             mine = [file for (root, _), file in files.items() if root == source.root]
-            cards = source.store.note_cards(file.path for file in mine)
+            cards = source.store.notes.cards(file.path for file in mine)
             hashes = [c.card_hash for c in cards.values() if c.card_hash]
-            vectors = source.store.cached_vectors(hashes) if vector is not None else {}
+            vectors = source.store.cache.get(hashes) if vector is not None else {}
             for file in mine:
                 card = cards.get(file.path)
                 if card is None:
@@ -609,7 +609,7 @@ class Searcher:
     ) -> None:
         if not candidates:
             return
-        vectors = source.store.cached_vectors(c.chunk.text_hash for c in candidates)
+        vectors = source.store.cache.get(c.chunk.text_hash for c in candidates)
         for cand in candidates:
             stored = vectors.get(cand.chunk.text_hash)
             if stored is not None:
@@ -624,9 +624,11 @@ class Searcher:
         allowed: list[str] | None = None
         if globs:
             spec = pathspec.GitIgnoreSpec.from_lines(globs)
-            allowed = [p for p in source.store.manifest() if spec.match_file(source.display(p))]
+            allowed = [
+                p for p in source.store.catalog.manifest() if spec.match_file(source.display(p))
+            ]
         if filter is not None:
-            matching = source.store.filter_paths(filter, source.prefix)
+            matching = source.store.notes.filter_paths(filter, source.prefix)
             allowed = sorted(matching) if allowed is None else [p for p in allowed if p in matching]
         return allowed
 
@@ -662,7 +664,7 @@ class Searcher:
             by_root.setdefault(files[i].source.root, []).append(i)
         for indexes in by_root.values():
             store = files[indexes[0]].source.store
-            snippets = store.keyword_snippets(match, (wanted[i] for i in indexes))
+            snippets = store.fts.snippets(match, (wanted[i] for i in indexes))
             for i in indexes:
                 hits[i] = self._hit(
                     i + 1, files[i], terms, label, marked=marked, fts=snippets.get(wanted[i])
@@ -756,7 +758,7 @@ def _first_chunks(
     return {
         (root, path): chunk
         for root, (source, paths) in by_root.items()
-        for path, chunk in source.store.first_chunks(paths).items()
+        for path, chunk in source.store.chunks.first_chunks(paths).items()
     }
 
 

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-# The tokenizer of every FTS5 table of the store (`store.py`, `metadata/cards.py`).
+# The tokenizer of every FTS5 table of the store (`store/db.py`, `metadata/cards.py`).
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 # Bump when the stems, `word_stems` or the word pattern change: stored stems are redone.

@@ -72,7 +72,7 @@ def test_the_nearest_chunks_are_chromas(tmp_path: Path) -> None:
     assert {h.path for h in restricted} <= set(some_paths)
     assert exact.vector_search(embedder.embed_query(QUERIES[0]), 3, []) == []
     assert exact.vector_search(np.zeros(embedder.dimension), 3) == []
-    assert exact._chroma is None  # never opened
+    assert not exact.vectors.opened()  # Chroma never opened
     exact.close()
 
 

@@ -305,3 +305,33 @@ def test_the_design_page_is_in_the_repository_and_the_readme_links_it() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "(docs/design.md)" in readme
     assert "shared project notes" not in readme
+
+
+# --- the store ---------------------------------------------------------------------------
+
+MAX_FACADE_LINES = 150
+
+
+def test_the_store_facade_stays_small() -> None:
+    """`Store` puts the store's parts together and does only what spans them."""
+    facade = modules()["kb_lsp.store.store"]
+    lines = len(facade.path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_FACADE_LINES, f"{facade.where}: {lines} lines"
+
+
+def test_vector_indexes_implement_the_port() -> None:
+    """Every method of the `VectorIndex` port, on each implementation (mypy checks the
+    signatures where the store assigns them)."""
+    from kb_lsp.store.chroma import ChromaIndex
+    from kb_lsp.store.exact import ExactIndex
+
+    port = {
+        node.name
+        for node in ast.walk(modules()["kb_lsp.store.vectors"].tree)
+        if isinstance(node, ast.FunctionDef)
+    }
+    assert port >= {"nearest", "upsert", "delete", "rebuild"}
+    for implementation in (ChromaIndex, ExactIndex):
+        missing = sorted(name for name in port if not callable(getattr(implementation, name, None)))
+        assert not missing, f"{implementation.__name__} lacks {missing}"
+        assert isinstance(implementation.filters_cheaply, bool)

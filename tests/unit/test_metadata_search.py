@@ -189,7 +189,7 @@ def test_an_index_from_before_metadata_is_read_again(notes: Path, tmp_path: Path
     kb = KnowledgeBase([notes], settings, embedder=HashingEmbedder(), storage=storage)
     kb.sync()
     store = kb._snapshot()[0].store
-    with store._writer() as db:
+    with store.db.writer() as db:
         db.execute("DELETE FROM file_fields")
         db.execute("DELETE FROM meta WHERE key = 'metadata'")
     kb.close()
@@ -211,12 +211,12 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
     assert len(hits) == 50
     assert not {"payments/mexico.md", "payments/germany.md"} & {h.path for h in hits}
     store = kb._snapshot()[0].store
-    wanted = sorted(store.filter_paths(parse_filter("-tag:payments")))
+    wanted = sorted(store.notes.filter_paths(parse_filter("-tag:payments")))
     assert len(wanted) == 82
     match = '"wire"'
-    restricted = store._keyword_query(match, 10, wanted)
+    restricted = store.fts._query(match, 10, wanted)
     # The same best scores as the query restricted in SQL (ties may come in any order).
-    assert [round(h.bm25, 6) for h in store.keyword_search(match, 10, wanted)] == [
+    assert [round(h.bm25, 6) for h in store.fts.search(match, 10, wanted)] == [
         round(h.bm25, 6) for h in restricted
     ]
 

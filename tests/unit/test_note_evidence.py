@@ -137,7 +137,7 @@ def kb(vault: Path, tmp_path: Path) -> Iterator[KnowledgeBase]:
 
 def anchors(kb: KnowledgeBase, path: str) -> tuple[str, ...]:
     store = kb._snapshot()[0].store
-    card = store.note_cards([path]).get(path)
+    card = store.notes.cards([path]).get(path)
     return card.anchors if card else ()
 
 

@@ -91,11 +91,11 @@ def _statements(
     )
     search()  # connections and caches warm
     seen: list[str] = []
-    root.store.trace(_counting(seen))
+    root.store.db.trace(_counting(seen))
     try:
         hits = search()
     finally:
-        root.store.trace(None)
+        root.store.db.trace(None)
     return seen, len(hits)
 
 
@@ -123,11 +123,11 @@ def test_a_filter_without_words_lists_with_bounded_round_trips(root: RootIndex) 
     counts = []
     for limit in (3, 15):
         seen: list[str] = []
-        root.store.trace(_counting(seen))
+        root.store.db.trace(_counting(seen))
         try:
             hits = searcher.list_matching([root.source], node, limit=limit)
         finally:
-            root.store.trace(None)
+            root.store.db.trace(None)
         assert len(hits) == limit
         counts.append(len(seen))
     assert counts[0] == counts[1]

@@ -88,7 +88,7 @@ def test_every_word_is_counted_in_fts5vocab_and_found_by_keyword_search(
     store = kb._snapshot()[0].store
     for n, word in enumerate(WORDS):
         terms = query_terms(word)
-        counts = store.term_chunk_counts(terms)
+        counts = store.fts.term_counts(terms)
         assert set(counts) == set(terms), f"{word}: {terms} not in the index's vocabulary"
         assert all(count >= 1 for count in counts.values())
         # Forms of one stem (deploying, deployed) find each other's notes too.

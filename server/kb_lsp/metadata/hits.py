@@ -14,14 +14,24 @@ class _Modified(Protocol):
     def mtime_ns(self) -> int: ...
 
 
-class MetaSource(Protocol):
-    """What `hit_meta` reads of a store (two queries for any number of paths)."""
-
+class _Fields(Protocol):
     def field_values(
         self, paths: Sequence[str], fields: Sequence[str]
     ) -> dict[str, dict[str, list[str]]]: ...
 
+
+class _Records(Protocol):
     def records(self, paths: Iterable[str]) -> Mapping[str, _Modified]: ...
+
+
+class MetaSource(Protocol):
+    """What `hit_meta` reads of a store (two queries for any number of paths)."""
+
+    @property
+    def notes(self) -> _Fields: ...
+
+    @property
+    def catalog(self) -> _Records: ...
 
 
 MAX_TAGS_SHOWN = 12
@@ -34,9 +44,9 @@ def local_date(mtime_ns: int) -> str:
 
 def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
     """path -> its `HitMeta`, for the given paths of one store."""
-    values = store.field_values(paths, ["tag", "status"])
+    values = store.notes.field_values(paths, ["tag", "status"])
     try:
-        records = store.records(paths)
+        records = store.catalog.records(paths)
     except RuntimeError:  # the store closed under us: its folder was just removed
         return {}
     out: dict[str, HitMeta] = {}

@@ -1,21 +1,29 @@
 """Exact nearest-neighbour search over the vectors a store caches in SQLite.
 
-Every chunk's vector is kept in SQLite by text hash (`store.py`), so the nearest chunks to
+Every chunk's vector is kept in SQLite by text hash (`cache.py`), so the nearest chunks to
 a query can be found without Chroma: one matrix product over all of them. A one-shot
 process (the command line) uses it instead of importing and opening Chroma, which costs
 it more than a search (`bench/results/README.md`: on tldr-pages' 9,041 chunks HNSW holds
 96 % of the exact 50 nearest; an exact scan holds all of them). A chunk whose text has no
 vector yet (its file waits for phase 2) is left out, as Chroma would not hold it either;
 a vector here is always the one of the chunk's current text.
+
+`ExactIndex` is the `VectorIndex` of such a process: it searches here, and opens Chroma
+only when something must be written there (and lets the store check Chroma first, as the
+first sync of every opening does).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 
 from kb_lsp.records import VectorHit
+from kb_lsp.store.chroma import ChromaIndex
+from kb_lsp.store.db import Database
+from kb_lsp.store.vectors import Neighbour, VectorEntry
 
 _ROWS = (
     "SELECT c.id, c.path, c.text_hash, v.embedding FROM chunks c "
@@ -78,3 +86,59 @@ class ExactVectors:
         )
         self._ids, self._paths, self._hashes = ids, paths, hashes
         self._version = version
+
+
+class ExactIndex:
+    """Implements `VectorIndex`: exact search over the cached vectors, writes to Chroma."""
+
+    filters_cheaply = True
+
+    def __init__(
+        self, db: Database, dimension: int, open_chroma: Callable[[], ChromaIndex]
+    ) -> None:
+        self._db = db
+        self._matrix = ExactVectors(dimension)
+        self._open_chroma = open_chroma
+        self._chroma: ChromaIndex | None = None
+        self.on_open: Callable[[], object] | None = None  # the store's check of Chroma
+
+    def _writes(self) -> ChromaIndex:
+        if self._chroma is None:
+            self._chroma = self._open_chroma()
+            if self.on_open is not None and not self._db.read_only:
+                self.on_open()
+        return self._chroma
+
+    def nearest(self, query: np.ndarray, k: int, paths: Collection[str] | None) -> list[Neighbour]:
+        wanted = None if paths is None else set(paths)
+        hits = self._matrix.nearest(self._db.reader(), query, k, wanted)
+        return [Neighbour(h.chunk_id, h.similarity, h.text_hash) for h in hits]
+
+    def made_from(self, ids: Sequence[str]) -> dict[str, str]:
+        return {}  # every neighbour says what it was made from
+
+    def upsert(self, entries: Sequence[VectorEntry]) -> None:
+        if entries:  # nothing to write: Chroma need not be opened for it
+            self._writes().upsert(entries)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._writes().delete(ids)
+
+    def opened(self) -> bool:
+        return self._chroma is not None and self._chroma.opened()
+
+    def count(self) -> int:
+        return self._writes().count()
+
+    def ids(self) -> set[str]:
+        return self._writes().ids()
+
+    def holds_all(self, ids: Sequence[str]) -> bool:
+        return self._writes().holds_all(ids)
+
+    def rebuild(self, batches: Iterable[Sequence[VectorEntry]]) -> int:
+        return self._writes().rebuild(batches)
+
+    def reset(self) -> None:
+        self._writes().reset()
