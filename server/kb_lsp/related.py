@@ -15,7 +15,6 @@ related note the way it opens a search result.
 from __future__ import annotations
 
 import posixpath
-import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -28,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from markdown_it import MarkdownIt
 
+from kb_lsp.metadata.links import wiki_links
 from kb_lsp.protocol import Range, SearchHit
 from kb_lsp.records import StoredChunk
 from kb_lsp.search import SearchSource, make_snippet
@@ -43,7 +43,6 @@ MIN_SIMILARITY = 0.2
 CENTROID_CACHE = 20_000
 
 _parser = MarkdownIt("commonmark")
-_WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
 
 
 class NotIndexed(LookupError):
@@ -236,8 +235,8 @@ def outgoing_links(text: str, path: str, known: Iterable[str]) -> set[str]:
         )
         if resolved in known_set:
             found.add(resolved)
-    for match in _WIKI_LINK.finditer(text):
-        name = match.group(1).strip()
+    for match in (m for line in text.splitlines() for m in wiki_links(line) if m.target):
+        name = match.target
         exact = [p for p in (name, f"{name}.md", f"{name}.markdown") if p in known_set]
         found.update(exact or by_stem.get(PurePosixPath(name).name.lower(), []))
     found.discard(path)

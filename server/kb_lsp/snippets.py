@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kb_lsp.markdown import rendered_text
+from kb_lsp.metadata.links import wiki_display
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\{[\w-]+\})?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -38,7 +39,6 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _MYST_ROLE = re.compile(r"\{[\w:-]+\}(`[^`]*`)")
 _CODE_INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI docs' `{* ../src/app.py hl[3] *}`
-_WIKI_LINK = re.compile(r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _ATTR_LIST = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
 
@@ -63,7 +63,7 @@ def inline_text(source: str) -> str:
         source = _MYST_ROLE.sub(r"\1", source)
         source = _CODE_INCLUDE.sub("", source)
     if "[[" in source:
-        source = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), source)
+        source = wiki_display(source)
     if "{" in source:
         source = _ATTR_LIST.sub("", source)
     plain = _plain_inline(source)

@@ -335,3 +335,23 @@ def test_vector_indexes_implement_the_port() -> None:
         missing = sorted(name for name in port if not callable(getattr(implementation, name, None)))
         assert not missing, f"{implementation.__name__} lacks {missing}"
         assert isinstance(implementation.filters_cheaply, bool)
+
+
+# --- one link grammar --------------------------------------------------------------------
+
+LINK_SYNTAX = (r"\[\[", r"\]\(")  # a wiki link's opening, a Markdown link's `](`
+
+
+def test_the_link_grammar_is_written_once() -> None:
+    """Only `metadata/links.py` writes a pattern for links; everything else asks it."""
+    writers = sorted(
+        m.where
+        for m in modules().values()
+        if any(
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and any(syntax in node.value for syntax in LINK_SYNTAX)
+            for node in ast.walk(m.tree)
+        )
+    )
+    assert writers == ["kb_lsp/metadata/links.py"], writers

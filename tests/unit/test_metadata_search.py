@@ -222,7 +222,7 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
 
 
 def test_hover_shows_the_linked_files_metadata(kb: KnowledgeBase, notes: Path) -> None:
-    from kb_lsp.lsp.hover import compute_hover
+    from kb_lsp.link_preview import compute_hover
 
     document = notes / "runbooks" / "close.md"
     line = "See [Mexico](../payments/mexico.md) for the wires."

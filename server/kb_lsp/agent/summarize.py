@@ -26,6 +26,7 @@ from kb_lsp.agent.budget import CHARS_PER_TOKEN
 from kb_lsp.agent.usage import Meter
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.llm import ChatModel, EmptyAnswer
+from kb_lsp.metadata.links import plain_links
 
 # Bumped when the prompts or the key change, so that old cached summaries are not served
 # (v2: keys carry the provider; v1 caches could hold empty summaries).
@@ -34,7 +35,7 @@ MAX_PARTS = 24
 _PROMPT_OVERHEAD_TOKENS = 400
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
-_MARKUP = re.compile(r"[*_`>]+|^\s*(?:[-+]|\d+[.)])\s+|\[([^\]]*)\]\([^)]*\)")
+_MARKUP = re.compile(r"[*_`>]+|^\s*(?:[-+]|\d+[.)])\s+")
 
 
 @dataclass
@@ -236,7 +237,7 @@ def _first_paragraph(text: str) -> str:
 
 
 def _first_sentence(paragraph: str, max_chars: int = 220) -> str:
-    text = _MARKUP.sub(lambda m: m.group(1) or "", paragraph).strip()
+    text = _MARKUP.sub("", plain_links(paragraph)).strip()
     text = re.sub(r"\s+", " ", text)
     match = _SENTENCE.match(text)
     sentence = match.group(1) if match else text

@@ -24,15 +24,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from kb_lsp.markdown import ATTR_LIST
+from kb_lsp.metadata.links import is_external, markdown_links, wiki_links
 
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/\-]*[^\W\d][\w/\-]*)", re.UNICODE)
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
-_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_MD_LINK = re.compile(
-    r"(!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*(?:<(?P<angled>[^>\n]+)>|(?P<plain>[^)\s]+))"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
-)
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_LINKS = 2_000
 MAX_TAGS = 500
@@ -91,27 +86,24 @@ def read_body(
 
 def _links(line: str, number: int) -> list[Link]:
     out: list[tuple[int, Link]] = []
-    for match in _WIKI.finditer(line):
-        inside = match.group(2)
-        target, _, text = inside.partition("|")
-        target, _, heading = target.partition("#")
-        target = target.strip()
-        if not target and not heading:
+    wiki_spans = []
+    for match in wiki_links(line):
+        wiki_spans.append((match.start, match.end))
+        if not match.target and not match.heading:
             continue
-        kind = "embed" if match.group(1) else "wiki"
-        out.append((match.start(), Link(kind, target, text.strip(), heading.strip(" ^"), number)))
-    wiki_spans = [(m.start(), m.end()) for m in _WIKI.finditer(line)]
-    for match in _MD_LINK.finditer(line):
-        if any(start <= match.start() < end for start, end in wiki_spans):
+        kind = "embed" if match.embed else "wiki"
+        heading = match.heading.strip(" ^")
+        out.append((match.start, Link(kind, match.target, match.text, heading, number)))
+    for match in markdown_links(line):
+        if any(start <= match.start < end for start, end in wiki_spans):
             continue
-        raw = (match.group("angled") or match.group("plain") or "").strip()
-        if not raw or raw.startswith("#") or _SCHEME.match(raw) or raw.startswith("//"):
+        raw = match.target
+        if not raw or is_external(raw):
             continue
         path, _, heading = raw.partition("#")
         path = unquote(path.split("?", 1)[0]).strip()
         if not path:
             continue
-        text = " ".join(match.group("text").split())
-        out.append((match.start(), Link("markdown", path, text, unquote(heading), number)))
+        out.append((match.start, Link("markdown", path, match.text, unquote(heading), number)))
     out.sort(key=lambda item: item[0])
     return [link for _, link in out]

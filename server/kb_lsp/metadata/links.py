@@ -1,4 +1,16 @@
-"""Where links point, and the words other notes use for a note (incoming anchor text).
+"""The link grammar of the knowledge base, where links point, and the words other notes
+use for a note (incoming anchor text).
+
+The grammar (the one place it is written; metadata extraction, snippets, related notes
+and hover all read links through it):
+
+* wiki links and embeds: `[[Target]]`, `[[Target#Heading]]`, `[[Target|text]]`,
+  `![[Target]]` (`wiki_links`);
+* Markdown inline links and images: `[text](target "title")`, `[text](<a b.md>)`, text
+  with one level of nested brackets (`markdown_links`); a target with a URI scheme, a
+  protocol-relative `//host` or only a `#fragment` is not a workspace link (`is_external`);
+* a bare path in prose, `notes/other.md` (`bare_paths`): not a link for the index, but
+  what a hover offers to follow.
 
 Resolution, against the workspace-relative paths of one root's indexed files:
 
@@ -27,12 +39,89 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 MAX_ANCHORS = 24
 MAX_ANCHOR_CHARS = 120
 _DENDRON_PREFIX = re.compile(r"^dendron://[^/]*/")
+
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_MARKDOWN = re.compile(
+    r"(!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*(?:<(?P<angled>[^>\n]+)>|(?P<plain>[^)\s]+))"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
+)
+_BARE = re.compile(r"(?<![\w/.\-(\[])(?P<path>[\w.\-/]*[\w\-]\.(?:md|markdown))(?![\w/])")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+
+
+@dataclass(frozen=True)
+class LinkMatch:
+    """One link as written on a line: where it is and what it says."""
+
+    start: int  # code-point columns on the line
+    end: int
+    embed: bool  # `![[…]]` or `![…](…)`
+    target: str  # wiki: without `#heading` and `|text`; Markdown: the raw destination
+    text: str  # the anchor text ("" when none)
+    heading: str = ""  # wiki: `[[T#Heading]]` → "Heading" (as written, unstripped)
+
+
+def wiki_links(line: str) -> Iterator[LinkMatch]:
+    """The wiki links and embeds of a line, in order (an empty `[[]]` is none)."""
+    for match in _WIKI.finditer(line):
+        target, _, text = match.group(2).partition("|")
+        target, _, heading = target.partition("#")
+        yield LinkMatch(
+            match.start(),
+            match.end(),
+            bool(match.group(1)),
+            target.strip(),
+            text.strip(),
+            heading,
+        )
+
+
+def wiki_display(line: str) -> str:
+    """A line with each wiki link replaced by what it shows: its text, else its target."""
+    return _WIKI.sub(lambda m: _shown(m.group(1), m.group(2)), line)
+
+
+def _shown(bang: str, inside: str) -> str:
+    target, _, text = inside.partition("|")
+    return bang + (text or target.partition("#")[0])
+
+
+def plain_links(text: str) -> str:
+    """`text` with each Markdown link replaced by its text and each wiki link by what it
+    shows (`wiki_display`)."""
+    return wiki_display(_MARKDOWN.sub(lambda m: m.group("text"), text))
+
+
+def markdown_links(line: str) -> Iterator[LinkMatch]:
+    """The Markdown inline links and images of a line, in order."""
+    for match in _MARKDOWN.finditer(line):
+        target = (match.group("angled") or match.group("plain") or "").strip()
+        yield LinkMatch(
+            match.start(),
+            match.end(),
+            bool(match.group(1)),
+            target,
+            " ".join(match.group("text").split()),
+        )
+
+
+def bare_paths(line: str) -> Iterator[LinkMatch]:
+    """Paths of Markdown files written in prose (`notes/other.md`)."""
+    for match in _BARE.finditer(line):
+        yield LinkMatch(match.start(), match.end(), False, match.group("path"), "")
+
+
+def is_external(target: str) -> bool:
+    """A web (or other scheme) link, a protocol-relative one, or a fragment of this file."""
+    return bool(_SCHEME.match(target)) or target.startswith(("#", "//"))
+
+
 _MD_SUFFIXES = (".md", ".markdown")
 
 
