@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pathspec import GitIgnoreSpec
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic.alias_generators import to_camel
 
 # --- method, notification and command names -------------------------------------------
 
@@ -73,7 +74,7 @@ AskEventKind = Literal[
 
 class _Payload(BaseModel):
     # Clients send camelCase (`conversationId`); Python code uses snake_case.
-    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
 class _Params(_Payload):
@@ -137,10 +138,10 @@ class IndexProgress(_Payload):
     """The one progress of a running sync: totals fixed when the sync starts."""
 
     phase: IndexPhase
-    files_done: int = Field(alias="filesDone")
-    files_total: int = Field(alias="filesTotal")
-    chunks_done: int = Field(default=0, alias="chunksDone")
-    chunks_total: int = Field(default=0, alias="chunksTotal")
+    files_done: int
+    files_total: int
+    chunks_done: int = 0
+    chunks_total: int = 0
 
 
 class IndexStatus(_Payload):
@@ -151,7 +152,7 @@ class IndexStatus(_Payload):
     embedder: str
     store: str
     llm: LlmStatus
-    read_only: bool = Field(default=False, alias="readOnly")
+    read_only: bool = False
     roots: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
     # Files indexed with a problem worth fixing (malformed front matter), with its line.
@@ -159,8 +160,8 @@ class IndexStatus(_Payload):
     message: str | None = None
     progress: IndexProgress | None = None
     # Keyword search covers every file once the text pass is done; vectors follow.
-    keyword_complete: bool = Field(default=True, alias="keywordComplete")
-    vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0, alias="vectorsReady")
+    keyword_complete: bool = True
+    vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0)
     # The user paused indexing (kb/indexControl): changes queue until it is resumed.
     paused: bool = False
 
@@ -241,7 +242,7 @@ class AskParams(_Params):
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4)
     file: PathText | None = None
     n: ResultNumber | None = None
-    conversation_id: str | None = Field(default=None, alias="conversationId", max_length=200)
+    conversation_id: str | None = Field(default=None, max_length=200)
 
 
 class Source(_Payload):
@@ -260,8 +261,8 @@ class Step(_Payload):
 
 class Usage(_Payload):
     calls: int = 0
-    prompt_tokens: int = Field(default=0, alias="promptTokens")
-    completion_tokens: int = Field(default=0, alias="completionTokens")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     seconds: float = 0.0
 
 
@@ -274,11 +275,11 @@ class AskResponse(_Payload):
     mode: AskMode = "agent"
     # False when the answer cites none of the passages it was given.
     grounded: bool = True
-    conversation_id: str | None = Field(default=None, alias="conversationId")
+    conversation_id: str | None = None
 
 
 class AskEvent(_Payload):
-    ask_id: str = Field(alias="askId")
+    ask_id: str
     kind: AskEventKind
     text: str
     tool: str | None = None
@@ -305,7 +306,7 @@ class RelatedParams(_Params):
     path: PathText | None = None
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     # Leave out files the given file already links to.
-    exclude_linked: StrictBool = Field(default=False, alias="excludeLinked")
+    exclude_linked: StrictBool = False
     # Make the list this client's numbered list (`kb/openResult`, "file 2" in an ask), as a
     # search does. A panel that refreshes related notes on its own sends false, so the
     # user's last search stays the list "file N" means.
@@ -347,12 +348,12 @@ class FileLines(OpenResultResponse):
     """A page of one file's lines, numbered from 1: what `read_file` and `open_result`
     return. `range` (0-based, as in `kb/openResult`) covers the lines shown."""
 
-    start_line: int = Field(alias="startLine")  # 1-based, inclusive
-    end_line: int = Field(alias="endLine")  # 1-based, inclusive (< start_line: empty file)
-    total_lines: int = Field(alias="totalLines")
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive (< start_line: empty file)
+    total_lines: int
     text: str  # the lines shown, without their numbers
     # Where to go on reading, or None when the page reaches the end of the file.
-    next_start_line: int | None = Field(default=None, alias="nextStartLine")
+    next_start_line: int | None = None
     n: int | None = None  # the result number, for `open_result`
 
 

@@ -355,3 +355,21 @@ def test_the_link_grammar_is_written_once() -> None:
         )
     )
     assert writers == ["kb_lsp/metadata/links.py"], writers
+
+
+# --- camelCase on the wire ---------------------------------------------------------------
+
+
+def test_camel_case_names_come_from_the_alias_generator() -> None:
+    """pydantic's `alias_generator=to_camel` names every wire and settings field; a
+    hand-written `alias=` is one more name to keep in step (the generated TypeScript
+    and the contract tests show the wire did not change)."""
+    written = sorted(
+        f"{m.where}:{node.lineno}"
+        for m in modules().values()
+        for node in ast.walk(m.tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "Field"
+        and any(k.arg == "alias" for k in node.keywords)
+    )
+    assert not written, f"hand-written aliases: {written}"
