@@ -24,7 +24,7 @@ RRF_K = 60
 
 
 def _roots(kb: KnowledgeBase) -> list[Any]:
-    return kb._snapshot()
+    return kb.indexes()
 
 
 def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:

@@ -185,7 +185,7 @@ def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> d
     settings = load_settings({"search": {"threshold": 0.0}}).settings
     embedder = MiniLMEmbedder(int8_cache=model_cache())
     kb = KnowledgeBase([workspace], settings, embedder=embedder, storage=storage)
-    chroma = kb._snapshot()[0].store
+    chroma = kb.indexes()[0].store
     k = 50  # `Searcher._rank_files` asks for max(40, 5 * limit) at limit 10
     started = time.perf_counter()
     rows = (

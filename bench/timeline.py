@@ -49,7 +49,7 @@ def keyword_pass(corpus: str, files: int | None, models: Path, repeat: int = 3) 
                 [workspace], load_settings().settings, embedder=embedder, storage=storage
             )
             started = time.perf_counter()
-            kb._roots[0].indexer.sync(vectors=False)
+            kb.indexes()[0].indexer.sync(vectors=False)
             took.append(time.perf_counter() - started)
             kb.close()
             shutil.rmtree(storage)

@@ -192,6 +192,10 @@ class KnowledgeBase:
             index.prefix = prefixes[index.root]
             index.source = SearchSource(index.store, str(index.root), index.prefix)
 
+    def indexes(self) -> list[RootIndex]:
+        """Each workspace folder's file rules, store and indexer, as of now."""
+        return self._snapshot()
+
     def _snapshot(self) -> list[RootIndex]:
         with self._lock:
             return list(self._roots)

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,21 +14,11 @@ from typing import Any
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, answer
+from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
+from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
-
-KB = Path(sys.executable).with_name("kb")
-REPO = Path(__file__).resolve().parents[2]
-
-
-def run(
-    *args: str, storage: Path, cwd: Path | None = None, **extra_env: str
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KB_STORAGE": str(storage), **extra_env}
-    return subprocess.run(
-        [str(KB), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
-    )
 
 
 def test_console_script_is_installed() -> None:
@@ -348,13 +337,12 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
 def test_search_while_another_process_builds_the_index_says_so(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.unit.test_runtime import HASHING, _HeldSync
 
     from kb_lsp.runtime import Hooks, Runtime
 
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
 
-    class HeldWhileReading(_HeldSync):
+    class HeldWhileReading(HeldSync):
         """Held at its first file to read: the total is known, nothing read yet."""
 
         def report(self, progress: Any) -> None:
@@ -404,8 +392,6 @@ def test_search_while_another_process_builds_the_index_says_so(
 
 
 # --- metadata: --filter, kb schema, problems in kb status ------------------------------------
-
-HASHED = {"KB_EMBEDDER_FACTORY": "tests.fakes.embedder:HashingEmbedder", "PYTHONPATH": str(REPO)}
 
 
 def _paths(stdout: str) -> set[str]:

@@ -134,7 +134,7 @@ def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
             print(report.chunks_embedded, hits[0].path if hits else None,
                   "chromadb" in sys.modules)
         else:  # what Chroma holds, for a long-lived process
-            store = kb._roots[0].store
+            store = kb.indexes()[0].store
             print(store.vector_search(embedder.embed_query(query), 1)[0].path)
         kb.close()
         """

@@ -373,3 +373,26 @@ def test_camel_case_names_come_from_the_alias_generator() -> None:
         and any(k.arg == "alias" for k in node.keywords)
     )
     assert not written, f"hand-written aliases: {written}"
+
+
+# --- tests -------------------------------------------------------------------------------
+
+
+def test_test_modules_do_not_import_each_other() -> None:
+    """Shared helpers live in tests/helpers (or conftest), not in another test module."""
+    found = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            found += [
+                f"{path.relative_to(REPO)} imports {name}"
+                for name in names
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+            ]
+    assert not found, found

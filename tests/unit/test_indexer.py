@@ -120,7 +120,7 @@ def test_rename_and_folder_move_cost_no_embedding(workspace: Path, storage: Path
     assert "terms.md" in paths and "glossary.md" not in paths
     assert "money-movement/mexico-payments.md" in paths
     assert not any(p.startswith("payments/") for p in paths)
-    assert chroma_ids(kb._roots[0].store) == sqlite_ids(kb._roots[0].store)
+    assert chroma_ids(kb.indexes()[0].store) == sqlite_ids(kb.indexes()[0].store)
     kb.close()
 
 
@@ -138,7 +138,7 @@ def test_delete_file_and_folder_by_path(workspace: Path, storage: Path) -> None:
     assert "glossary.md" not in paths
     assert not any(p.startswith("meetings/") for p in paths)
     assert all(hit.path != "glossary.md" for hit in kb.search("glossary SPEI"))
-    assert chroma_ids(kb._roots[0].store) == sqlite_ids(kb._roots[0].store)
+    assert chroma_ids(kb.indexes()[0].store) == sqlite_ids(kb.indexes()[0].store)
     kb.close()
 
 
@@ -160,7 +160,7 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kb = open_kb(workspace, storage)
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
 
     def crash(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt("killed")
@@ -177,7 +177,7 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
     embedder = HashingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     assert all(r.state == "ok" for r in store.catalog.manifest().values())
     assert len(store.catalog.manifest()) == len(list(workspace.rglob("*.md")))
     assert chroma_ids(store) == sqlite_ids(store)
@@ -189,7 +189,7 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
 def test_stray_vectors_in_chroma_are_removed(workspace: Path, storage: Path) -> None:
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     store.vectors.upsert([VectorEntry("stray:0", "gone.md", "x", np.full(256, 0.1))])
     some = sorted(sqlite_ids(store))[:3]
     store.vectors.delete(some)
@@ -197,7 +197,7 @@ def test_stray_vectors_in_chroma_are_removed(workspace: Path, storage: Path) -> 
     # What a crash leaves in Chroma is repaired by the next opening's first sync.
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
@@ -206,7 +206,7 @@ def test_a_save_does_not_check_every_vector_again(workspace: Path, storage: Path
     """Chroma is checked against every chunk row once per opening, not on every save."""
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     seen: list[str] = []
     store.db.trace(seen.append)
     note = workspace / "payments" / "mexico-payments.md"
@@ -336,7 +336,7 @@ def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
     reader = open_kb(workspace, storage)  # another window: read-only on the same store
     assert reader.read_only
     (workspace / "zebra.md").write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n")
-    store = writer._roots[0].store
+    store = writer.indexes()[0].store
     rebuild = store.vectors.rebuild
 
     with _Readers([writer, reader]) as readers:
@@ -504,7 +504,7 @@ def test_open_and_newest_files_get_vectors_first(workspace: Path, storage: Path)
     order = [t for batch in embedder.batches for t in batch]
     assert "Edited note 1." in order[0] and "Edited note 0." in order[-1]
 
-    kb._roots[0].indexer.priority = frozenset({"glossary.md"})  # open in the editor
+    kb.indexes()[0].indexer.priority = frozenset({"glossary.md"})  # open in the editor
     for i, path in enumerate([glossary, mexico]):
         path.write_text(path.read_text(encoding="utf-8") + f"\n\nAgain {i}.\n", "utf-8")
         os.utime(path, ns=(2 * 10**18 + i, 2 * 10**18 + i))
@@ -539,7 +539,7 @@ def test_search_ignores_the_vector_of_a_chunks_previous_text(
 def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
     """Every file indexed and complete, SQLite, FTS and Chroma agree, each vector is the
     embedding of its chunk's current text."""
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     disk = {p.relative_to(workspace).as_posix(): p for p in workspace.rglob("*.md")}
     manifest = store.catalog.manifest()
     assert set(manifest) == set(disk)
@@ -636,7 +636,7 @@ def test_stems_are_stored_and_an_older_store_gets_them(workspace: Path, storage:
     kb = open_kb(workspace, storage)
     kb.sync()
     before = [(h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")]
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     rows = store.db.reader().execute("SELECT heading, text, stems FROM chunks").fetchall()
     assert rows and all(stems == stems_text(heading, text) for heading, text, stems in rows)
     # As an older version left it: no column, no version.
@@ -646,7 +646,7 @@ def test_stems_are_stored_and_an_older_store_gets_them(workspace: Path, storage:
     kb.close()
 
     kb = open_kb(workspace, storage)
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     count = "SELECT count(*) FROM chunks WHERE stems IS NULL"
     assert store.db.reader().execute(count).fetchone()[0] == len(rows)
     assert [
@@ -691,7 +691,7 @@ def test_vector_hits_without_metadata_are_resolved_or_skipped(
     embedder = HashingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     kept = sorted(sqlite_ids(store))[0]
     kept_path = store.chunks.chunks_by_id([kept])[kept].path
     collection = chroma_collection(store)

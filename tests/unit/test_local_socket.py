@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.unit.test_runtime import HASHING
+from tests.helpers.cli import HASHING
 
 from kb_lsp.config import load_settings
 from kb_lsp.protocol import SearchParams, dump

@@ -188,7 +188,7 @@ def test_an_index_from_before_metadata_is_read_again(notes: Path, tmp_path: Path
     storage = tmp_path / "old"
     kb = KnowledgeBase([notes], settings, embedder=HashingEmbedder(), storage=storage)
     kb.sync()
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     with store.db.writer() as db:
         db.execute("DELETE FROM file_fields")
         db.execute("DELETE FROM meta WHERE key = 'metadata'")
@@ -210,7 +210,7 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
     hits = kb.search("wires", filter="-tag:payments", limit=50)
     assert len(hits) == 50
     assert not {"payments/mexico.md", "payments/germany.md"} & {h.path for h in hits}
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     wanted = sorted(store.notes.filter_paths(parse_filter("-tag:payments")))
     assert len(wanted) == 82
     match = '"wire"'

@@ -136,7 +136,7 @@ def kb(vault: Path, tmp_path: Path) -> Iterator[KnowledgeBase]:
 
 
 def anchors(kb: KnowledgeBase, path: str) -> tuple[str, ...]:
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     card = store.notes.cards([path]).get(path)
     return card.anchors if card else ()
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.test_runtime import HASHING
-from tests.unit.test_stored_status import _runtime_status
+from tests.helpers.cli import HASHING
+from tests.helpers.runtime import runtime_status
 
 from kb_lsp.config import env_settings, load_settings
 from kb_lsp.llm.config import LlmConfig
@@ -79,7 +79,7 @@ def test_quick_status_is_the_full_status_on_the_wire(
     quick = quick_settings({"storage": str(storage)}, environ)
     assert quick is not None
     assert quick_status(workspace, quick) is None  # no index yet
-    _runtime_status(workspace, storage)
+    runtime_status(workspace, storage)
 
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
@@ -124,7 +124,7 @@ def test_a_refused_setting_is_said_once_and_status_still_answers(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    _runtime_status(workspace, storage)
+    runtime_status(workspace, storage)
     env = {
         **os.environ,
         "KB_STORAGE": str(storage),

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.cli import HASHING
+from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
@@ -24,7 +26,6 @@ from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environ
 from kb_lsp.runtime.worker import Job
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
-HASHING = "tests.fakes.embedder:HashingEmbedder"
 
 
 @pytest.fixture
@@ -235,24 +236,6 @@ def test_settings_change_says_what_applying_takes() -> None:
     assert change(server={"python": "/usr/bin/python3"}).empty  # the editor's, not ours
 
 
-class _HeldSync:
-    """A progress display that holds the sync at its first report until `go` is set."""
-
-    def __init__(self) -> None:
-        self.holding = threading.Event()
-        self.go = threading.Event()
-
-    def start(self, title: str, cancel: threading.Event) -> _HeldSync:
-        return self
-
-    def report(self, progress: object) -> None:
-        self.holding.set()
-        assert self.go.wait(60), "the test never let the sync go on"
-
-    def end(self, message: str) -> None:
-        return None
-
-
 def wait_until(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + 60
     while not condition():
@@ -265,7 +248,7 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     settings = load_settings({"storage": str(storage)}).settings
-    held = _HeldSync()
+    held = HeldSync()
     writer = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False, log_file=False)
     reader = Runtime(watch=False, probe_llm=False, log_file=False)
     try:
@@ -410,7 +393,7 @@ def test_pause_resume_and_cancel_indexing(
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     files = len(list(workspace.rglob("*.md")))
-    held = _HeldSync()
+    held = HeldSync()
     runtime = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
     try:
         settings = load_settings({"storage": str(storage)}).settings

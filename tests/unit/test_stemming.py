@@ -85,7 +85,7 @@ def test_every_word_is_counted_in_fts5vocab_and_found_by_keyword_search(
         tables = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE sql LIKE '%fts5(%'"))
     assert set(tables) == {"chunks_fts", "notes_fts"}
     assert all(f"tokenize = '{TOKENIZE}'" in sql for sql in tables.values())
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     for n, word in enumerate(WORDS):
         terms = query_terms(word)
         counts = store.fts.term_counts(terms)
