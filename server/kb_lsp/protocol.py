@@ -1,4 +1,5 @@
-"""The wire contract of DESIGN.md: method names and payload shapes, in one place.
+"""The wire contract's payloads: what every kb/* method takes and returns, in one place
+(the method names, pools and errors are the operations table, `contract/`).
 
 Both the engine (which builds results) and the LSP layer (which sends them) use these
 models. The extension's `vscode-extension/src/protocol.ts` and the contract test's shapes
@@ -18,41 +19,10 @@ from pathspec import GitIgnoreSpec
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.alias_generators import to_camel
 
-# --- method, notification and command names -------------------------------------------
-
-SEARCH = "kb/search"
-OPEN_RESULT = "kb/openResult"
-ASK = "kb/ask"
-SUMMARIZE = "kb/summarize"
-STATUS = "kb/status"
-REINDEX = "kb/reindex"
-# The files nearest to one file by meaning (the panel's Related tab).
-RELATED = "kb/related"
-# The metadata fields a filter can use (types, file counts, frequent values).
-SCHEMA = "kb/schema"
-# Pause, resume or cancel the running sync (the panel's and the progress notification's
-# buttons).
-INDEX_CONTROL = "kb/indexControl"
-
-INDEX_CHANGED = "kb/indexChanged"
-ASK_EVENT = "kb/askEvent"
-
-REQUESTS = (SEARCH, OPEN_RESULT, ASK, SUMMARIZE, STATUS, REINDEX, RELATED, INDEX_CONTROL, SCHEMA)
-NOTIFICATIONS = (INDEX_CHANGED, ASK_EVENT)
-
-# `workspace/executeCommand` names: `kb.search` for `kb/search`, and so on.
-COMMANDS = {name.replace("/", "."): name for name in REQUESTS}
-
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 MAX_PATH_CHARS = 4096
 MAX_PATHS = 64
-
-# JSON-RPC error codes the server answers with (DESIGN.md, "Errors").
-ERROR_CODES = {
-    "invalidParams": -32602,
-    "requestCancelled": -32800,
-}
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
@@ -385,25 +355,6 @@ class ReindexParams(_Params):
 
 class IndexControlParams(_Params):
     action: IndexAction
-
-
-# Each method's params and result, and each notification's params (the typed `request()`
-# of the extension is checked against these).
-REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
-    SEARCH: (SearchParams, SearchResponse),
-    OPEN_RESULT: (OpenResultParams, OpenResultResponse),
-    ASK: (AskParams, AskResponse),
-    SUMMARIZE: (SummarizeParams, SummarizeResponse),
-    STATUS: (StatusParams, IndexStatus),
-    REINDEX: (ReindexParams, IndexStatus),
-    INDEX_CONTROL: (IndexControlParams, IndexStatus),
-    RELATED: (RelatedParams, RelatedResponse),
-    SCHEMA: (SchemaParams, SchemaResponse),
-}
-NOTIFICATION_TYPES: dict[str, type[BaseModel]] = {
-    INDEX_CHANGED: IndexStatus,
-    ASK_EVENT: AskEvent,
-}
 
 
 def dump(model: BaseModel) -> dict[str, Any]:

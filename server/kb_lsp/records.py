@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kb_lsp.contract.errors import Unavailable
 from kb_lsp.protocol import IndexPhase, IndexProgress
 
 
@@ -65,7 +66,7 @@ class StoredChunk:
     stems: str | None = None  # `terms.stems_text` of heading and text, when stored
 
 
-class ReadOnlyStore(RuntimeError):
+class ReadOnlyStore(Unavailable):
     """A write was attempted on a store another process holds the writer lock of."""
 
 

@@ -37,7 +37,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "runtime": ("kb_lsp.runtime",),
     "engine": (),
-    "base": ("kb_lsp", "kb_lsp.protocol", "kb_lsp.config", "kb_lsp.setting_values"),
+    "base": (
+        "kb_lsp",
+        "kb_lsp.contract",
+        "kb_lsp.protocol",
+        "kb_lsp.config",
+        "kb_lsp.setting_values",
+    ),
 }
 
 # Third-party packages only one package may import.
@@ -279,9 +285,9 @@ def test_the_layer_table_covers_real_modules() -> None:
 
 
 def method_names() -> set[str]:
-    from kb_lsp import protocol
+    from kb_lsp.contract.operations import NOTIFICATIONS, OPERATIONS
 
-    return {*protocol.REQUESTS, *protocol.NOTIFICATIONS}
+    return {op.method for op in OPERATIONS} | {n.method for n in NOTIFICATIONS}
 
 
 @pytest.mark.parametrize("method", sorted(method_names()))

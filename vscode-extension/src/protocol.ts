@@ -52,7 +52,9 @@ export const MAX_PATHS = 64;
 /** JSON-RPC error codes the server uses. */
 export const ErrorCodes = {
   invalidParams: -32602,
+  unavailable: -32000,
   requestCancelled: -32800,
+  failed: -32001,
 } as const;
 
 export type SearchMode = 'hybrid' | 'semantic' | 'keyword';

@@ -23,6 +23,8 @@ from pydantic import BaseModel
 
 from kb_lsp import protocol
 from kb_lsp.config import FOREIGN_ENV, Settings, _Section, _section_model, _wire_name
+from kb_lsp.contract.errors import ERROR_CODES
+from kb_lsp.contract.operations import OPERATIONS
 
 PATH = "server/kb_lsp/runtime/quick_defaults.py"
 MODELS: list[type[BaseModel]] = [
@@ -101,12 +103,9 @@ def data() -> dict[str, Any]:
     out["wire"] = {model.__name__: _wire(model) for model in MODELS}
     out["required"] = REQUIRED
     out["maxLimit"] = protocol.MAX_LIMIT
-    out["methods"] = {
-        "search": protocol.SEARCH,
-        "status": protocol.STATUS,
-        "schema": protocol.SCHEMA,
-    }
-    out["errorCodes"] = protocol.ERROR_CODES
+    # The operations the command line may ask a running server (`local`), by short name.
+    out["methods"] = {op.method.removeprefix("kb/"): op.method for op in OPERATIONS if op.local}
+    out["errorCodes"] = ERROR_CODES
     return out
 
 

@@ -8,8 +8,10 @@ a model was answering (a timeout, HTTP 500) and ends that request with its messa
 
 from __future__ import annotations
 
+from kb_lsp.contract.errors import Cancelled, Failed
 
-class LlmError(Exception):
+
+class LlmError(Failed):
     """The model could not answer."""
 
     def __init__(self, message: str, *, host: str = "", model: str = "") -> None:
@@ -51,7 +53,7 @@ class LlmTimeout(LlmError):
     """The model was silent for the configured timeout."""
 
 
-class LlmCancelled(LlmError):
+class LlmCancelled(Cancelled, LlmError):
     """The caller's cancel event was set; the stream was closed."""
 
 

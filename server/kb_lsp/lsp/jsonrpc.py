@@ -55,7 +55,7 @@ from pygls.protocol import (
     LanguageServerProtocol,
 )
 
-from kb_lsp.protocol import REQUESTS
+from kb_lsp.contract.operations import BY_METHOD
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ class KbProtocol(LanguageServerProtocol):
 
     def _kind(self, method: str) -> str | None:
         """ "request" or "notification" for methods this server knows, else None."""
-        if method in REQUESTS:
+        if method in BY_METHOD:
             return "request"
         message_type = self.get_message_type(method)
         if message_type is None or not attrs.has(message_type):

@@ -23,11 +23,12 @@ from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
 from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
+from kb_lsp.contract.operations import INDEX_CHANGED
 from kb_lsp.lsp import logs
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.progress import IndexProgressBar
-from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
+from kb_lsp.protocol import IndexStatus, dump
 from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity, deadline
 from kb_lsp.runtime.deadline import READ_TIMEOUT
 
@@ -99,7 +100,7 @@ class KbLanguageServer(LanguageServer):
 
     def _send_status(self, status: IndexStatus) -> None:
         if self._connected():
-            self.protocol.notify(INDEX_CHANGED, dump(status))
+            self.protocol.notify(INDEX_CHANGED.method, dump(status))
 
     def _start_progress(self, title: str, cancel: threading.Event) -> ProgressHandle | None:
         return IndexProgressBar.start(self, title, cancel) if self._connected() else None

@@ -30,8 +30,7 @@ from mcp.types import CallToolResult, Resource, TextContent, Tool, ToolAnnotatio
 from pydantic import BaseModel, Field, ValidationError
 
 from kb_lsp import __version__
-from kb_lsp.agent.errors import InvalidInput
-from kb_lsp.llm import LlmCancelled, LlmError
+from kb_lsp.contract.errors import Cancelled, InvalidInput, KbError, Unavailable
 from kb_lsp.mcp_server import files, text
 from kb_lsp.protocol import (
     MAX_LIMIT,
@@ -50,7 +49,7 @@ from kb_lsp.protocol import (
     dump,
 )
 from kb_lsp.reading import PAGE_CHARS, PAGE_LINES
-from kb_lsp.runtime import Runtime, Unavailable, deadline
+from kb_lsp.runtime import Runtime, deadline
 
 log = logging.getLogger(__name__)
 
@@ -185,14 +184,8 @@ class KbMcpServer(MCPServer[Any]):
         """The runtime's errors as tool errors."""
         try:
             return await work
-        except InvalidInput as err:  # the runtime's InvalidRequest, the agent's refusals
-            raise ToolError(_actionable(str(err))) from err
-        except Unavailable as err:
-            raise ToolError(f"{err} Call status() to see the index state.") from err
-        except LlmCancelled as err:
-            raise ToolError("Cancelled.") from err
-        except LlmError as err:
-            raise ToolError(str(err)) from err
+        except KbError as err:  # each of the contract's kinds, with what to do about it
+            raise ToolError(_tool_message(err)) from err
 
     # --- tools ------------------------------------------------------------------------------
 
@@ -507,6 +500,17 @@ def _progress_reporter(ctx: Context) -> Callable[[Step], None]:
 def _log_failure(sent: concurrent.futures.Future[None]) -> None:
     if not sent.cancelled() and sent.exception() is not None:
         log.debug("progress notification not sent: %s", sent.exception())
+
+
+def _tool_message(err: KbError) -> str:
+    """A runtime error as the model reads it: what went wrong and what to do next."""
+    if isinstance(err, InvalidInput):  # the runtime's InvalidRequest, the agent's refusals
+        return _actionable(str(err))
+    if isinstance(err, Unavailable):
+        return f"{err} Call status() to see the index state."
+    if isinstance(err, Cancelled):
+        return "Cancelled."
+    return str(err)
 
 
 def _actionable(message: str) -> str:

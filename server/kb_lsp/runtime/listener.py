@@ -12,6 +12,7 @@ a process that died is removed by the next writer, which alone may listen there.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -25,7 +26,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from kb_lsp import __version__, protocol
-from kb_lsp.runtime.errors import InvalidInput, Unavailable, describe
+from kb_lsp.contract.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    InvalidInput,
+    KbError,
+)
+from kb_lsp.contract.operations import OPERATIONS, Call, Operation
+from kb_lsp.runtime.errors import describe
 from kb_lsp.runtime.local_socket import (
     CLI_CLIENT,
     HELLO,
@@ -42,12 +52,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = protocol.ERROR_CODES["invalidParams"]
-INTERNAL_ERROR = -32603
-SERVER_ERROR = -32000  # fine, but not now (the index is not open)
 MAX_CONNECTIONS = 32
 
 
@@ -61,11 +65,11 @@ def _params(model: type[protocol._Params], raw: Any, method: str) -> Any:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise RpcError(INVALID_PARAMS, f"{method}: params must be an object")
+        raise RpcError(InvalidInput.code, f"{method}: params must be an object")
     try:
         return model.model_validate(raw)
     except ValidationError as err:
-        raise RpcError(INVALID_PARAMS, f"{method}: {describe(err)}") from err
+        raise RpcError(InvalidInput.code, f"{method}: {describe(err)}") from err
 
 
 class Listener:
@@ -78,12 +82,12 @@ class Listener:
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = False
-        self._methods: dict[str, Callable[[Any], Any]] = {
-            HELLO: self._hello,
-            protocol.SEARCH: self._search,
-            protocol.STATUS: lambda _: protocol.dump(self.runtime.status()),
-            protocol.SCHEMA: self._schema,
-        }
+        # The table's `local` rows, answered on this connection's thread (the command
+        # waits for the answer anyway; the runtime is thread-safe).
+        self._methods: dict[str, Callable[[Any], Any]] = {HELLO: self._hello}
+        for op in OPERATIONS:
+            if op.local:
+                self._methods[op.method] = functools.partial(self._operation, op)
 
     # --- life cycle ------------------------------------------------------------------------
 
@@ -203,10 +207,8 @@ class Listener:
             result = handler(message.get("params"))
         except RpcError as err:
             return _error(request_id, err.code, str(err))
-        except InvalidInput as err:  # a bad filter, a result number that does not exist
-            return _error(request_id, INVALID_PARAMS, str(err))
-        except Unavailable as err:
-            return _error(request_id, SERVER_ERROR, str(err))
+        except KbError as err:  # a bad filter, an index not open: its kind's code
+            return _error(request_id, err.code, str(err))
         except Exception as err:
             log.exception("local socket: %s failed", method)
             return _error(request_id, INTERNAL_ERROR, f"{type(err).__name__}: {err}")
@@ -219,13 +221,9 @@ class Listener:
             "roots": [str(root.resolve()) for root in self.runtime.roots],
         }
 
-    def _search(self, raw: Any) -> dict[str, Any]:
-        params = _params(protocol.SearchParams, raw, protocol.SEARCH)
-        return protocol.dump(self.runtime.search(params, client=CLI_CLIENT))
-
-    def _schema(self, raw: Any) -> dict[str, Any]:
-        _params(protocol.SchemaParams, raw, protocol.SCHEMA)
-        return protocol.dump(self.runtime.schema())
+    def _operation(self, op: Operation[Any, Any], raw: Any) -> dict[str, Any]:
+        params = _params(op.params, raw, op.method)
+        return protocol.dump(op.run(self.runtime, params, Call(CLI_CLIENT)))
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -358,7 +358,9 @@ _DATA: dict[str, Any] = json.loads(
  },
  "errorCodes": {
   "invalidParams": -32602,
-  "requestCancelled": -32800
+  "unavailable": -32000,
+  "requestCancelled": -32800,
+  "failed": -32001
  }
 }
 """

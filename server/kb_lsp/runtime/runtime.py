@@ -70,7 +70,7 @@ from kb_lsp.protocol import (
 from kb_lsp.runtime import logs
 from kb_lsp.runtime.changes import settings_change
 from kb_lsp.runtime.embedders import embedder_from_environment
-from kb_lsp.runtime.errors import InvalidRequest, Unavailable
+from kb_lsp.runtime.errors import Failed, InvalidRequest, KbError, Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
 from kb_lsp.runtime.listener import Listeners
@@ -373,6 +373,29 @@ class Runtime:
             job.cancel = cancel
         future: concurrent.futures.Future[SyncReport] = self.worker.submit(job)
         return future
+
+    def reindex_status(
+        self, *, full: bool = False, cancel: threading.Event | None = None
+    ) -> concurrent.futures.Future[IndexStatus]:
+        """`reindex`, answered with the status once the sync ended; a read-only index is
+        `Unavailable`, a sync that broke `Failed` (the contract's kinds)."""
+        answer: concurrent.futures.Future[IndexStatus] = concurrent.futures.Future()
+
+        def done(sync: concurrent.futures.Future[SyncReport]) -> None:
+            try:
+                sync.result()
+            except ReadOnlyStore as err:
+                answer.set_exception(Unavailable(f"The index is read-only: {err}"))
+            except (KbError, concurrent.futures.CancelledError) as err:
+                answer.set_exception(err)
+            except Exception as err:
+                answer.set_exception(Failed(f"Reindexing failed: {err}"))
+            else:  # read on the reads pool: the worker may still hold the gate here
+                status = self.submit_read(self.status)
+                status.add_done_callback(lambda read: _settle(answer, read))
+
+        self.reindex(full=full, cancel=cancel).add_done_callback(done)
+        return answer
 
     def index_control(self, action: IndexAction) -> IndexStatus:
         """The user's say over indexing: `pause` (the running sync stops at its next
@@ -866,3 +889,12 @@ __all__ = [
     "Runtime",
     "Severity",
 ]
+
+
+def _settle(answer: concurrent.futures.Future[T], done: concurrent.futures.Future[T]) -> None:
+    """`answer` ends as `done` did."""
+    error = done.exception()
+    if error is not None:
+        answer.set_exception(error)
+    else:
+        answer.set_result(done.result())
