@@ -153,12 +153,39 @@ class FileProblem(_Payload):
 
 
 class SearchParams(_Params):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
-    paths: list[Glob] | None = Field(default=None, max_length=MAX_PATHS)
-    mode: SearchMode = "hybrid"
-    # The metadata filter language (`tag:x -status:draft modified>2026-10-01`).
-    filter: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "What to look for: plain words, a question, or exact terms (identifiers, "
+            "error codes, names)."
+        ),
+    )
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT, description="At most this many files.")
+    paths: list[Glob] | None = Field(
+        default=None,
+        max_length=MAX_PATHS,
+        description=(
+            "Only files whose workspace path matches one of these globs (gitignore "
+            "style), e.g. ['runbooks/**', 'payments/*.md']."
+        ),
+    )
+    mode: SearchMode = Field(
+        default="hybrid",
+        description=(
+            "'hybrid': meaning and words (best in general); 'semantic': meaning only; "
+            "'keyword': exact words (BM25)."
+        ),
+    )
+    filter: str | None = Field(
+        default=None,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "Keep only files whose metadata match, e.g. 'tag:runbook -status:draft "
+            "modified>2026-10-01 folder:payments'; the schema tool lists the fields and "
+            "their values."
+        ),
+    )
 
 
 class HitMeta(_Payload):
@@ -209,9 +236,13 @@ class OpenResultResponse(_Payload):
 
 
 class AskParams(_Params):
-    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4)
-    file: PathText | None = None
-    n: ResultNumber | None = None
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question.")
+    file: PathText | None = Field(
+        default=None, description="Focus on this file (workspace-relative path) only."
+    )
+    n: ResultNumber | None = Field(
+        default=None, description="Or: focus on result n of your last search."
+    )
     conversation_id: str | None = Field(default=None, max_length=200)
 
 
@@ -257,8 +288,8 @@ class AskEvent(_Payload):
 
 
 class SummarizeParams(_Params):
-    file: PathText | None = None
-    n: ResultNumber | None = None
+    file: PathText | None = Field(default=None, description="The file's workspace-relative path.")
+    n: ResultNumber | None = Field(default=None, description="Or: result n of your last search.")
 
 
 class SummarizeResponse(_Payload):

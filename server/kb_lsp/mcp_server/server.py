@@ -16,37 +16,29 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import itertools
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import CallToolResult, Resource, TextContent, Tool, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from mcp.types import CallToolResult, Resource, Tool
+from pydantic import Field
 
 from kb_lsp import __version__
 from kb_lsp.contract.errors import Cancelled, InvalidInput, KbError, Unavailable
+from kb_lsp.contract.operations import Call, Operation
 from kb_lsp.mcp_server import files, text
+from kb_lsp.mcp_server.tools import READ_ONLY, TOOLS, ToolRow, params_of, signature, tool_result
 from kb_lsp.protocol import (
-    MAX_LIMIT,
-    MAX_QUERY_CHARS,
-    AskParams,
-    AskResponse,
     FileLines,
     FileListResponse,
-    IndexStatus,
-    SchemaResponse,
-    SearchParams,
-    SearchResponse,
     Step,
-    SummarizeParams,
-    SummarizeResponse,
-    dump,
 )
 from kb_lsp.reading import PAGE_CHARS, PAGE_LINES
 from kb_lsp.runtime import Runtime, deadline
@@ -67,21 +59,6 @@ INSTRUCTIONS = (
 PAGE = {"max_lines": PAGE_LINES, "max_chars": PAGE_CHARS}  # one read_file page at most
 MAX_SESSIONS = 256  # HTTP sessions whose numbered lists are kept
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
-# `ask` and `summarize_file` call a model: same answers are not guaranteed.
-READ_ONLY_MODEL = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-
-Query = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=MAX_QUERY_CHARS,
-        description=(
-            "What to look for: plain words, a question, or exact terms (identifiers, "
-            "error codes, names)."
-        ),
-    ),
-]
 ResultNumber = Annotated[
     int, Field(ge=1, description="A result number n of your last search in this session.")
 ]
@@ -97,22 +74,6 @@ WorkspacePath = Annotated[
 ]
 
 
-M = TypeVar("M", bound=BaseModel)
-
-
-def _params(model: type[M], **values: Any) -> M:
-    """The runtime's params model; what it refuses (beyond the tool's schema) is a tool
-    error naming the argument."""
-    try:
-        return model(**values)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
-            for error in err.errors()
-        )
-        raise ToolError(f"Invalid arguments: {problems}.") from err
-
-
 # VS Code checks every tool's input schema against the meta-schema
 # `https://json-schema.org/draft-07/schema`, which its JSON service downloads: offline (or
 # behind a proxy) the download fails and VS Code drops every tool. A schema's own
@@ -124,12 +85,6 @@ JSON_SCHEMA_DIALECT = "http://json-schema.org/draft-07/schema#"
 
 def _self_contained(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if schema is None else {"$schema": JSON_SCHEMA_DIALECT, **schema}
-
-
-def _result(message: str, data: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=message)], structured_content=dump(data)
-    )
 
 
 class KbMcpServer(MCPServer[Any]):
@@ -190,62 +145,55 @@ class KbMcpServer(MCPServer[Any]):
     # --- tools ------------------------------------------------------------------------------
 
     def _register_tools(self) -> None:
-        runtime = self.runtime
+        for row in TOOLS:
+            self._table_tool(row)
+        self._file_tools()
 
-        @self.tool(
-            title="Search the knowledge base",
-            annotations=READ_ONLY,
-            description=(
-                "Search the user's Markdown knowledge base (notes, docs, runbooks of the "
-                "workspace) by meaning and by words. Returns a numbered list of files, best "
-                "first, each marked 'filename match' (the query names the file) or 'context "
-                "match', with its best passage and line range. Use it before reading files: "
-                "it costs far fewer tokens. The numbers are what open_result(n) and "
-                "summarize_file(n=…) refer to, until your next search."
-            ),
-        )
-        async def search(
-            ctx: Context,
-            query: Query,
-            limit: Annotated[
-                int, Field(ge=1, le=MAX_LIMIT, description="At most this many files.")
-            ] = 10,
-            paths: Annotated[
-                list[str] | None,
-                Field(
-                    description=(
-                        "Only files whose workspace path matches one of these globs "
-                        "(gitignore style), e.g. ['runbooks/**', 'payments/*.md']."
-                    )
-                ),
-            ] = None,
-            mode: Annotated[
-                Literal["hybrid", "semantic", "keyword"],
-                Field(
-                    description=(
-                        "'hybrid': meaning and words (best in general); 'semantic': "
-                        "meaning only; 'keyword': exact words (BM25)."
-                    )
-                ),
-            ] = "hybrid",
-            filter: Annotated[
-                str | None,
-                Field(
-                    description=(
-                        "Keep only files whose metadata match, e.g. 'tag:runbook "
-                        "-status:draft modified>2026-10-01 folder:payments'; the schema "
-                        "tool lists the fields and their values."
-                    )
-                ),
-            ] = None,
-        ) -> Annotated[CallToolResult, SearchResponse]:
-            params = _params(
-                SearchParams, query=query, limit=limit, paths=paths or None, mode=mode,
-                filter=filter,
-            )  # fmt: skip
-            client = self.client(ctx)
-            response = await self._read(lambda: runtime.search(params, client=client))
-            return _result(text.search_text(response), response)
+    def _table_tool(self, row: ToolRow) -> None:
+        """The tool of one operation of the contract (`tools.py`)."""
+        fields = row.fields()
+
+        async def tool(ctx: Context, **arguments: Any) -> CallToolResult:
+            values = {fields[name]: value for name, value in arguments.items()}
+            refused = row.check(values) if row.check is not None else None
+            if refused:
+                raise ToolError(refused)
+            params = params_of(row.op.params, **values)
+            on_event = _progress_reporter(ctx) if row.op.pool == "asks" else None
+            call = Call(self.client(ctx), threading.Event(), on_event)
+            result = await self._run(row.op, params, call)
+            status = await self._read(self.runtime.status) if row.with_status else None
+            return tool_result(row.text(result, status), result)
+
+        tool.__name__ = tool.__qualname__ = row.name
+        tool.__signature__ = signature(row)  # type: ignore[attr-defined]
+        tool.__annotations__ = {"ctx": Context, "return": CallToolResult}
+        self.tool(
+            name=row.name,
+            title=row.title,
+            description=row.description,
+            annotations=row.annotations,
+        )(tool)
+
+    async def _run(self, op: Operation[Any, Any], params: Any, call: Call) -> Any:
+        """The operation's runtime call on its pool (the contract says which)."""
+        work = functools.partial(op.run, self.runtime, params, call)
+        if op.pool == "reads":
+            return await self._read(work)
+        if op.pool == "asks":
+            return await self._ask(work, call.cancel)
+        if op.pool == "worker":
+            return await self._outcome(asyncio.wrap_future(work()))
+        return await self._outcome(_now(work))
+
+    def _file_tools(self) -> None:
+        """The tools that page through files for a model: not operations of the contract."""
+        self._open_result_tool()
+        self._read_file_tool()
+        self._list_files_tool()
+
+    def _open_result_tool(self) -> None:
+        runtime = self.runtime
 
         @self.tool(
             title="Open a search result",
@@ -268,7 +216,10 @@ class KbMcpServer(MCPServer[Any]):
                 return files.file_lines(runtime.read_file(opened.path, first, last, **PAGE), n=n)
 
             page = await self._read(lines_of_result)
-            return _result(text.lines_text(page), page)
+            return tool_result(text.lines_text(page), page)
+
+    def _read_file_tool(self) -> None:
+        runtime = self.runtime
 
         @self.tool(
             title="Read a file",
@@ -292,7 +243,10 @@ class KbMcpServer(MCPServer[Any]):
         ) -> Annotated[CallToolResult, FileLines]:
             read = await self._read(lambda: runtime.read_file(path, start_line, end_line, **PAGE))
             page = files.file_lines(read)
-            return _result(text.lines_text(page), page)
+            return tool_result(text.lines_text(page), page)
+
+    def _list_files_tool(self) -> None:
+        runtime = self.runtime
 
         @self.tool(
             title="List the indexed files",
@@ -337,103 +291,7 @@ class KbMcpServer(MCPServer[Any]):
             what = f" matching {glob!r}" if glob else ""
             if since is not None:
                 what += f" changed since {changed_since}"
-            return _result(text.files_text(listing, what=what), listing)
-
-        @self.tool(
-            title="Summarize a file",
-            annotations=READ_ONLY_MODEL,
-            description=(
-                "Summarize one file of the knowledge base: give path, or n for result n of "
-                "your last search. The user's local model writes it (cached per file "
-                "content, so a second call is instant); without a reachable model the "
-                "summary is extractive (the title and first sentence of each section) and "
-                "says so."
-            ),
-        )
-        async def summarize_file(
-            ctx: Context,
-            path: Annotated[
-                str | None,
-                Field(min_length=1, description="The file's workspace-relative path."),
-            ] = None,
-            n: Annotated[
-                int | None, Field(ge=1, description="Or: result n of your last search.")
-            ] = None,
-        ) -> Annotated[CallToolResult, SummarizeResponse]:
-            if (path is None) == (n is None):
-                raise ToolError(
-                    "Give exactly one of path (a workspace path) or n (a result number)."
-                )
-            params = _params(SummarizeParams, file=path, n=n)
-            client = self.client(ctx)
-            cancel = threading.Event()
-            result = await self._ask(
-                lambda: runtime.summarize(params, client=client, cancel=cancel), cancel
-            )
-            model = (await self._read(runtime.status)).llm.model
-            return _result(text.summary_text(result, model), result)
-
-        @self.tool(
-            title="Ask the knowledge base's agent",
-            annotations=READ_ONLY_MODEL,
-            description=(
-                "Ask the knowledge base's own agent a question: the user's local model "
-                "(Ollama or an OpenAI-compatible server) searches and reads on its own and "
-                "answers with cited sources [path:lines]. Slow (seconds to minutes) and it "
-                "needs that model; when you can read passages yourself, search + "
-                "open_result is faster. 'file 2' in the question means result 2 of your "
-                "last search. Without a model it returns the best passages instead "
-                "(mode 'fallback')."
-            ),
-        )
-        async def ask(
-            ctx: Context,
-            question: Annotated[
-                str,
-                Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question."),
-            ],
-            file: Annotated[
-                str | None,
-                Field(
-                    min_length=1,
-                    description="Focus on this file (workspace-relative path) only.",
-                ),
-            ] = None,
-        ) -> Annotated[CallToolResult, AskResponse]:
-            params = _params(AskParams, question=question, file=file)
-            client = self.client(ctx)
-            cancel = threading.Event()
-            on_event = _progress_reporter(ctx)
-            response = await self._ask(
-                lambda: runtime.ask(params, client=client, on_event=on_event, cancel=cancel), cancel
-            )
-            return _result(text.ask_text(response), response)
-
-        @self.tool(
-            title="Index status",
-            annotations=READ_ONLY,
-            description=(
-                "The state of the knowledge base: indexed files and chunks, files still "
-                "pending, the embedder, whether the local model answers, and whether this "
-                "server writes the index or reads one that an editor window keeps current."
-            ),
-        )
-        async def status() -> Annotated[CallToolResult, IndexStatus]:
-            current = await self._read(runtime.status)
-            return _result(text.status_text(current), current)
-
-        @self.tool(
-            title="Metadata fields",
-            annotations=READ_ONLY,
-            description=(
-                "The metadata fields of the knowledge base's files (front matter, tags, "
-                "folder, dates): each field's types, how many files have it and its most "
-                "frequent values — what search's filter can use."
-            ),
-        )
-        async def schema() -> Annotated[CallToolResult, SchemaResponse]:
-            fields = await self._read(lambda: runtime.read(lambda kb: kb.schema()))
-            return _result(text.schema_text(fields), fields)
+            return tool_result(text.files_text(listing, what=what), listing)
 
     async def list_tools(self) -> list[Tool]:
         """The tools, each schema declaring its dialect (`JSON_SCHEMA_DIALECT`)."""
@@ -479,6 +337,10 @@ class KbMcpServer(MCPServer[Any]):
                 f"No indexed file at {address}: list the resources, or use list_files."
             )
         return [ReadResourceContents(content=body, mime_type="text/markdown")]
+
+
+async def _now(work: Callable[[], T]) -> T:
+    return work()
 
 
 def _progress_reporter(ctx: Context) -> Callable[[Step], None]:
