@@ -7,16 +7,12 @@ the content — and re-chunks only files whose content changed.
   chunks, FTS5 rows — with no embedding, a few dozen files per transaction. Keyword
   search covers the whole workspace when this phase ends (seconds, even for thousands
   of files), and files that disappeared have lost their chunks.
-* Phase 2 ("vectors"): the chunks of every file still `pending` are embedded in batches
-  of at most `EMBED_BATCH` chunks *across* files — a file of thousands of chunks spans
-  many batches and holds none of them alone — files the editor has open first
-  (`Indexer.priority`), then the newest. Only chunks whose text hash the store has never
-  seen are embedded: an unchanged paragraph, a renamed file or a moved folder costs no
-  embedding. A file becomes `ok` when all its vectors are in Chroma.
+* Phase 2 ("vectors", `vector_pass.py`): the chunks of every file still `pending` are
+  embedded in batches across files, files open in the editor first (`Indexer.priority`),
+  then the newest; only text never embedded is. A file is `ok` when all its vectors are
+  in the index.
 
-See `store/__init__.py` for why a crash in either phase is repaired by the next sync. Memory per
-file is bounded by the chunk cap (`markdown.py`) and by phase 2 reading chunk texts back
-from SQLite a page at a time.
+`store/__init__.py` says why a crash in either phase is repaired by the next sync.
 
 One file never stops a sync: what a file's text becomes is `prepare.prepare_file`, and
 whatever it raises for one file (or the store refuses of that file's rows) skips that
@@ -33,10 +29,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder
@@ -46,8 +40,9 @@ from kb_lsp.prepare import embedding_text as embedding_text  # re-exported: its 
 from kb_lsp.prepare import failure, prepare_file
 from kb_lsp.prepare import text_hash as text_hash
 from kb_lsp.records import ReadOnlyStore, SyncReport
-from kb_lsp.store import FileRecord, NewChunk, Store, VectorEntry
+from kb_lsp.store import FileRecord, NewChunk, Store
 from kb_lsp.sync_tally import ProgressCallback, SyncTally
+from kb_lsp.vector_pass import VectorPass
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
@@ -56,10 +51,6 @@ log = logging.getLogger(__name__)
 # keyword search sees files early, without one transaction per file.
 BATCH_FILES = 64
 BATCH_CHUNKS = 2048
-# Phase 2: chunks embedded per batch (the embedder sub-batches by padded tokens) and
-# chunks per Chroma upsert when their vectors are already cached (a rename, a crash).
-EMBED_BATCH = 256
-UPSERT_BATCH = 2048
 
 
 @dataclass(frozen=True)
@@ -89,16 +80,6 @@ class _Written:
     card: tuple[str, str] | None = None  # (hash, text) of the note card
 
 
-@dataclass
-class _VectorBatch:
-    """Phase 2's unit of work: chunk ids with their vector or the text to embed."""
-
-    entries: list[tuple[str, str, str]] = field(default_factory=list)  # (id, path, hash)
-    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # cached, by hash
-    texts: dict[str, str] = field(default_factory=dict)  # to embed, by hash
-    complete: list[str] = field(default_factory=list)  # files whose last chunk is here
-
-
 class Indexer:
     """The single writer of one root's store."""
 
@@ -111,9 +92,7 @@ class Indexer:
         self.settings = settings
         # Workspace-relative paths whose vectors come first in phase 2 (open editors).
         self.priority: frozenset[str] = frozenset()
-        # Chunks whose vectors reached Chroma in files not complete yet (for status).
-        self.vectors_in_flight = 0
-        self._file_chunks: dict[str, int] = {}  # chunks stored so far per incomplete file
+        self._vectors = VectorPass(store, embedder)
 
     def sync(
         self,
@@ -389,6 +368,11 @@ class Indexer:
         files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
         return files
 
+    @property
+    def vectors_in_flight(self) -> int:
+        """Chunks whose vectors reached the index in files not complete yet (status)."""
+        return self._vectors.in_flight
+
     def embed_pending(
         self,
         *,
@@ -398,112 +382,12 @@ class Indexer:
         cancel: threading.Event | None = None,
         report: SyncReport | None = None,
     ) -> SyncReport:
-        """Embed and store the vectors of every pending file (or of `files`, from
-        `pending_files`), in bounded batches across files (module doc), counting on
-        `tally` (else a tally of its own reports to `progress`). Stops between batches
-        when `cancel` is set."""
-        report = report or SyncReport()
-        if files is None:
-            files = self.pending_files()
-        if tally is None:
-            tally = SyncTally(progress)
-            tally.planned(len(files), 0)
-            tally.vectors(len(files), sum(r.chunk_count for r in files))
-        batch = _VectorBatch()
-        self.vectors_in_flight = 0
-
-        def flush() -> None:
-            nonlocal batch
-            self._store_batch(batch, report)
-            self.vectors_in_flight += len(batch.entries)
-            for path in batch.complete:
-                self.vectors_in_flight -= self._file_chunks.pop(path, 0)
-            if batch.entries or batch.complete:
-                last = batch.complete[-1] if batch.complete else None
-                tally.stored(len(batch.entries), len(batch.complete), last)
-            batch = _VectorBatch()
-
-        self._file_chunks = {}
-        try:
-            for record in files:
-                start = 0
-                while True:
-                    if cancel is not None and cancel.is_set():
-                        report.cancelled = True
-                        return report
-                    # At most what the batch still has room for: never over EMBED_BATCH.
-                    room = max(1, EMBED_BATCH - len(batch.texts))
-                    page = self.store.chunks.chunk_page(record.path, start, room)
-                    self._add_page(batch, record.path, page)
-                    stored = self._file_chunks.get(record.path, 0)
-                    self._file_chunks[record.path] = stored + len(page)
-                    start += len(page)
-                    last_page = len(page) < room
-                    if last_page:
-                        batch.complete.append(record.path)
-                    if len(batch.texts) >= EMBED_BATCH or len(batch.entries) >= UPSERT_BATCH:
-                        flush()
-                    if last_page:
-                        break
-            flush()
-            self._embed_cards(cancel)
-            self.store.repair_vectors()  # stray ids left by an earlier crash
-        finally:
-            self.vectors_in_flight = 0
-            self._file_chunks = {}
-        return report
-
-    def _embed_cards(self, cancel: threading.Event | None) -> None:
-        """The vectors of note cards (`metadata/cards.py`) not embedded yet, in batches."""
-        missing = self.store.notes.missing_card_vectors()
-        for start in range(0, len(missing), EMBED_BATCH):
-            if cancel is not None and cancel.is_set():
-                return
-            part = missing[start : start + EMBED_BATCH]
-            embedded = self.embedder.embed_documents([text for _, text in part])
-            self.store.cache.put(
-                {
-                    digest: np.asarray(vector, dtype=np.float32)
-                    for (digest, _), vector in zip(part, embedded, strict=True)
-                }
-            )
-
-    def _add_page(
-        self, batch: _VectorBatch, path: str, page: list[tuple[str, str, str, str]]
-    ) -> None:
-        cached = self.store.cache.get(
-            h for _, h, _, _ in page if h not in batch.vectors and h not in batch.texts
-        )
-        batch.vectors.update(cached)
-        for cid, digest, heading, text in page:
-            batch.entries.append((cid, path, digest))
-            if digest not in batch.vectors and digest not in batch.texts:
-                batch.texts[digest] = embedding_text(heading, text)
-
-    def _store_batch(self, batch: _VectorBatch, report: SyncReport) -> None:
-        if batch.texts:
-            embedded = self.embedder.embed_documents(list(batch.texts.values()))
-            new = {
-                digest: np.asarray(vector, dtype=np.float32)
-                for digest, vector in zip(batch.texts, embedded, strict=True)
-            }
-            self.store.cache.put(new)
-            batch.vectors.update(new)
-        report.chunks_embedded += len(batch.texts)
-        report.chunks_reused += len(batch.entries) - len(batch.texts)
-        self.store.upsert_vectors(
-            [
-                VectorEntry(cid, path, digest, batch.vectors[digest])
-                for cid, path, digest in batch.entries
-            ]
-        )
-        self.store.catalog.mark_ready(batch.complete)
-        log.debug(
-            "Stored %d vectors (%d embedded), %d files complete",
-            len(batch.entries),
-            len(batch.texts),
-            len(batch.complete),
-        )
+        """Phase 2 for every pending file (or `files`, from `pending_files`): the
+        vectors, in bounded batches across files (`vector_pass.py`), counted on `tally`
+        (else a tally of its own reports to `progress`). Stops between batches when
+        `cancel` is set."""
+        files = self.pending_files() if files is None else files
+        return self._vectors.run(files, tally or progress, cancel, report or SyncReport())
 
 
 def _store_error(err: BaseException) -> bool:

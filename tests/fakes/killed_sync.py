@@ -19,7 +19,7 @@ from typing import Any
 
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import indexer
+from kb_lsp import indexer, vector_pass
 from kb_lsp.config import load_settings
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.store import Store
@@ -36,8 +36,8 @@ PARTS: dict[str, type] = {
 
 
 def main(workspace: str, storage: str, target: str, when: str, nth: str) -> int:
-    indexer.EMBED_BATCH = 4
-    indexer.UPSERT_BATCH = 8
+    vector_pass.EMBED_BATCH = 4
+    vector_pass.UPSERT_BATCH = 8
     indexer.BATCH_FILES = 2
     part, method = target.split(".")
     owner = PARTS[part]

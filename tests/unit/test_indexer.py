@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import REPO
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import indexer
+from kb_lsp import vector_pass
 from kb_lsp.config import load_settings
 from kb_lsp.indexer import embedding_text
 from kb_lsp.knowledge import KnowledgeBase
@@ -476,7 +476,7 @@ def test_keyword_search_is_complete_before_any_vector(workspace: Path, storage: 
 def test_vectors_go_in_bounded_batches_across_files(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexer, "EMBED_BATCH", 16)
+    monkeypatch.setattr(vector_pass, "EMBED_BATCH", 16)
     big_file(workspace / "release-notes.md", 120)
     embedder = RecordingEmbedder()
     kb = open_kb(workspace, storage, embedder)
@@ -622,7 +622,7 @@ def test_five_megabyte_one_line_file(workspace: Path, storage: Path) -> None:
     chunks = kb.chunks_of("dump.md")
     assert len(chunks) > 5_000_000 // 800
     assert max(len(c.text) for c in chunks) <= 800
-    assert max(len(batch) for batch in embedder.batches) <= indexer.EMBED_BATCH
+    assert max(len(batch) for batch in embedder.batches) <= vector_pass.EMBED_BATCH
     hits = kb.search("zanzibarite", mode="keyword")
     assert hits[0].path == "dump.md" and "zanzibarite" in hits[0].snippet
     assert kb.search("zanzibarite")[0].path == "dump.md"
