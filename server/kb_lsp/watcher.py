@@ -36,7 +36,6 @@ import contextlib
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +54,9 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
+
+from kb_lsp.change_queue import Batch as Batch  # re-exported: its home before
+from kb_lsp.change_queue import ChangeQueue
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +77,6 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
 
 def _never_ignored(_: Path) -> bool:
     return False
-
-
-@dataclass(frozen=True)
-class Batch:
-    """What changed since the last batch."""
-
-    paths: tuple[Path, ...]  # absolute files or folders, existing or not, sorted
-    rescan: bool = False  # True: sync every root (burst, reconcile, or asked for)
-    reason: str = "changes"  # "changes" | "burst" | "reconcile" | "requested"
 
 
 @dataclass
@@ -124,28 +117,20 @@ class Watcher:
         reconcile_seconds: float | None = 300.0,
         max_watches: int = 64,
     ) -> None:
-        self._on_batch = on_batch
-        self._debounce = max(0.0, debounce)
-        self._max_delay = max_delay if max_delay is not None else max(2.0, 10 * self._debounce)
-        self._burst_threshold = burst_threshold
-        self._reconcile_seconds = reconcile_seconds
+        self._queue = ChangeQueue(
+            on_batch,
+            debounce=debounce,
+            max_delay=max_delay,
+            burst_threshold=burst_threshold,
+            reconcile_seconds=reconcile_seconds,
+        )
         self._max_watches = max_watches
-
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._roots: dict[Path, _Root] = {}
         self._watches: dict[Path, ObservedWatch] = {}
-        self._pending: set[Path] = set()
-        self._rescan_reason: str | None = None
-        self._first_at = 0.0
-        self._last_at = 0.0
-        self._next_reconcile = float("inf")
-        self._flush_now = False
-        self._stopped = False
-
         self._handler = _Handler(self)
         self._observer = Observer()
         self._observer.daemon = True
-        self._flusher = threading.Thread(target=self._run, name="kb-watcher-flush", daemon=True)
         self._started = False
 
     # --- life cycle -------------------------------------------------------------------
@@ -155,23 +140,18 @@ class Watcher:
             return
         self._started = True
         self._observer.start()
-        with self._lock:
-            if self._reconcile_seconds:
-                self._next_reconcile = time.monotonic() + self._reconcile_seconds
-        self._flusher.start()
+        self._queue.start()
 
     def stop(self) -> None:
         """Stop watching; pending events are dropped (the next start reconciles)."""
-        with self._lock:
-            self._stopped = True
-            self._lock.notify_all()
+        self._queue.close()
         if self._started:
             try:
                 self._observer.stop()
                 self._observer.join(timeout=5)
             except Exception:
                 log.exception("watcher: error while stopping the observer")
-            self._flusher.join(timeout=5)
+            self._queue.join()
 
     def __enter__(self) -> Watcher:
         self.start()
@@ -217,7 +197,7 @@ class Watcher:
         root = Path(os.path.abspath(root))
         with self._lock:
             entry = self._roots.pop(root, None)
-            self._pending = {p for p in self._pending if not _is_within(p, root)}
+        self._queue.drop(lambda path: _is_within(path, root))
         if entry is None:
             return
         for folder in list(entry.watched):
@@ -240,19 +220,16 @@ class Watcher:
 
     def notify(self, paths: Iterable[Path]) -> None:
         """Queue paths changed according to someone else (the editor): same debouncing."""
-        self._add(Path(os.path.abspath(p)) for p in paths)
+        self._queue.add(Path(os.path.abspath(p)) for p in paths)
 
     def pending(self) -> frozenset[Path]:
         """The paths gathered for the next batch so far."""
-        with self._lock:
-            return frozenset(self._pending)
+        return self._queue.pending()
 
     def flush(self) -> None:
         """Hand the gathered paths over now rather than after the quiet period (someone
         who knows that a burst has ended; tests, which must not wait on time)."""
-        with self._lock:
-            self._flush_now = True
-            self._lock.notify_all()
+        self._queue.flush()
 
     # --- planning watches --------------------------------------------------------------
 
@@ -370,7 +347,7 @@ class Watcher:
             if event.is_directory:
                 self._follow_folder(entry, path, event)
         if keep:
-            self._add(keep)
+            self._queue.add(keep)
 
     def _follow_folder(self, entry: _Root, folder: Path, event: FileSystemEvent) -> None:
         """Keep watches in step with folders that appear, move or vanish."""
@@ -391,70 +368,6 @@ class Watcher:
                 plan = self._plan(sub) or [(folder, True)]
                 for path, recursive in plan:
                     self._schedule(entry, path, recursive)
-
-    def _add(self, paths: Iterable[Path]) -> None:
-        with self._lock:
-            before = len(self._pending)
-            self._pending.update(paths)
-            if len(self._pending) != before:
-                self._touch()
-
-    def _touch(self) -> None:
-        now = time.monotonic()
-        if not self._first_at:
-            self._first_at = now
-        self._last_at = now
-        self._lock.notify_all()
-
-    # --- flushing --------------------------------------------------------------------------
-
-    def _due(self, now: float) -> float | None:
-        """Seconds until the pending batch is due (0: now), or None when nothing is pending."""
-        if not self._pending and self._rescan_reason is None:
-            return None
-        if self._flush_now:
-            return 0.0
-        quiet = self._last_at + self._debounce - now
-        latest = self._first_at + self._max_delay - now
-        return max(0.0, min(quiet, latest))
-
-    def _take(self) -> Batch:
-        paths = tuple(sorted(self._pending))
-        reason = self._rescan_reason
-        self._pending = set()
-        self._rescan_reason = None
-        self._first_at = self._last_at = 0.0
-        self._flush_now = False
-        if reason is None and len(paths) > self._burst_threshold:
-            reason = "burst"
-        return Batch(paths=paths, rescan=reason is not None, reason=reason or "changes")
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                while True:
-                    if self._stopped:
-                        return
-                    now = time.monotonic()
-                    if now >= self._next_reconcile:
-                        self._next_reconcile = now + (self._reconcile_seconds or float("inf"))
-                        self._rescan_reason = self._rescan_reason or "reconcile"
-                        self._first_at = self._first_at or now
-                        self._last_at = self._last_at or now
-                        batch = self._take()
-                        break
-                    due = self._due(now)
-                    if due == 0.0:
-                        batch = self._take()
-                        break
-                    wait = self._next_reconcile - now
-                    if due is not None:
-                        wait = min(wait, due)
-                    self._lock.wait(timeout=None if wait == float("inf") else wait)
-            try:
-                self._on_batch(batch)
-            except Exception:
-                log.exception("watcher: the batch callback failed")
 
 
 def _decode(path: str | bytes) -> str:
