@@ -42,9 +42,9 @@ from bench.embed_speed import chroma_model_dir
 from bench.report import table, write_json
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.embeddings import MiniLMEmbedder
-from kb_lsp.indexer import embedding_text
+from kb_lsp.engine.index.indexer import embedding_text
+from kb_lsp.engine.markdown.document import parse_markdown
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.markdown import parse_markdown
 
 QUICK_FILES = 40
 

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from kb_lsp.config import Settings
+    from kb_lsp.engine.records import SyncReport
     from kb_lsp.protocol import AskResponse
-    from kb_lsp.records import SyncReport
     from kb_lsp.runtime import Hooks, Runtime
 
 EXIT_USAGE = 2
@@ -201,7 +201,7 @@ READ_ONLY = (
 def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> SyncReport | None:
     """Bring the index up to date and say what it took; None when another process
     writes the index (the command says so, in its words)."""
-    from kb_lsp.records import ReadOnlyStore
+    from kb_lsp.engine.records import ReadOnlyStore
     from kb_lsp.runtime import Unavailable
 
     try:
@@ -307,7 +307,7 @@ def _unknown_fields(
     """Nothing matched a filter that names a field no indexed file has: say which, as the
     filter's own error does for a likely typo (there it is an error; here a filter may name
     a field before any file has it, so it only explains the empty list)."""
-    from kb_lsp.metadata.filters import BUILTIN_FIELDS, FilterError, fields_of, parse_filter
+    from kb_lsp.engine.metadata.filters import BUILTIN_FIELDS, FilterError, fields_of, parse_filter
 
     try:
         named = fields_of(parse_filter(text))
@@ -355,9 +355,9 @@ def _from_server(
     """`method`'s answer from the server that holds `folder`'s index (an editor's), over
     its local socket (`runtime/local_socket.py`); None when none does, or it cannot
     answer now: the command then opens the index itself."""
+    from kb_lsp.engine.storage import default_storage, store_dir_for
     from kb_lsp.runtime.local_socket import NotThisServer, ServerError, connect
     from kb_lsp.runtime.quick import quick_settings
-    from kb_lsp.storage import default_storage, store_dir_for
 
     settings = quick_settings(_cli_settings(args)) or _settings(args)
     store = store_dir_for(default_storage(settings), folder)
@@ -453,7 +453,7 @@ def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _probe(args: argparse.Namespace) -> dict[str, Any]:
     """The model asked, for at most `PROBE_SECONDS`, whether it answers and calls tools:
     the wire `LlmStatus`."""
-    from kb_lsp.llm import create_llm
+    from kb_lsp.engine.llm import create_llm
     from kb_lsp.protocol import dump
 
     llm = create_llm(_settings(args))  # its client loaded before the clock starts

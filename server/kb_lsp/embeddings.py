@@ -43,7 +43,7 @@ from filelock import FileLock
 from tokenizers import Tokenizer
 
 from kb_lsp import quantize
-from kb_lsp.memory import release_free_memory
+from kb_lsp.engine.memory import release_free_memory
 
 if TYPE_CHECKING:
     import ollama

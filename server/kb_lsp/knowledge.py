@@ -23,12 +23,25 @@ import pathspec
 
 from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder, make_embedder
-from kb_lsp.indexer import Indexer
-from kb_lsp.memory import release_free_memory
-from kb_lsp.metadata.filters import Node as FilterNode
-from kb_lsp.metadata.filters import combine, parse_filter, split_query, unknown_field
-from kb_lsp.metadata.hits import hit_meta
-from kb_lsp.metadata.schema import TOP_VALUES, build_schema
+from kb_lsp.engine.index.indexer import Indexer
+from kb_lsp.engine.index.sync_tally import SyncTally
+from kb_lsp.engine.memory import release_free_memory
+from kb_lsp.engine.metadata.filters import Node as FilterNode
+from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
+from kb_lsp.engine.metadata.hits import hit_meta
+from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema
+from kb_lsp.engine.records import (
+    FileInfo,
+    ReadOnlyStore,
+    StoredChunk,
+    SyncProgress,
+    SyncReport,
+)
+from kb_lsp.engine.related import NotIndexed, outgoing_links, related_files
+from kb_lsp.engine.search import Searcher, SearchSource, query_terms
+from kb_lsp.engine.storage import default_storage as default_storage  # its home before storage.py
+from kb_lsp.engine.storage import store_dir_for
+from kb_lsp.engine.store import FileRecord, Store
 from kb_lsp.protocol import (
     FileProblem,
     HitMeta,
@@ -41,19 +54,6 @@ from kb_lsp.protocol import (
     SearchMode,
     SkippedFile,
 )
-from kb_lsp.records import (
-    FileInfo,
-    ReadOnlyStore,
-    StoredChunk,
-    SyncProgress,
-    SyncReport,
-)
-from kb_lsp.related import NotIndexed, outgoing_links, related_files
-from kb_lsp.search import Searcher, SearchSource, query_terms
-from kb_lsp.storage import default_storage as default_storage  # its home before storage.py
-from kb_lsp.storage import store_dir_for
-from kb_lsp.store import FileRecord, Store
-from kb_lsp.sync_tally import SyncTally
 from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
 
 __all__ = [

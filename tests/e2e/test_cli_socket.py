@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.runtime.local_socket import SUPPORTED, socket_path
-from kb_lsp.storage import store_dir_for
 
 from .conftest import DEADLINE, KbClient, running_server, server_env
 

@@ -19,13 +19,13 @@ from typing import Any
 
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import indexer, vector_pass
 from kb_lsp.config import load_settings
+from kb_lsp.engine.index import indexer, vector_pass
+from kb_lsp.engine.store import Store
+from kb_lsp.engine.store.cache import VectorCache
+from kb_lsp.engine.store.catalog import Catalog
+from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.store import Store
-from kb_lsp.store.cache import VectorCache
-from kb_lsp.store.catalog import Catalog
-from kb_lsp.store.chroma import ChromaIndex
 
 PARTS: dict[str, type] = {
     "Store": Store,

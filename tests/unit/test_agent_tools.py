@@ -15,9 +15,9 @@ from kb_lsp.agent import references
 from kb_lsp.agent.summarize import Summarizer, extractive_summary
 from kb_lsp.agent.tools import ALL_TOOLS, READ_PAGE_LINES, Toolbox, defuse
 from kb_lsp.config import OllamaSettings, Settings
+from kb_lsp.engine.llm import ChatModel, ollama_chat
+from kb_lsp.engine.markdown.document import parse_markdown
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
-from kb_lsp.llm import ChatModel, ollama_chat
-from kb_lsp.markdown import parse_markdown
 
 MEXICO = "payments/mexico-payments.md"
 BIG = "engineering/big-log.md"

@@ -199,7 +199,7 @@ def test_status_probe_waits_no_longer_than_its_help_says(
 ) -> None:
     """`--probe` asks the model for at most PROBE_SECONDS (the help says so), however the
     server behaves: here one that never answers, held until the test lets it go."""
-    import kb_lsp.llm as llm_package
+    import kb_lsp.engine.llm as llm_package
     from kb_lsp import cli
 
     helped = run("status", "--help", storage=storage)
@@ -329,7 +329,7 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
         ]
         assert search.stdout.startswith("1, ")
         verbose = run("-v", "search", "SPEI", "-w", str(workspace), storage=storage)
-        assert "WARNING kb_lsp.store: The index at" in verbose.stderr
+        assert "WARNING kb_lsp.engine.store: The index at" in verbose.stderr
     finally:
         holder.close()
 

@@ -16,9 +16,9 @@ from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.storage import DATABASE, store_dir_for
+from kb_lsp.engine.store import Store
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.storage import DATABASE, store_dir_for
-from kb_lsp.store import Store
 
 QUERIES = [
     "Mexico payments cut-off",

@@ -18,15 +18,15 @@ import pytest
 from tests.conftest import REPO
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import vector_pass
 from kb_lsp.config import load_settings
-from kb_lsp.indexer import embedding_text
+from kb_lsp.engine.index import vector_pass
+from kb_lsp.engine.index.indexer import embedding_text
+from kb_lsp.engine.records import ReadOnlyStore, SyncProgress
+from kb_lsp.engine.store import Store, VectorEntry
+from kb_lsp.engine.store.chroma import ChromaIndex
+from kb_lsp.engine.terms import parse_stems, stems_text, word_stems, word_terms
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexStatus
-from kb_lsp.records import ReadOnlyStore, SyncProgress
-from kb_lsp.store import Store, VectorEntry
-from kb_lsp.store.chroma import ChromaIndex
-from kb_lsp.terms import parse_stems, stems_text, word_stems, word_terms
 
 
 def open_kb(

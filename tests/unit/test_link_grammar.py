@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kb_lsp.metadata.links import (
+from kb_lsp.engine.metadata.links import (
     bare_paths,
     is_external,
     markdown_links,

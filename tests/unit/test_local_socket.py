@@ -16,6 +16,7 @@ import pytest
 from tests.helpers.cli import HASHING
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.protocol import SearchParams, dump
 from kb_lsp.runtime import Hooks, Runtime
 from kb_lsp.runtime import listener as listener_module
@@ -27,7 +28,6 @@ from kb_lsp.runtime.local_socket import (
     private_folder,
     socket_path,
 )
-from kb_lsp.storage import store_dir_for
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason="no Unix sockets on this platform")
 

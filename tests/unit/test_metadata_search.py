@@ -12,8 +12,8 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.metadata.filters import FilterError, parse_filter
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.metadata.filters import FilterError, parse_filter
 
 
 def write(root: Path, rel: str, text: str, mtime: datetime | None = None) -> Path:
@@ -222,7 +222,7 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
 
 
 def test_hover_shows_the_linked_files_metadata(kb: KnowledgeBase, notes: Path) -> None:
-    from kb_lsp.link_preview import compute_hover
+    from kb_lsp.engine.link_preview import compute_hover
 
     document = notes / "runbooks" / "close.md"
     line = "See [Mexico](../payments/mexico.md) for the wires."

@@ -15,11 +15,11 @@ from tests.helpers.cli import HASHING
 from tests.helpers.runtime import runtime_status
 
 from kb_lsp.config import env_settings, load_settings
-from kb_lsp.llm.config import LlmConfig
+from kb_lsp.engine.llm.config import LlmConfig
+from kb_lsp.engine.storage import default_storage
 from kb_lsp.protocol import dump
 from kb_lsp.runtime.quick import quick_settings, quick_status, wire
 from kb_lsp.runtime.stored_status import read_status
-from kb_lsp.storage import default_storage
 
 ENVIRONMENTS = [
     {},

@@ -14,7 +14,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from kb_lsp.llm import split_thinking
+from kb_lsp.engine.llm import split_thinking
 from kb_lsp.protocol import StopReason
 
 _USAGE_BLOCK = re.compile(r"<usage>.*?</usage>", re.I | re.S)

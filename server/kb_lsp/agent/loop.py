@@ -59,8 +59,7 @@ from kb_lsp.agent.summarize import Summarizer
 from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS, Toolbox, ToolError, ToolOutput, source_of
 from kb_lsp.agent.usage import Meter
 from kb_lsp.config import Settings
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
-from kb_lsp.llm import (
+from kb_lsp.engine.llm import (
     ChatModel,
     ChatResult,
     EmptyAnswer,
@@ -69,7 +68,8 @@ from kb_lsp.llm import (
     ModelUnavailable,
     create_llm,
 )
-from kb_lsp.llm.base import WAIT_NOTICE_SECONDS
+from kb_lsp.engine.llm.base import WAIT_NOTICE_SECONDS
+from kb_lsp.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.protocol import (
     AskEventKind,
     AskMode,

@@ -19,14 +19,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_lsp import reading
 from kb_lsp.agent import prompts
 from kb_lsp.agent.budget import truncate
 from kb_lsp.agent.summarize import Summarizer
 from kb_lsp.agent.usage import Meter
+from kb_lsp.engine.llm import LlmCancelled, LlmError
+from kb_lsp.engine.metadata.filters import FilterError
+from kb_lsp.engine.workspace import reading
 from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
-from kb_lsp.llm import LlmCancelled, LlmError
-from kb_lsp.metadata.filters import FilterError
 from kb_lsp.protocol import Range, SearchHit, Source
 from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
 

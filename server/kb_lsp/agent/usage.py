@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from kb_lsp.llm import ChatResult
+from kb_lsp.engine.llm import ChatResult
 from kb_lsp.protocol import Usage
 
 

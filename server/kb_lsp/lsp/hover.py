@@ -16,7 +16,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from kb_lsp.link_preview import MARKDOWN_SUFFIXES, compute_hover, read_unopened
+from kb_lsp.engine.link_preview import MARKDOWN_SUFFIXES, compute_hover, read_unopened
 from kb_lsp.lsp.server import KbLanguageServer, uri_to_path
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kb_lsp.llm import ChatModel
+from kb_lsp.engine.llm import ChatModel
 from kb_lsp.protocol import LlmStatus
 
 if TYPE_CHECKING:

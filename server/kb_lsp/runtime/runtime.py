@@ -37,9 +37,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from kb_lsp import __version__, reading
+from kb_lsp import __version__
 from kb_lsp.agent.conversations import Conversations
 from kb_lsp.config import Settings, changed_settings
+from kb_lsp.engine.llm import LlmCancelled, LlmError, configured_status
+from kb_lsp.engine.metadata.filters import FilterError
+from kb_lsp.engine.store import store_dir_for
+from kb_lsp.engine.workspace import reading
+from kb_lsp.engine.workspace.watcher import Batch, Watcher
 from kb_lsp.knowledge import (
     FileInfo,
     KnowledgeBase,
@@ -49,8 +54,6 @@ from kb_lsp.knowledge import (
     SyncReport,
     default_storage,
 )
-from kb_lsp.llm import LlmCancelled, LlmError, configured_status
-from kb_lsp.metadata.filters import FilterError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
@@ -80,8 +83,6 @@ from kb_lsp.runtime.probe import LlmProbe, RunningWork
 from kb_lsp.runtime.status import Activity, combined, opening
 from kb_lsp.runtime.takeover import TakeoverWatch, WriterState, publish, read_state
 from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, ProgressHandle
-from kb_lsp.store import store_dir_for
-from kb_lsp.watcher import Batch, Watcher
 from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile, WorkspaceRoot
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from kb_lsp.engine.storage import WRITER_LOCK, WRITER_STATE
 from kb_lsp.protocol import IndexPhase
-from kb_lsp.storage import WRITER_LOCK, WRITER_STATE
 
 log = logging.getLogger(__name__)
 
