@@ -6,8 +6,8 @@
  */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { hitItem, incompleteNotice, parseResultNumber, resultsIncomplete } from './format';
-import { lastList, rememberList } from './lastList';
+import { hitItem, incompleteNotice, oneLine, parseResultNumber, resultsIncomplete } from './format';
+import { lastList, lastQuery, rememberList } from './lastList';
 import { openResult } from './open';
 import { ErrorCodes, Methods, type SearchHit } from './protocol';
 import { Debouncer, errorCode, errorMessage, LatestOnly } from './util';
@@ -93,7 +93,7 @@ export class SearchQuickPick implements vscode.Disposable {
       }
       const response = outcome.value;
       this.backend.updateStatus(response.index);
-      rememberList(response.results);
+      rememberList(response, 'quickPick');
       const incomplete = resultsIncomplete(response.index);
       this.rerunWhenReady = incomplete ? query : undefined;
       const notice: HitPickItem[] = incomplete
@@ -151,10 +151,11 @@ export function showSearch(backend: KbBackend, options: SearchPickOptions = {}):
  * `KB: Open Result…`: the last numbered list as a quick pick. Typing a number selects that
  * result (Enter opens it); a number the list does not have is refused as you type.
  */
-export function pickResult(hits: readonly SearchHit[] = lastList()): Promise<SearchHit | number | undefined> {
+export function pickResult(hits: readonly SearchHit[] = lastList(), query: string | undefined = lastQuery()): Promise<SearchHit | number | undefined> {
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<HitPickItem>();
-    pick.title = 'KB: Open Result';
+    // The query the numbers belong to, as the panel shows it above the same list.
+    pick.title = query && hits.length > 0 ? `KB: Open Result — “${oneLine(query, 60)}”` : 'KB: Open Result';
     pick.placeholder = hits.length > 0 ? 'Type a number or pick a result of the last search' : 'Type the number of a result of the last search';
     pick.matchOnDescription = false;
     pick.matchOnDetail = false;

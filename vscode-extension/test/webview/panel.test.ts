@@ -93,7 +93,12 @@ async function send(message: ToWebview): Promise<void> {
   );
 }
 
+/** What the page sent, but the passage reads a hover asks for on the side. */
 async function posted(): Promise<FromWebview[]> {
+  return (await allPosted()).filter((m) => m.type !== 'passage');
+}
+
+async function allPosted(): Promise<FromWebview[]> {
   return page.evaluate(() => (window as unknown as { __posted: FromWebview[] }).__posted.slice());
 }
 
@@ -166,7 +171,7 @@ describe('panel webview in Chromium', () => {
 
   it('renders the index state and the results sent as messages', async () => {
     await send({ type: 'status', status: STATUS, server: 'running' });
-    assert.equal(await page.textContent('#status-text'), 'Ready · 42 files · 318 chunks');
+    assert.equal(await page.textContent('#status-text'), 'Ready · 42 files · 318 passages');
     await send({ type: 'status', status: { ...STATUS, state: 'indexing', files: 12, pending: 30, readOnly: true }, server: 'running' });
     assert.equal(await page.textContent('#status-text'), 'Indexing 12/42 files · read-only');
     await send({ type: 'status', status: STATUS, server: 'running' });
@@ -183,7 +188,7 @@ describe('panel webview in Chromium', () => {
     assert.equal(await rows.nth(2).locator('b').count(), 0);
     assert.match((await rows.nth(2).locator('.hit-snippet').textContent()) ?? '', /<b>after<\/b>/);
     assert.equal(await page.locator('.hit-score').first().textContent(), '0.87');
-    assert.match((await page.textContent('#search-info')) ?? '', /3 files/);
+    assert.equal(await page.textContent('#search-info'), '3 files for “deploy”');
     await page.screenshot({ path: artifact('webview-results.png'), fullPage: true });
   });
 
@@ -235,9 +240,8 @@ describe('panel webview in Chromium', () => {
     await page.press('#question', 'Enter');
     assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null });
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
-    // Stop sits next to the pending question.
-    assert.equal(await page.isVisible('.question.pending #stop-button'), true);
-    assert.equal(await page.isDisabled('#ask-button'), true);
+    // While it runs, the Ask button is Stop.
+    assert.equal(await page.textContent('#ask-button'), 'Stop');
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'thinking', text: 'Search the runbooks first.' } });
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'tool_call', text: '', tool: 'search_knowledge_base', args: { query: 'deploy' } } });
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'tool_result', text: '3 files', tool: 'search_knowledge_base' } });
@@ -268,13 +272,16 @@ describe('panel webview in Chromium', () => {
     assert.equal(await answer.locator('img, script').count(), 0);
     assert.match((await answer.textContent()) ?? '', /<script>window.__pwned = 1<\/script>/);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
-    assert.deepEqual(await answer.locator('a.source').allTextContents(), ['[1] runbooks/deploy.md L11–16', '[2] onboarding/setup.md L21–26']);
+    assert.deepEqual(await answer.locator('.sources li').allTextContents(), ['[1] runbooks/deploy.md L11–16', '[2] onboarding/setup.md L21–26']);
     assert.equal(await answer.locator('.sources ol').count(), 0, 'one numbering style: [n] only');
-    assert.equal(await page.isVisible('#stop-button'), false);
+    assert.equal(await page.textContent('#ask-button'), 'Ask');
     await page.screenshot({ path: artifact('webview-ask.png'), fullPage: true });
     await clearPosted();
     await answer.locator('a.source').nth(1).click();
     assert.deepEqual(await posted(), [{ type: 'open', uri: HITS[1].uri, range: HITS[1].range, path: HITS[1].path }]);
+    // The steps fold into one line once the answer is there.
+    assert.equal(await page.textContent('details.steps > summary'), 'Searched 1×');
+    assert.equal(await page.isVisible('.step.thinking'), false);
     // The follow-up carries the conversation.
     await page.fill('#question', 'And roll back?');
     await page.click('#ask-button');
@@ -453,9 +460,9 @@ describe('panel webview in Chromium', () => {
     await send({ type: 'status', status: indexing, server: 'running' });
     await typeQuery('how do I add CORS');
     await send({ type: 'results', response: { query: 'how do I add CORS', results: HITS, index: indexing } });
-    assert.equal(await page.textContent('#search-notice'), 'Indexing 38/155 — results may be incomplete');
-    await send({ type: 'status', status: { ...indexing, progress: { ...indexing.progress, filesDone: 80 } }, server: 'running' });
-    assert.equal(await page.textContent('#search-notice'), 'Indexing 80/155 — results may be incomplete');
+    assert.equal(await page.textContent('#search-notice'), 'Keyword search ready · embedding 900/3,036 passages — results may be incomplete');
+    await send({ type: 'status', status: { ...indexing, progress: { ...indexing.progress, chunksDone: 1800 } }, server: 'running' });
+    assert.equal(await page.textContent('#search-notice'), 'Keyword search ready · embedding 1,800/3,036 passages — results may be incomplete');
     await clearPosted();
     await send({ type: 'status', status: STATUS, server: 'running' });
     assert.deepEqual(await posted(), [{ type: 'search', query: 'how do I add CORS' }]);
@@ -467,8 +474,8 @@ describe('panel webview in Chromium', () => {
 
   it('shows one progress bar with pause and cancel while indexing', async () => {
     const progress = { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 900, chunksTotal: 3036 };
-    await send({ type: 'status', status: { ...STATUS, state: 'indexing', progress }, server: 'running' });
-    assert.equal(await page.textContent('#status-text'), 'Indexing 38/155 files · 900/3,036 chunks · embedding');
+    await send({ type: 'status', status: { ...STATUS, state: 'indexing', progress }, server: 'running', secondsLeft: 300 });
+    assert.equal(await page.textContent('#status-text'), 'Keyword search ready · embedding 900/3,036 passages · about 5 min left');
     assert.equal(await page.isVisible('#index-progress'), true);
     assert.deepEqual(await page.evaluate(() => {
       const bar = document.getElementById('index-progress') as HTMLProgressElement;
@@ -524,7 +531,7 @@ describe('panel webview in Chromium', () => {
     assert.equal(mentions, 1, 'the model problem is said once');
     assert.equal(await page.locator('#model-card:visible').count(), 1);
     assert.equal(await page.locator('.step-error').count(), 0);
-    assert.deepEqual(await page.locator('.status-step').allTextContents(), ['Waiting for the model…']);
+    assert.deepEqual(await page.locator('.status-step').allTextContents(), [], '"Waiting for the model" only while waiting');
     assert.match((await page.textContent('.answer')) ?? '', /here are the best passages/);
     assert.equal(await page.textContent('.answer .badge.mode'), 'no model');
     assert.match((await page.textContent('#model-card')) ?? '', /No model is reachable/);
@@ -533,10 +540,18 @@ describe('panel webview in Chromium', () => {
     await page.click('#model-card [data-action="copyFix"]');
     await page.click('#model-card [data-action="openSettings"]');
     await page.click('#model-card [data-action="retry"]');
+    await page.click('#model-card [data-action="chooseModel"]');
     assert.deepEqual(await posted(), [
-      { type: 'copy', text: 'ollama serve' },
-      { type: 'openSettings', query: '@ext:kb-lsp.kb-lsp' },
+      // The configured port, not Ollama's default.
+      { type: 'copy', text: 'OLLAMA_HOST=127.0.0.1:9 ollama serve' },
+      // Only the model's settings.
+      {
+        type: 'openSettings',
+        query: '@id:kb.llm.provider @id:kb.llm.baseUrl @id:kb.llm.model @id:kb.ollama.host @id:kb.ollama.model @id:kb.llm.mode @id:kb.ollama.timeout',
+      },
+      { type: 'command', command: 'probeModel' },
       { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null },
+      { type: 'command', command: 'chooseModel' },
     ]);
     // Another host: the card speaks of it; a model that answers clears the card.
     await send({ type: 'status', status: { ...down, llm: { ...down.llm, host: 'http://gpu:11434' } }, server: 'running' });
