@@ -86,7 +86,7 @@ export function modelNames(provider: LlmProvider, body: unknown): string[] {
 export async function listModels(
   provider: LlmProvider,
   baseUrl: string,
-  fetcher: Fetch = fetch as unknown as Fetch,
+  fetcher: Fetch = fetch,
   timeoutMs = LIST_TIMEOUT_MS,
   apiKey?: string,
 ): Promise<{ models: string[] } | { error: string }> {

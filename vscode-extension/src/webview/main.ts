@@ -437,15 +437,19 @@ function showHover(item: HTMLElement): void {
   placeHover(item);
 }
 
-/** Below the row, unless that covers the selected row: then above it. */
+/** Below the row, unless that covers the selected row: then above the row, or else below
+ * the selected row — the row the keyboard is on stays readable. */
 function placeHover(item: HTMLElement): void {
-  const below = item.offsetTop + item.offsetHeight;
   const height = hoverCard.offsetHeight;
   const selected = resultsList.querySelector<HTMLElement>('li.hit.selected');
   const covers = (top: number): boolean =>
     selected !== null && selected !== item && top < selected.offsetTop + selected.offsetHeight && top + height > selected.offsetTop;
-  const above = item.offsetTop - height;
-  hoverCard.style.top = `${covers(below) && above >= 0 && !covers(above) ? above : below}px`;
+  const candidates = [
+    item.offsetTop + item.offsetHeight,
+    ...(item.offsetTop - height >= panes.search.scrollTop ? [item.offsetTop - height] : []),
+    ...(selected ? [selected.offsetTop + selected.offsetHeight] : []),
+  ];
+  hoverCard.style.top = `${candidates.find((top) => !covers(top)) ?? candidates[0]}px`;
 }
 
 function hideHover(): void {
@@ -476,9 +480,14 @@ function renderSearch(): void {
   searchInfo.textContent = state.staleNote ? `${state.staleNote} ${info}`.trim() : info;
   searchInfo.title = list.length > 0 ? LIST_KEYS : '';
   resultsList.title = list.length > 0 ? LIST_KEYS : '';
-  searchWelcome.hidden = Boolean(state.query.trim() || state.response || error || state.server === 'failed');
+  renderWelcome();
   renderNotice();
   hideHover();
+}
+
+/** The welcome (what search does, examples) while the box is empty and nothing is listed. */
+function renderWelcome(): void {
+  searchWelcome.hidden = Boolean(state.query.trim() || state.response || state.searchError || state.server === 'failed');
 }
 
 /** An empty query shows no list: the old results are not what the box says. */
@@ -500,6 +509,7 @@ function runSearch(): void {
   }
   const query = queryInput.value.trim();
   state.query = queryInput.value;
+  renderWelcome();
   save();
   if (query) {
     post({ type: 'search', query });
@@ -528,6 +538,7 @@ searchForm.addEventListener('submit', (event) => {
 
 queryInput.addEventListener('input', () => {
   state.query = queryInput.value;
+  renderWelcome();
   save();
   updateCompletions();
   if (searchTimer) {
