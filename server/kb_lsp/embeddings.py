@@ -11,14 +11,17 @@
 Every vector is L2-normalised. `identity` names the model, its file hash and the dimension;
 the store keeps it, and a different identity means the vectors are rebuilt, never mixed.
 
-With a cache folder (`make_embedder` passes `<storage>/models`), the packaged model runs
-as a real int8 copy derived once (`quantize.py`): about twice as fast and a third of the
-memory. The copy is checked against the float model on `PROBES` — every cosine at least
-`INT8_MIN_COSINE` — or not used (a warning says so, and the float model runs). Its
-identity carries the copy's hash, so an index made with the float model is re-embedded
-once. The intra-op thread count is measured on the machine when the copy is made.
-onnxruntime's memory arena gives back the buffers of a document batch after it, and
-the model is loaded from its path, not from bytes in memory.
+With a cache folder (the knowledge base passes `knowledge.model_cache()`: `$KB_MODEL_CACHE`,
+else `$XDG_CACHE_HOME/kb-lsp/models`, i.e. `~/.cache/kb-lsp/models` — per user, not per
+store), the packaged model runs as a real int8 copy derived once per machine
+(`quantize.py`): about twice as fast and a third of the memory. Making it takes from
+seconds to minutes, so it is announced as a notice (`terminal/logs.py`: the command line
+shows that one line without `--verbose`). The copy is checked against the float model on
+`PROBES` — every cosine at least `INT8_MIN_COSINE` — or not used (a warning says so, and
+the float model runs). Its identity carries the copy's hash, so an index made with the
+float model is re-embedded once. The intra-op thread count is measured on the machine
+when the copy is made. onnxruntime's memory arena gives back the buffers of a document
+batch after it, and the model is loaded from its path, not from bytes in memory.
 """
 
 from __future__ import annotations
@@ -451,7 +454,12 @@ class MiniLMEmbedder:
                     float(record["mean_cosine"]),
                 )
             log.warning("The cached int8 model %s is damaged; making it again.", model)
-        log.info("Making the int8 copy of the embedding model in %s (once)…", folder)
+        log.info(
+            "making the int8 copy of the embedding model, once per machine (a minute or "
+            "more on a busy machine), in %s",
+            folder,
+            extra={"notice": True},  # said at a terminal without --verbose: a wait begins
+        )
         quantize.derive(self._source.model, model)
         copy = _verify_int8(self._source.model, model, tokenizer)
         if copy.min_cosine < INT8_MIN_COSINE:

@@ -18,14 +18,18 @@ See `store.py` for why a crash in either phase is repaired by the next sync. Mem
 file is bounded by the chunk cap (`markdown.py`) and by phase 2 reading chunk texts back
 from SQLite a page at a time.
 
-A chunk's text hash covers what is embedded: its heading path and its text, not the file
-name, so a rename keeps every vector.
+One file never stops a sync: what a file's text becomes is `prepare.prepare_file`, and
+whatever it raises for one file (or the store refuses of that file's rows) skips that
+file, with the reason, listed by `kb status` beside the files it did not read; a
+metadata failure only costs the file its fields (a problem with its line). Only an
+error of the store itself (SQLite, Chroma, the disk) stops the sync.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable
@@ -36,14 +40,14 @@ import numpy as np
 
 from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder
-from kb_lsp.markdown import parse_markdown
 from kb_lsp.memory import release_free_memory
-from kb_lsp.metadata import FileMetadata, extract_metadata
-from kb_lsp.metadata.cards import card_hash, card_text
-from kb_lsp.records import SyncReport
+from kb_lsp.metadata import FileMetadata
+from kb_lsp.prepare import embedding_text as embedding_text  # re-exported: its old home
+from kb_lsp.prepare import failure, prepare_file
+from kb_lsp.prepare import text_hash as text_hash
+from kb_lsp.records import ReadOnlyStore, SyncReport
 from kb_lsp.store import FileRecord, NewChunk, Store
 from kb_lsp.sync_tally import ProgressCallback, SyncTally
-from kb_lsp.terms import stems_text
 from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
@@ -56,15 +60,6 @@ BATCH_CHUNKS = 2048
 # chunks per Chroma upsert when their vectors are already cached (a rename, a crash).
 EMBED_BATCH = 256
 UPSERT_BATCH = 2048
-
-
-def embedding_text(heading: str, text: str) -> str:
-    """What is embedded for a chunk: its heading path gives a short passage its topic."""
-    return f"{heading}\n{text}" if heading else text
-
-
-def text_hash(heading: str, text: str) -> str:
-    return hashlib.sha256(embedding_text(heading, text).encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -224,10 +219,10 @@ class Indexer:
                 batch.append(written)
                 batch_chunks += len(written.chunks)
                 if batch_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
-                    self._write(batch)
+                    self._write(batch, manifest, report, skipped)
                     batch, batch_chunks = [], 0
             tally.read(1, entry.path)
-        self._write(batch)
+        self._write(batch, manifest, report, skipped)
         if report.files_added or report.files_changed or report.files_removed:
             # Links resolve by name: any change can move anchor text between notes.
             self.store.refresh_anchors()
@@ -307,53 +302,81 @@ class Indexer:
             self.store.touch(entry.path, len(raw), entry.mtime_ns)
             report.files_unchanged += 1
             return None
-        doc = parse_markdown(
-            text,
-            file_name=entry.abs_path.name,
-            chunk_size=self.settings.chunk_size,
-            chunk_overlap=self.settings.chunk_overlap,
-        )
+        try:
+            prepared = prepare_file(text, entry.path, self.settings)
+        except Exception as err:  # one file's bug must not stop the others (module doc)
+            log.warning("indexer: %s could not be indexed", entry.path, exc_info=True)
+            self._skip(
+                entry.path, f"could not be indexed ({failure(err)})", manifest, report, skipped
+            )
+            return None
         del text
         if old is None:
             report.files_added += 1
         else:
             report.files_changed += 1
-        chunks = []
-        for chunk in doc.chunks:
-            heading = " > ".join(chunk.heading_path)
-            chunks.append(
-                NewChunk(
-                    index=chunk.index,
-                    text=chunk.text,
-                    text_hash=text_hash(heading, chunk.text),
-                    heading=heading,
-                    start_line=chunk.start_line,
-                    end_line=chunk.end_line,
-                    stems=stems_text(heading, chunk.text),
-                )
-            )
-        metadata = extract_metadata(doc, entry.path)
-        title = metadata.title or doc.title
-        card = card_text(title, metadata.description, metadata.aliases)
         record = FileRecord(
             path=entry.path,
             size=len(raw),
             mtime_ns=entry.mtime_ns,
             sha256=sha,
-            title=title,
-            chunk_count=len(chunks),
+            title=prepared.title,
+            chunk_count=len(prepared.chunks),
             state="pending",
         )
-        return _Written(record, chunks, metadata, (card_hash(card), card) if card else None)
+        return _Written(record, prepared.chunks, prepared.metadata, prepared.card)
 
-    def _write(self, batch: list[_Written]) -> None:
-        if batch:
-            self.store.write_texts(
-                [(w.record, w.chunks) for w in batch],
-                metadata={w.record.path: w.metadata for w in batch},
-                cards={w.record.path: w.card for w in batch if w.card is not None},
-            )
-            log.debug("Wrote the text of %d files", len(batch))
+    def _skip(
+        self,
+        path: str,
+        reason: str,
+        manifest: dict[str, FileRecord],
+        report: SyncReport,
+        skipped: list[Skipped],
+    ) -> None:
+        """Leave `path` out of the index, with `reason` for `kb status`."""
+        skipped.append(Skipped(path, reason))
+        if path in manifest:
+            report.chunks_removed += self.store.delete_files([path])
+            report.files_removed += 1
+
+    def _write(
+        self,
+        batch: list[_Written],
+        manifest: dict[str, FileRecord],
+        report: SyncReport,
+        skipped: list[Skipped],
+    ) -> None:
+        """Write `batch` in one transaction; when SQLite refuses a value of one of its files
+        (the transaction is rolled back), each file alone, skipping the ones refused."""
+        if not batch:
+            return
+        try:
+            self._write_files(batch)
+        except Exception as err:
+            if _store_error(err):
+                raise
+            for written in batch:
+                try:
+                    self._write_files([written])
+                except Exception as one:
+                    if _store_error(one):
+                        raise
+                    path = written.record.path
+                    log.warning("indexer: the store refused %s", path, exc_info=True)
+                    reason = f"could not be stored ({failure(one)})"
+                    report.files_added -= path not in manifest
+                    report.files_changed -= path in manifest
+                    self._skip(path, reason, manifest, report, skipped)
+            return
+        log.debug("Wrote the text of %d files", len(batch))
+
+    def _write_files(self, batch: list[_Written]) -> None:
+        self.store.write_texts(
+            [(w.record, w.chunks) for w in batch],
+            metadata={w.record.path: w.metadata for w in batch},
+            cards={w.record.path: w.card for w in batch if w.card is not None},
+        )
 
     # --- phase 2: vectors -----------------------------------------------------------------
 
@@ -476,3 +499,12 @@ class Indexer:
             len(batch.texts),
             len(batch.complete),
         )
+
+
+def _store_error(err: BaseException) -> bool:
+    """An error of the store itself (the disk, a locked or damaged database), which stops
+    a sync, rather than SQLite refusing a value of one file (a string it cannot encode,
+    a number it cannot hold, a constraint), which skips that file (`Indexer._write`)."""
+    if isinstance(err, OSError | ReadOnlyStore | sqlite3.OperationalError | sqlite3.InternalError):
+        return True
+    return type(err) is sqlite3.DatabaseError  # "database disk image is malformed"

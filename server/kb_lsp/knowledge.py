@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -214,6 +215,7 @@ class KnowledgeBase:
                 "this window opened the index read-only: another kb-lsp process is "
                 "indexing this workspace; it stays current there"
             )
+        started = time.monotonic()
         report = SyncReport()
         wanted = None if paths is None else [Path(p) for p in paths]
 
@@ -269,6 +271,7 @@ class KnowledgeBase:
             self._syncing = False
             self._progress = None
             release_free_memory()
+        report.seconds = time.monotonic() - started  # what `kb index` prints
         return report
 
     # --- reading ---------------------------------------------------------------------------

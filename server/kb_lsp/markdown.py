@@ -270,14 +270,18 @@ def _join_empty_sections(sections: list[_Section], block_starts: list[int]) -> l
     return out
 
 
-# `## Title { #anchor .class }`: the attribute list of Pandoc, kramdown and MkDocs'
-# attr_list names the anchor, it is not part of the heading's words.
-_ATTR_LIST = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+# `## Title { #anchor .class key=value }`, `{: #id }`: the attribute list of Pandoc,
+# kramdown and MkDocs' attr_list names the anchor; it is not part of the heading's words
+# (nor are its `#id`s tags: `metadata/inline.py`). Every item is an id, a class or a
+# key=value, so `{ not an attr }` stays text.
+_ATTR_ITEM = r"""(?:[#.][\w:.\-]+|[\w\-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s{}"']+))"""
+ATTR_LIST = re.compile(r"\{:?[ \t]*" + _ATTR_ITEM + r"(?:[ \t]+" + _ATTR_ITEM + r")*[ \t]*\}")
+_TRAILING_ATTR_LIST = re.compile(r"\s*" + ATTR_LIST.pattern + r"\s*$")
 
 
 def _heading_text(inline_source: str) -> str:
     # Markup cannot make a heading's text longer than its source: parse only what is kept.
-    source = _ATTR_LIST.sub("", inline_source[: MAX_HEADING * 8])
+    source = _TRAILING_ATTR_LIST.sub("", inline_source[: MAX_HEADING * 8])
     return _cut(rendered_text(source), MAX_HEADING)
 
 

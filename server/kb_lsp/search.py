@@ -50,7 +50,7 @@ from kb_lsp.terms import WORD as _WORD
 from kb_lsp.terms import fts_query as fts_query
 from kb_lsp.terms import name_stems, parse_stems
 from kb_lsp.terms import query_terms as query_terms
-from kb_lsp.terms import stem as stem
+from kb_lsp.terms import query_words as query_words
 from kb_lsp.terms import word_stems as _word_stems
 
 
@@ -69,8 +69,11 @@ class Fusion:
     # A query that holds a word few chunks contain (an identifier, an error code, a name):
     # a chunk with all of the query exactly beats chunks that only look alike to the
     # embedder (`burstword5x` vs `addedword5x`, which share most of their subword tokens).
+    # "Few" is counted in FTS5's own vocabulary (`terms.py`): 1% of the chunks was chosen
+    # while most ordinary words missed that lookup, and with every word counted it let
+    # words like "domain" or "template" in; 0.2% keeps it to names and codes.
     rare: float = 0.3
-    rare_share: float = 0.01  # "few": at most this share of all chunks…
+    rare_share: float = 0.002  # "few": at most this share of all chunks…
     rare_min: int = 5  # …or this many, on a small index
     rrf_k: int = 60
     # Cosine similarities of MiniLM below `cosine_floor` mean "unrelated"; the range
@@ -210,7 +213,10 @@ class Searcher:
         ranked = self._rank_files(sources, query, limit, paths, mode, filter, stats)
         kept = [f for f in ranked if f.score >= threshold][:limit]
         marked = self._marked_terms(stats, terms) if kept else []
-        hits = [self._hit(n, f, terms, marked=marked) for n, f in enumerate(kept, start=1)]
+        match = fts_query(query_words(query))
+        hits = [
+            self._hit(n, f, terms, marked=marked, match=match) for n, f in enumerate(kept, start=1)
+        ]
         return _with_meta(hits, kept)
 
     def list_matching(
@@ -268,6 +274,7 @@ class Searcher:
         best = sorted(candidates, key=lambda c: -c.score)
         kept = [c for c in best if c.score >= threshold][:limit]
         marked = self._marked_terms(TermStats.of([source], terms), terms) if kept else []
+        match = fts_query(query_words(query))
         return [
             self._hit(
                 n,
@@ -275,6 +282,7 @@ class Searcher:
                 terms,
                 "context match",
                 marked=marked,
+                match=match,
             )
             for n, c in enumerate(kept, start=1)
         ]
@@ -298,8 +306,11 @@ class Searcher:
         k = max(40, limit * 5)
         # The query is embedded while SQLite runs the keyword queries: both let go of the
         # GIL, and on two cores the embedding (3-4 ms) then costs no time of its own.
-        embedding = _query_pool().submit(self.embedder.embed_query, query)
-        match = fts_query(terms)
+        # Keyword mode never embeds (nor loads the model for a one-shot search).
+        embedding = (
+            _query_pool().submit(self.embedder.embed_query, query) if mode != "keyword" else None
+        )
+        match = fts_query(query_words(query))
         candidates: dict[tuple[str, str], _Candidate] = {}
         keyword_order: list[tuple[float, tuple[str, str]]] = []
 
@@ -310,10 +321,10 @@ class Searcher:
             allowed_by_root[source.root] = allowed
             if mode in ("hybrid", "keyword"):
                 keyword_hits[source.root] = source.store.keyword_search(match, k, allowed)
-        vector = np.asarray(embedding.result(), dtype=np.float32)
+        vector = np.asarray(embedding.result(), dtype=np.float32) if embedding is not None else None
         for source in sources:
             allowed = allowed_by_root[source.root]
-            if mode in ("hybrid", "semantic"):
+            if vector is not None:
                 for hit in source.store.vector_search(vector, k, allowed):
                     key = (source.root, hit.chunk_id)
                     candidates.setdefault(key, _Candidate(source, _placeholder(hit.path)))
@@ -345,7 +356,7 @@ class Searcher:
                     # Chroma still holds the vector of this chunk's previous text.
                     cand.has_vector = cand.vector_hit = False
                     cand.cosine = 0.0
-            if mode != "keyword":
+            if vector is not None:
                 missing = [
                     c
                     for (root, _), c in candidates.items()
@@ -449,7 +460,7 @@ class Searcher:
         sources: Sequence[SearchSource],
         files: dict[tuple[str, str], _FileScore],
         terms: Sequence[str],
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         card_ranks: dict[tuple[str, str], int],
         mode: SearchMode,
     ) -> None:
@@ -460,7 +471,7 @@ class Searcher:
             mine = [file for (root, _), file in files.items() if root == source.root]
             cards = source.store.note_cards(file.path for file in mine)
             hashes = [c.card_hash for c in cards.values() if c.card_hash]
-            vectors = source.store.cached_vectors(hashes) if mode != "keyword" else {}
+            vectors = source.store.cached_vectors(hashes) if vector is not None else {}
             for file in mine:
                 card = cards.get(file.path)
                 if card is None:
@@ -480,7 +491,7 @@ class Searcher:
                 coverage = len(file.card_matched) / len(terms)
                 rank = card_ranks.get((source.root, file.path))
                 rank_score = 1.0 / (1.0 + rank / 5.0) if rank is not None else 0.0
-                if mode == "keyword":
+                if vector is None:
                     score = 0.7 * coverage + 0.3 * rank_score
                 else:
                     stored = vectors.get(card.card_hash or "")
@@ -497,7 +508,7 @@ class Searcher:
         self,
         file: _FileScore,
         terms: Sequence[str],
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         mode: SearchMode,
         rare: frozenset[str],
     ) -> None:
@@ -514,7 +525,7 @@ class Searcher:
             if not chunks:
                 return
             first = _Candidate(file.source, chunks[0])
-            if mode != "keyword":
+            if vector is not None:
                 self._fill_cosines(file.source, [first], vector)
             first.score = self._chunk_score(first, terms, file.title, file.path, mode, rare)
         if first is file.best:
@@ -630,6 +641,7 @@ class Searcher:
         label: Label | None = None,
         *,
         marked: Sequence[str] = (),
+        match: str = "",
     ) -> SearchHit:
         shown = file.shown or file.best
         chunk = shown.chunk
@@ -641,7 +653,7 @@ class Searcher:
                 file.card is not None and _alias_share(terms, file.card.aliases) >= FILENAME_MATCH
             )
             label = "filename match" if named else "context match"
-        snippet = self._snippet(file, shown, terms, marked)
+        snippet = self._snippet(file, shown, terms, marked, match)
         return SearchHit(
             n=n,
             uri=_file_uri(file.source.root, chunk.path),
@@ -658,17 +670,21 @@ class Searcher:
 
     @staticmethod
     def _snippet(
-        file: _FileScore, shown: _Candidate, terms: Sequence[str], marked: Sequence[str]
+        file: _FileScore,
+        shown: _Candidate,
+        terms: Sequence[str],
+        marked: Sequence[str],
+        match: str,
     ) -> str:
         # A note that won on its card is best described by its own description.
         if file.card is not None and file.card.description and file.card_score > file.best.score:
             return make_snippet(file.card.description, terms, None, distinctive=marked)
         rowid = shown.keyword_rowid
         fallback = None
-        if rowid is not None:
+        if rowid is not None and match:
             # Only for a chunk without readable text (rare): FTS's own snippet of it.
             def fallback() -> str | None:
-                return file.source.store.keyword_snippet(fts_query(terms), rowid)
+                return file.source.store.keyword_snippet(match, rowid)
 
         return make_snippet(shown.chunk.text, terms, fallback, distinctive=marked)
 

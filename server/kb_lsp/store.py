@@ -60,7 +60,7 @@ from kb_lsp.metadata.query import matching_paths
 from kb_lsp.records import ReadOnlyStore, StoredChunk, VectorHit
 from kb_lsp.storage import DATABASE, WRITER_LOCK
 from kb_lsp.storage import store_dir_for as store_dir_for  # its home before storage.py
-from kb_lsp.terms import STEMS_VERSION, stems_text
+from kb_lsp.terms import STEMS_VERSION, TOKENIZE, stems_text
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ SCHEMA_VERSION = 1
 LIVE_COLLECTION = "collection"
 _COSINE = {"hnsw:space": "cosine"}
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
@@ -98,7 +98,7 @@ CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, idx);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     chunk_id UNINDEXED, path, title, heading, text,
-    tokenize = 'porter unicode61 remove_diacritics 2'
+    tokenize = '{TOKENIZE}'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, embedding BLOB NOT NULL);

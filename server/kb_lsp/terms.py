@@ -4,16 +4,32 @@ One module for the tokenising and stemming that search does at query time and th
 indexer does at index time (`Store` keeps each chunk's stems, so a query does not
 re-stem its candidates). `STEMS_VERSION` names this stemmer: a store whose stems were
 made by another version computes them again.
+
+The stems are FTS5's own: a word's terms are what the `porter unicode61
+remove_diacritics 2` tokenizer of the store's full-text tables makes of it, read from an
+in-memory FTS5 table of the same tokenizer (`fts5vocab`). So a query term is a term of
+the index's vocabulary (`Store.term_chunk_counts`), and what the query and a chunk share
+is what FTS5 matches. A stemmer package is not close enough: Snowball's "porter" (PyStemmer,
+snowballstemmer) is the 1980 algorithm, while SQLite follows Porter's later C version
+(`possibly` -> `possibl`, `technology` -> `technolog`), and a light suffix stripper missed
+most words (`terminated` -> `terminat`, which FTS5 stems to itself, not to `termin`).
+FTS5's porter is not idempotent either, so a MATCH is made of the words as typed
+(`fts_query(query_words(...))`), never of their stems.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-# Bump when `stem`, `word_stems` or the word pattern change: stored stems are redone.
-STEMS_VERSION = "1"
+# The tokenizer of every FTS5 table of the store (`store.py`, `metadata/cards.py`).
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+# Bump when the stems, `word_stems` or the word pattern change: stored stems are redone.
+STEMS_VERSION = "2"
 
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -160,55 +176,111 @@ STOPWORDS = FILE_WORDS | frozenset(
 )
 
 
-def stem(word: str) -> str:
-    """A light suffix stripper: enough to match `payments` with `payment` and `deploying`
-    with `deploy` across a query and a file name, without a stemming dependency."""
-    word = word.lower().removesuffix("'s")
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    return word
+_NAME_PARTS = re.compile(r"_|(?<=[a-z])(?=[A-Z])")
+# Words whose terms are known; cleared when full (a workspace repeats a few thousand
+# words, and tokenising each occurrence anew would be most of a query's scoring time).
+_TERMS: dict[str, tuple[str, ...]] = {}
+_TERMS_LIMIT = 1 << 17
+_local = threading.local()
 
 
-def query_terms(query: str) -> list[str]:
-    """The query's content words, stemmed, in order, without duplicates."""
-    words = [w.lower() for w in WORD.findall(query) if w.strip("_")]
-    content = [w for w in words if w not in STOPWORDS and len(w) > 1]
-    chosen = content or [w for w in words if len(w) > 1] or words
-    return list(dict.fromkeys(stem(w) for w in chosen))
+def _tokenizer() -> sqlite3.Connection:
+    """This thread's in-memory FTS5 table with the store's tokenizer."""
+    db: sqlite3.Connection | None = getattr(_local, "db", None)
+    if db is None:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize = '{TOKENIZE}')")
+        db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'instance')")
+        _local.db = db
+    return db
 
 
-def word_stems(text: str) -> set[str]:
-    """The stems of every word of `text`; camelCase and snake_case names also count as
-    their parts."""
-    out: set[str] = set()
-    for word in set(WORD.findall(text)):
-        out.update(_stems_of_word(word))
+def terms_of(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """FTS5's terms of each word, in order (`snake_case` has two, `__` none)."""
+    out: dict[str, tuple[str, ...]] = {}
+    missing: list[str] = []
+    for word in words:
+        known = _TERMS.get(word)
+        if known is not None:
+            out[word] = known
+        elif word not in out:
+            out[word] = ()
+            missing.append(word)
+    if not missing:
+        return out
+    found: list[list[tuple[int, str]]] = [[] for _ in missing]
+    db = _tokenizer()
+    # Written and read in one transaction that is rolled back: the table stays empty.
+    db.execute("BEGIN")
+    try:
+        db.executemany("INSERT INTO words(rowid, word) VALUES (?, ?)", enumerate(missing, 1))
+        for term, doc, offset in db.execute("SELECT term, doc, offset FROM terms"):
+            found[int(doc) - 1].append((int(offset), str(term)))
+    finally:
+        db.execute("ROLLBACK")
+    if len(_TERMS) + len(missing) > _TERMS_LIMIT:
+        _TERMS.clear()
+    for word, terms in zip(missing, found, strict=True):
+        out[word] = _TERMS[word] = tuple(term for _, term in sorted(terms))
     return out
 
 
-_NAME_PARTS = re.compile(r"_|(?<=[a-z])(?=[A-Z])")
+def word_terms(word: str) -> tuple[str, ...]:
+    """FTS5's terms of one word: `deploying` -> ("deploi",)."""
+    return terms_of([word])[word]
 
 
-@lru_cache(maxsize=1 << 16)
-def _stems_of_word(word: str) -> tuple[str, ...]:
-    # Cached: a workspace repeats a few thousand words; stemming each occurrence anew was
-    # most of the time a query spent scoring its candidates.
-    if "_" in word or not (word.islower() or word.isupper()):
-        return tuple({stem(part) for part in [word, *_NAME_PARTS.split(word)] if part})
-    return (stem(word),)
+@lru_cache(maxsize=1)
+def _stopword_terms() -> frozenset[str]:
+    return frozenset(term for terms in terms_of(STOPWORDS).values() for term in terms)
 
 
-def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression: any of the terms, each a quoted string (no syntax)."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+def _content_words(query: str) -> list[str]:
+    """The query's content words, lower-cased, in order, without duplicates. A word whose
+    terms are all stopwords' terms is one too: the index cannot tell it from them (`one`
+    is `on`, `used` is `us`, `getting` is `get`)."""
+    words = [w.lower() for w in WORD.findall(query) if w.strip("_")]
+    terms = terms_of(words)
+    stop = _stopword_terms()
+    content = [
+        w
+        for w in words
+        if w not in STOPWORDS and len(w) > 1 and not (terms[w] and set(terms[w]) <= stop)
+    ]
+    return list(dict.fromkeys(content or [w for w in words if len(w) > 1] or words))
+
+
+def query_words(query: str) -> list[str]:
+    """The words of the query that `query_terms` stems, as typed (lower-cased): what an
+    FTS5 MATCH is made of (`fts_query`)."""
+    return _content_words(query)
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's content words as FTS5's terms, in order, without duplicates."""
+    words = _content_words(query)
+    terms = terms_of(words)
+    return list(dict.fromkeys(term for word in words for term in terms[word]))
+
+
+def word_stems(text: str) -> set[str]:
+    """The terms of every word of `text`; camelCase and snake_case names also count as
+    their parts."""
+    words: set[str] = set()
+    for word in set(WORD.findall(text)):
+        words.add(word)
+        if "_" in word or not (word.islower() or word.isupper()):
+            words.update(part for part in _NAME_PARTS.split(word) if part)
+    out: set[str] = set()
+    for terms in terms_of(words).values():
+        out.update(terms)
+    return out
+
+
+def fts_query(words: Sequence[str]) -> str:
+    """An FTS5 MATCH expression: any of the words (`query_words`), each a quoted string
+    (no syntax) that FTS5 tokenises and stems as it did the text."""
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
 
 
 @lru_cache(maxsize=16384)

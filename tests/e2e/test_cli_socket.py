@@ -86,6 +86,19 @@ async def test_the_command_asks_the_running_server(workspace: Path, storage: Pat
         long = await run_kb(storage, workspace, "search", "x" * 2001)
         assert long.returncode == 2
         assert long.stderr.startswith("kb: query: String should have at most 2000 characters")
+        # A filter field that looks like a typo: the server's "did you mean", word for word.
+        typo = await run_kb(storage, workspace, "search", "payments", "-f", "ownr:x")
+        assert typo.returncode == 2
+        said = [line for line in typo.stderr.splitlines() if line.startswith("kb: ")]
+        assert said == [
+            "kb: filter, character 1: no indexed file has the field 'ownr'; did you mean "
+            "'owner'? (the schema lists every field: kb schema, kb/schema) (in 'ownr:x')"
+        ]
+        # Any other field no file has keeps nothing, and the command says which (it asks
+        # the server for the fields: still nothing heavy loaded here).
+        unknown = await run_kb(storage, workspace, "search", "payments", "-f", "bogusfield:x")
+        assert unknown.returncode == 0 and loaded(unknown) == "loaded: []"
+        assert "kb: no indexed file has the field 'bogusfield'" in unknown.stderr
 
         # Several commands at once: each gets its own answer.
         many = await asyncio.gather(
@@ -206,7 +219,11 @@ async def test_while_the_server_indexes_the_command_says_results_are_partial(
         done = await run_kb(storage, workspace, "search", QUERY, "--mode", "keyword")
         assert loaded(done) == "loaded: []"
         assert done.returncode in (0, 3), done.stderr
-        assert "kb: still being indexed by the running server; results are partial" in (done.stderr)
+        # One line, with how far the server got.
+        said = [line for line in done.stderr.splitlines() if line.startswith("kb: ")]
+        assert len(said) == 1, done.stderr
+        assert said[0].startswith("kb: the running server is still indexing this workspace (")
+        assert said[0].endswith(" · embedding); results are partial until it is done")
         (holds / "c.hold").unlink()
         await kb.wait_until_ready()
         after = await run_kb(storage, workspace, "search", QUERY)

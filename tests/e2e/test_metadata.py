@@ -37,8 +37,8 @@ FRONT = {
 
 
 def add_front_matter(workspace: Path) -> None:
-    """The test's front matter in place of a file's own (mexico-payments.md has one);
-    projects/policy_brief.md keeps its own (status and owner), so it counts below."""
+    """The test's front matter in place of these files' own; the example wiki's other
+    notes keep theirs (projects/, meetings/), so they count below."""
     for rel, (front, mtime) in FRONT.items():
         path = workspace / rel
         body = path.read_text(encoding="utf-8")
@@ -79,6 +79,10 @@ async def test_filters_return_exactly_the_expected_files(kb: KbClient) -> None:
         "date>=2026-10-01 date<=2026-12-31": {
             "payments/mexico-payments.md",
             "runbooks/treasury-close.md",
+            # The example wiki's own dates.
+            "meetings/2026-10-14-payments-sync.md",
+            "meetings/2026-11-03-retro.md",
+            "projects/budget_brief.md",
         },
         "modified:2026-10 OR modified:2026-11-03": {
             "payments/mexico-payments.md",
@@ -161,17 +165,19 @@ async def test_schema_counts(kb: KbClient) -> None:
     status = await kb.status()
     assert schema["files"] == status["files"]
     fields = {f["name"]: f for f in schema["fields"]}
-    assert fields["tag"]["files"] == 5
+    # Five files from the test, and the example wiki's two meeting notes.
+    assert fields["tag"]["files"] == 7
     assert {v["value"]: v["count"] for v in fields["tag"]["top"]} == {
         "payments": 3,
+        "meeting": 2,
         "runbook": 2,
         "treasury": 2,
         "archived": 1,
     }
-    # Three from the test, and policy_brief.md's own.
-    assert fields["status"]["files"] == 4
+    # Three from the test, and the wiki's own: policy_brief.md and budget_brief.md.
+    assert fields["status"]["files"] == 5
     assert fields["date"]["types"] == ["date"]
-    assert fields["date"]["files"] == 4
+    assert fields["date"]["files"] == 7  # four from the test, the meetings and the budget
     assert fields["owner"]["files"] == 4
     assert fields["owner"]["top"][0] == {"value": "Ana López", "count": 2}
     assert fields["folder"]["files"] == status["files"]

@@ -217,6 +217,8 @@ async def test_invalid_settings_are_reported_once(workspace: Path, storage: Path
 
 
 async def test_configuration_change_is_applied(kb: KbClient, workspace: Path) -> None:
+    # The file is found first: its leaving the results is then the setting's doing.
+    await kb.wait_for_hit("Mexico payments SPEI", "payments/mexico-payments.md")
     kb.lsp.set_configuration({"exclude": ["payments/**"]}, section="kb")
     kb.lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await kb.wait_for_no_hit("Mexico payments SPEI", "payments/mexico-payments.md")

@@ -93,3 +93,11 @@ class GatedEmbedder(HashingEmbedder):
         deadline = time.monotonic() + HOLD_DEADLINE
         while hold.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
+
+
+class QueryRefusingEmbedder(HashingEmbedder):
+    """The hashing embedder (same identity: it opens an index the hashing embedder made)
+    that fails when asked to embed a query: keyword search must never ask."""
+
+    def embed_query(self, text: str) -> list[float]:
+        raise AssertionError(f"the query {text!r} was embedded")

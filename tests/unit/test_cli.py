@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
@@ -106,6 +110,193 @@ def test_index_and_status(workspace: Path, storage: Path) -> None:
     assert {"path": "blob.md", "reason": "binary file"} in as_json["skipped"]
 
 
+def test_index_says_how_long_it_took_and_takes_the_workspace_as_w(
+    workspace: Path, storage: Path
+) -> None:
+    indexed = run("index", "-w", str(workspace), storage=storage, **HASHED)
+    assert indexed.returncode == 0, indexed.stderr
+    summary = next(line for line in indexed.stderr.splitlines() if line.startswith("Indexed "))
+    seconds = re.fullmatch(r"Indexed 14 changed files, .* reused \((\d+\.\d)s\)", summary)
+    assert seconds is not None, summary
+    assert float(seconds.group(1)) > 0  # measured: the sync took some time (it said 0.0s)
+    # The positional PATH still works, alone or naming the same folder as -w.
+    again = run("index", str(workspace), "-w", str(workspace), storage=storage, **HASHED)
+    assert again.returncode == 0, again.stderr
+    assert "Indexed 0 changed files, removed 0, 14 unchanged" in again.stderr
+    other = run("index", str(workspace), "-w", str(workspace.parent), storage=storage)
+    assert other.returncode == 2
+    assert other.stderr.startswith("kb: two workspaces given")
+
+
+def test_index_off_a_terminal_prints_progress_lines(workspace: Path, storage: Path) -> None:
+    """stderr is a pipe here, as in CI: plain lines rather than a bar, or silence. A line
+    every KB_PROGRESS_SECONDS (0: every step, so the test does not wait for the clock)."""
+    indexed = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="0", **HASHED)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "\r" not in indexed.stderr
+    lines = [line for line in indexed.stderr.splitlines() if line.startswith("kb: indexing ")]
+    rate = r"[\d.]+ (files|chunks)/s( · about [\d.]+ (s|min|h) left( of reading)?)?"
+    reading = rf"kb: indexing \d+/14 files · reading · {rate}"
+    embedding = rf"kb: indexing \d+/14 files · \d+/\d+ chunks · embedding · {rate}"
+    assert any(re.fullmatch(reading, line) for line in lines), lines
+    assert any(re.fullmatch(embedding, line) for line in lines), lines
+    assert all(re.fullmatch(f"{reading}|{embedding}", line) for line in lines), lines
+    # Nothing to do: no progress to show.
+    quiet = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="0", **HASHED)
+    assert "kb: indexing" not in quiet.stderr
+    # A bad interval is said once, and the default is used.
+    bad = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="soon", **HASHED)
+    assert bad.returncode == 0
+    assert "kb: KB_PROGRESS_SECONDS='soon' is not a number of seconds: using 5" in bad.stderr
+
+
+@pytest.mark.parametrize("command", [("search", "payments", "--json"), ("status", "--json")])
+def test_output_into_a_closed_pipe_ends_quietly(
+    command: tuple[str, ...], workspace: Path, storage: Path
+) -> None:
+    """`kb search … --json | head`: the reader goes away; the command ends with 0 and
+    nothing on stderr (it said `kb: BrokenPipeError: [Errno 32] Broken pipe`, exit 1)."""
+    assert run("index", str(workspace), storage=storage, **HASHED).returncode == 0
+    env = {**os.environ, "KB_STORAGE": str(storage), **HASHED}
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte
+    try:
+        done = subprocess.run(
+            [str(KB), *command, "-w", str(workspace)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_ask_without_a_model_prints_passages_exits_0_and_names_the_variable(
+    workspace: Path, storage: Path
+) -> None:
+    """No model: the best passages, and why, in the terminal's words: the setting with
+    the environment variable that sets it. Exit 0: an answer was printed (the README says
+    so); `--json` has `mode: "fallback"` for scripts."""
+    ws = ("-w", str(workspace))
+    down = {"KB_OLLAMA_HOST": "http://127.0.0.1:9", **HASHED}
+    asked = run("ask", "When is the Mexico cut-off?", *ws, storage=storage, **down)
+    assert asked.returncode == 0, asked.stderr
+    why = [line for line in asked.stderr.splitlines() if line.startswith("[No model: ")]
+    assert len(why) == 1, asked.stderr
+    assert "127.0.0.1:9" in why[0]
+    assert "kb.ollama.host (KB_OLLAMA_HOST)" in why[0]
+    assert asked.stdout.startswith("**No model: here are the best passages**")
+    assert asked.stdout.rstrip().endswith(
+        "[no model answered: the best passages instead; stop: answer]"
+    )
+    as_json = run("ask", "When is the Mexico cut-off?", *ws, "--json", storage=storage, **down)
+    assert as_json.returncode == 0
+    assert json.loads(as_json.stdout)["mode"] == "fallback"
+    # The OpenAI-compatible provider's message names its variables too.
+    openai = {**down, "KB_LLM_PROVIDER": "openai", "KB_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    other = run("ask", "When is the Mexico cut-off?", *ws, storage=storage, **openai)
+    assert other.returncode == 0
+    assert "kb.llm.baseUrl (KB_LLM_BASE_URL)" in other.stderr, other.stderr
+
+
+def test_status_probe_waits_no_longer_than_its_help_says(
+    workspace: Path,
+    storage: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--probe` asks the model for at most PROBE_SECONDS (the help says so), however the
+    server behaves: here one that never answers, held until the test lets it go."""
+    import kb_lsp.llm as llm_package
+    from kb_lsp import cli
+
+    helped = run("status", "--help", storage=storage)
+    assert "waits up to 2 s" in " ".join(helped.stdout.split())
+    assert cli.PROBE_SECONDS == 2.0
+    monkeypatch.setenv("KB_STORAGE", str(storage))
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHED["KB_EMBEDDER_FACTORY"])
+    monkeypatch.setenv("KB_OLLAMA_HOST", "http://127.0.0.1:9")
+    assert cli.main(["index", str(workspace)]) == 0
+    released = threading.Event()
+    real = llm_package.create_llm
+
+    def hanging(settings: Any, **kwargs: Any) -> Any:
+        model = real(settings, **kwargs)
+
+        def status(timeout: float) -> Any:
+            released.wait()  # a server that accepts and says nothing, however long
+            return model.configured_status()
+
+        model.status = status
+        return model
+
+    monkeypatch.setattr(llm_package, "create_llm", hanging)
+    monkeypatch.setattr(cli, "PROBE_SECONDS", 0.05)  # the same bound, shorter for the test
+    capsys.readouterr()
+    try:
+        assert cli.main(["status", "-w", str(workspace), "--probe", "--json"]) == 0
+    finally:
+        released.set()
+    llm = json.loads(capsys.readouterr().out)["llm"]
+    assert llm["reachable"] is False
+    assert llm["message"].startswith("Ollama at http://127.0.0.1:9 did not answer within 0.05 s")
+
+
+def test_the_int8_copy_of_the_model_is_announced_once(
+    workspace: Path,
+    storage: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The first command after install makes the int8 copy (a minute on a busy machine):
+    one line says so, without --verbose; the next command says nothing of it."""
+    from kb_lsp import cli, embeddings
+    from kb_lsp.embeddings import MiniLMEmbedder
+    from kb_lsp.knowledge import model_cache
+
+    made = MiniLMEmbedder(int8_cache=model_cache())  # the session's copy
+    made.load()
+    assert made.int8 is not None
+    calls: list[Path] = []
+
+    def derive(source: Path, dest: Path) -> None:  # the session's copy, not a new one
+        calls.append(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(made.int8.path, dest)  # type: ignore[union-attr]
+
+    monkeypatch.setattr(embeddings.quantize, "derive", derive)
+    monkeypatch.setattr(embeddings.quantize, "fastest_threads", lambda run: 1)
+    monkeypatch.setenv("KB_MODEL_CACHE", str(tmp_path / "fresh-cache"))
+    monkeypatch.setenv("KB_STORAGE", str(storage))
+    monkeypatch.delenv("KB_EMBEDDER_FACTORY", raising=False)
+    assert cli.main(["index", str(workspace)]) == 0
+    first = capsys.readouterr().err.splitlines()
+    notices = [line for line in first if "int8 copy" in line]
+    assert len(calls) == 1
+    assert len(notices) == 1, first
+    assert notices[0].startswith(
+        "kb: making the int8 copy of the embedding model, once per machine"
+    )
+    assert str(tmp_path / "fresh-cache") in notices[0]
+    assert cli.main(["search", "SPEI", "-w", str(workspace)]) == 0
+    assert "int8" not in capsys.readouterr().err
+    assert len(calls) == 1
+
+
+def test_build_output_is_ignored_by_git() -> None:
+    """`pip wheel .` leaves build/; it is not something to commit."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "build/lib/kb_lsp/cli.py"], cwd=REPO, timeout=60
+    )
+    assert ignored.returncode == 0
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -135,12 +326,21 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
     try:
         locked = run("index", str(workspace), storage=storage)
         assert locked.returncode != 0
-        assert "locked by another kb-lsp process" in locked.stderr
-        assert "Traceback" not in locked.stderr
+        assert locked.stderr.splitlines() == [
+            "kb: another kb-lsp process (an editor window, kb mcp) is indexing this workspace "
+            "and keeps it current; close it, or index into another --storage"
+        ]
         search = run("search", "SPEI", "-w", str(workspace), storage=storage)
         assert search.returncode == 0
-        assert "read-only" in search.stderr
+        # One line, in the command's words: not the store's and the runtime's log
+        # warnings besides ("another window…"), which stay in the log (-v shows them).
+        assert search.stderr.splitlines() == [
+            "kb: another kb-lsp process (an editor window, kb mcp) keeps this workspace's "
+            "index: answering from it read-only"
+        ]
         assert search.stdout.startswith("1, ")
+        verbose = run("-v", "search", "SPEI", "-w", str(workspace), storage=storage)
+        assert "WARNING kb_lsp.store: The index at" in verbose.stderr
     finally:
         holder.close()
 
@@ -153,8 +353,16 @@ def test_search_while_another_process_builds_the_index_says_so(
     from kb_lsp.runtime import Hooks, Runtime
 
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    held = _HeldSync()
-    # Another process (an editor window) on its cold index, held at its first file.
+
+    class HeldWhileReading(_HeldSync):
+        """Held at its first file to read: the total is known, nothing read yet."""
+
+        def report(self, progress: Any) -> None:
+            if progress.phase == "keyword":
+                super().report(progress)
+
+    held = HeldWhileReading()
+    # Another process (an editor window) on its cold index, held before its first file.
     builder = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
     try:
         builder.open([workspace], load_settings({"storage": str(storage)}).settings)
@@ -162,13 +370,34 @@ def test_search_while_another_process_builds_the_index_says_so(
         fake = {"KB_EMBEDDER_FACTORY": HASHING, "PYTHONPATH": str(REPO)}
         search = run("search", "SPEI", "-w", str(workspace), storage=storage, **fake)
         assert search.returncode == 3, search.stderr
-        assert "being built by another process (0 files so far)" in search.stderr
+        total = len(list(workspace.rglob("*.md")))
+        assert search.stderr.splitlines() == [
+            "kb: another kb-lsp process is building this workspace's index "
+            f"(0/{total} files · reading); results are partial until it is done"
+        ]
         assert search.stdout.strip() == "No matching files."
         status = run("status", "-w", str(workspace), "--json", storage=storage, **fake)
         assert status.returncode == 0, status.stderr
         payload = json.loads(status.stdout)
         assert (payload["state"], payload["readOnly"], payload["files"]) == ("indexing", True, 0)
-        assert payload["message"] == "being built by another process (0 files so far)"
+        assert payload["message"] == "being built by another process"
+        # Its progress reads as this process's own would: the files it has left are
+        # pending, keyword search is not complete while it reads.
+        assert payload["progress"] == {
+            "phase": "keyword",
+            "filesDone": 0,
+            "filesTotal": total,
+            "chunksDone": 0,
+            "chunksTotal": 0,
+        }
+        assert (payload["pending"], payload["keywordComplete"]) == (total, False)
+        text = run("status", "-w", str(workspace), storage=storage, **fake)
+        lines = text.stdout.splitlines()
+        assert "state:     indexing — being built by another process" in lines
+        assert f"progress:  0/{total} files · reading" in lines
+        assert f"pending:   {total} files to index" in lines
+        assert f"keyword:   0/{total} files read" in lines
+        assert "vectors:   complete: every chunk is found by its meaning too" in lines
     finally:
         held.go.set()
         builder.close()
@@ -179,47 +408,56 @@ def test_search_while_another_process_builds_the_index_says_so(
 HASHED = {"KB_EMBEDDER_FACTORY": "tests.fakes.embedder:HashingEmbedder", "PYTHONPATH": str(REPO)}
 
 
-def _tag(workspace: Path, rel: str, front: str) -> None:
-    """`front` in place of the file's own front matter (if it has one)."""
-    path = workspace / rel
-    body = path.read_text(encoding="utf-8")
-    if body.startswith("---\n"):
-        body = body[body.index("\n---\n", 4) + len("\n---\n") :]
-    path.write_text(f"---\n{front}\n---\n{body}", encoding="utf-8")
-
-
-@pytest.fixture
-def tagged(workspace: Path) -> Path:
-    _tag(workspace, "payments/mexico-payments.md", "tags: [payments, treasury]\nstatus: draft")
-    _tag(workspace, "payments/germany-payments.md", "tags: [payments]\nstatus: published")
-    _tag(workspace, "runbooks/treasury-close.md", "tags: [treasury, runbook]")
-    return workspace
-
-
 def _paths(stdout: str) -> set[str]:
     return {line.split(", ", 1)[1].rsplit(" (", 1)[0] for line in stdout.splitlines()[::2]}
 
 
-def test_search_filter_keeps_exactly_the_matching_files(tagged: Path, storage: Path) -> None:
-    ws = ("-w", str(tagged))
+def test_search_filter_keeps_exactly_the_matching_files(workspace: Path, storage: Path) -> None:
+    """On the example wiki's own front matter (tags, statuses, owners, dates)."""
+    ws = ("-w", str(workspace))
     words = run("search", "payments", "--filter", "tag:treasury", *ws, storage=storage, **HASHED)
     assert words.returncode == 0, words.stderr
     assert _paths(words.stdout) == {"payments/mexico-payments.md", "runbooks/treasury-close.md"}
     # A filter alone lists the files it keeps; negation and OR; typed inline in the query.
     alone = run("search", "-f", "tag:payments -status:draft", *ws, storage=storage, **HASHED)
-    assert _paths(alone.stdout) == {"payments/germany-payments.md"}, alone.stderr
+    assert _paths(alone.stdout) == {
+        "payments/mexico-payments.md",
+        "payments/germany-payments.md",
+    }, alone.stderr
     either = run(
         "search", "--filter", "status:draft OR tag:runbook", *ws, storage=storage, **HASHED
     )
-    assert _paths(either.stdout) == {"payments/mexico-payments.md", "runbooks/treasury-close.md"}
+    assert _paths(either.stdout) == {
+        "payments/brazil-payments.md",
+        "projects/policy_brief.md",
+        "projects/budget_brief.md",
+        "runbooks/treasury-close.md",
+        "runbooks/incident-response.md",
+    }
     inline = run("search", "cut-off", "tag:payments", "--json", *ws, storage=storage, **HASHED)
     payload = json.loads(inline.stdout)
     assert {hit["path"] for hit in payload["results"]} <= {
         "payments/mexico-payments.md",
         "payments/germany-payments.md",
+        "payments/brazil-payments.md",
     }
     assert payload["results"], inline.stderr
     assert all("payments" in hit["meta"]["tags"] for hit in payload["results"])
+
+
+def test_a_field_no_file_has_says_why_nothing_matched(workspace: Path, storage: Path) -> None:
+    """The filter's own error names a likely typo (`ownr` → `owner`); a field that is no
+    typo keeps nothing, and the command says which field no file has."""
+    ws = ("-w", str(workspace))
+    unknown = run("search", "payments", "-f", "bogusfield:x", *ws, storage=storage, **HASHED)
+    assert unknown.returncode == 0, unknown.stderr
+    assert unknown.stdout.strip() == "No matching files."
+    hints = [line for line in unknown.stderr.splitlines() if line.startswith("kb: ")]
+    assert hints == ["kb: no indexed file has the field 'bogusfield' (kb schema lists the fields)"]
+    # A field some file has, with no file matching: no such line.
+    none = run("search", "payments", "-f", "owner:nobody", *ws, storage=storage, **HASHED)
+    assert none.stdout.strip() == "No matching files."
+    assert "kb: " not in none.stderr
 
 
 @pytest.mark.parametrize(
@@ -245,26 +483,27 @@ def test_a_bad_filter_is_one_line_with_its_position(
     assert result.stdout == ""
 
 
-def test_schema_lists_fields_counts_and_values(tagged: Path, storage: Path) -> None:
-    as_json = run("schema", "-w", str(tagged), "--json", storage=storage, **HASHED)
+def test_schema_lists_fields_counts_and_values(workspace: Path, storage: Path) -> None:
+    as_json = run("schema", "-w", str(workspace), "--json", storage=storage, **HASHED)
     assert as_json.returncode == 0, as_json.stderr
     schema = json.loads(as_json.stdout)
-    assert schema["files"] == len(list(tagged.rglob("*.md")))
+    assert schema["files"] == len(list(workspace.rglob("*.md")))
     fields = {field["name"]: field for field in schema["fields"]}
-    assert fields["tag"]["files"] == 3
+    assert fields["tag"]["files"] == 7
     assert {v["value"]: v["count"] for v in fields["tag"]["top"]} == {
-        "payments": 2,
+        "payments": 3,
+        "meeting": 2,
+        "runbook": 2,
         "treasury": 2,
-        "runbook": 1,
     }
     assert fields["folder"]["files"] == schema["files"]
-    text = run("schema", "-w", str(tagged), storage=storage, **HASHED)
+    text = run("schema", "-w", str(workspace), storage=storage, **HASHED)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert lines[0].startswith(f"{schema['files']} files; metadata fields")
     tag_line = next(line for line in lines if line.split()[0] == "tag")
     assert tag_line.split(None, 1)[1] == (
-        "list, 3 files: payments (2), treasury (2), runbook (1)"
+        "list, 7 files: payments (3), meeting (2), runbook (2), treasury (2)"
     ), tag_line
 
 
@@ -345,7 +584,10 @@ def test_ask_says_when_the_answer_was_cut_off(workspace: Path, storage: Path) ->
     assert (payload["stop"], payload["mode"]) == ("length", "agent")
     footer = text.stdout.rstrip().splitlines()[-1]
     assert footer.startswith("[agent mode (the model called tools)"), footer
-    assert "stop: length — cut off: the model hit its token limit (kb.llm.maxTokens)]" in footer
+    assert footer.endswith(
+        "stop: length — cut off: the model hit its token limit: raise kb.llm.maxTokens "
+        "(--settings) for more]"
+    ), footer
 
 
 def test_status_names_the_provider_and_probes_the_model_when_asked(
@@ -380,3 +622,17 @@ def test_status_names_the_provider_and_probes_the_model_when_asked(
     llm = json.loads(down.stdout)["llm"]
     assert (llm["provider"], llm["reachable"]) == ("ollama", False)
     assert "127.0.0.1:9" in llm["message"]
+
+
+def test_a_filter_may_start_with_a_minus() -> None:
+    """`-f -tag:archived` is a filter (a negation), not an unknown option."""
+    from kb_lsp import cli
+
+    def parsed(*argv: str) -> Any:
+        return cli.build_parser().parse_args(cli._filter_values(argv))
+
+    assert parsed("search", "-f", "-tag:archived", "x").filter == "-tag:archived"
+    assert parsed("search", "x", "--filter", "-status:draft").filter == "-status:draft"
+    assert parsed("search", "-f", "tag:a", "x").filter == "tag:a"
+    # An option after -f stays an option (argparse then says -f lacks its value).
+    assert cli._filter_values(["search", "-f", "-w", "."]) == ["search", "-f", "-w", "."]

@@ -164,8 +164,13 @@ def _imports(path: Path) -> set[str]:
 
 
 # Each front end is a package (or module) of its own; cli.py and __main__.py also launch
-# the others (`kb serve`, `kb mcp`).
-FRONT_ENDS = {"lsp/": "kb_lsp.lsp", "mcp_server/": "kb_lsp.mcp_server", "cli.py": "kb_lsp.cli"}
+# the others (`kb serve`, `kb mcp`). terminal/ is the command line's own helpers.
+FRONT_ENDS = {
+    "lsp/": "kb_lsp.lsp",
+    "mcp_server/": "kb_lsp.mcp_server",
+    "cli.py": "kb_lsp.cli",
+    "terminal/": "kb_lsp.terminal",
+}
 LAUNCHERS = {"cli.py", "__main__.py"}
 
 
@@ -269,7 +274,10 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
         reader.open([workspace], settings).result()
         status = reader.status()
         assert status.read_only and status.state == "indexing"
-        assert status.message == "being built by another process (0 files so far)"
+        # How far it got is the other process's progress (held while scanning here).
+        assert status.message == "being built by another process"
+        assert status.progress is not None and status.progress.phase == "scanning"
+        assert not status.keyword_complete
 
         held.go.set()
         wait_until(lambda: reader.status().state == "ready", "the other process to finish")

@@ -47,7 +47,8 @@ def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
     )
     slow = step.model_copy(update={"chunks_done": 36})
     assert rate_line(slow, 36, 60.0).endswith("0.6 chunks/s · about 83 min left")
-    assert rate_line(step, 0, 4.0).endswith("embedding · 0.0 chunks/s")  # no rate: no time
+    # Nothing done yet (a first batch under way): no rate to give, nor a time.
+    assert rate_line(step, 0, 4.0) == "120/155 files · 2,400/3,036 chunks · embedding"
 
 
 def test_a_log_line_every_few_seconds_with_rate_and_time_left(
@@ -87,7 +88,7 @@ def test_a_log_line_every_few_seconds_with_rate_and_time_left(
     ]
 
 
-def test_the_status_is_re_sent_at_most_every_second() -> None:
+def test_the_status_is_re_sent_at_most_every_second_and_at_each_new_phase() -> None:
     clock = Clock()
     monitor = SyncMonitor(clock)
     sent = []
@@ -95,7 +96,12 @@ def test_the_status_is_re_sent_at_most_every_second() -> None:
         clock.now += 0.25
         if monitor.step(SyncProgress(tick, 12, None, "keyword")):
             sent.append(tick)
-    assert sent == [3, 7, 11]
+    # The first: the total is known (another process shows it at once), then every second.
+    assert sent == [0, 4, 8]
+    clock.now += 0.25
+    assert monitor.step(SyncProgress(0, 12, None, "vectors", 0, 40))  # a new phase: at once
+    clock.now += 0.25
+    assert not monitor.step(SyncProgress(0, 12, None, "vectors", 8, 40))
 
 
 def test_the_log_keeps_its_pace_while_one_step_takes_minutes(

@@ -14,7 +14,8 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.embeddings import MiniLMEmbedder
 from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.search import DEFAULT_FUSION, Searcher, make_snippet, query_terms, stem
+from kb_lsp.search import DEFAULT_FUSION, Searcher, make_snippet, query_terms
+from kb_lsp.terms import word_terms
 
 
 @pytest.fixture(scope="module")
@@ -178,8 +179,8 @@ def test_two_roots_prefix_paths(tmp_path: Path) -> None:
 
 
 def test_stemming_and_terms() -> None:
-    assert stem("payments") == stem("payment") == "payment"
-    assert stem("policies") == "policy"
+    assert word_terms("payments") == word_terms("payment") == ("payment",)
+    assert word_terms("policies") == word_terms("policy") == ("polici",)
     assert query_terms("Find the Mexico payment files") == ["mexico", "payment"]
     assert query_terms("the") == ["the"]
 

@@ -12,6 +12,10 @@ or Dendron's `desc`), its aliases, and the anchor texts of the links pointing at
 * `notes_fts`: FTS5 over aliases, description and anchors, so a note that only its
   description or its incoming links name is still a candidate.
 
+A note with front matter and no body (a redirect stub, a property-only note) has no
+chunk of its own: it gets a card chunk (`card_chunk_text`: its title, description,
+aliases and fields) so that its name, its title, its fields and filters find it.
+
 A file's own fields are written with its chunks; anchors are refreshed after each sync
 that changed files (`refresh_anchors`): every link is resolved again (cheap: names in
 memory), and only the cards whose anchor texts changed are rewritten — a change in file A
@@ -23,12 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kb_lsp.metadata.extract import ALIAS_KEYS, DESCRIPTION_KEYS
+from kb_lsp.metadata.frontmatter import Value
 from kb_lsp.metadata.links import Resolver, StoredLink, anchor_texts
+from kb_lsp.terms import TOKENIZE
 
-DDL = """
+DDL = f"""
 CREATE TABLE IF NOT EXISTS note_cards (
     path TEXT PRIMARY KEY,
     description TEXT NOT NULL,
@@ -39,9 +46,11 @@ CREATE TABLE IF NOT EXISTS note_cards (
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
     path UNINDEXED, aliases, description, anchors,
-    tokenize = 'porter unicode61 remove_diacritics 2'
+    tokenize = '{TOKENIZE}'
 );
 """
+
+FieldValues = Mapping[str, Sequence[Value]]
 
 # BM25 weights for notes_fts (path, aliases, description, anchors).
 NOTES_BM25 = (0.0, 3.0, 2.0, 1.0)
@@ -67,6 +76,29 @@ def card_text(title: str, description: str | None, aliases: Iterable[str]) -> st
     if description:
         parts.append(description)
     return "\n".join(parts)
+
+
+# Fields every file has, or that the card says apart: not repeated among a card's fields.
+_NOT_CARD_FIELDS = frozenset(["folder", "words", *DESCRIPTION_KEYS, *ALIAS_KEYS])
+
+
+def card_chunk_text(
+    title: str, description: str | None, aliases: Iterable[str], fields: FieldValues, limit: int
+) -> str:
+    """The text of the chunk that stands for a note without a body: its title, its
+    description, its aliases and its front-matter fields (`name: value, value`), one a
+    line, cut to `limit` characters."""
+    lines = [title]
+    if description:
+        lines.append(description)
+    names = [a for a in aliases if a]
+    if names:
+        lines.append("Also called: " + ", ".join(names))
+    for name, values in fields.items():
+        if name not in _NOT_CARD_FIELDS and values:
+            lines.append(f"{name}: " + ", ".join(value.text for value in values))
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[: max(1, limit - 1)].rstrip() + "…"
 
 
 def card_hash(text: str) -> str:

@@ -4,8 +4,10 @@ Fields (names lower-cased; see README, "Metadata and filters"):
 
 * every front-matter key, typed (`frontmatter.flatten`): string, number, date, bool, or
   a list of strings; nested mappings as dotted names (`author.name`);
-* `tag`: the front matter's `tags`/`tag` (a YAML list, or a string of words separated
-  by commas or spaces) and the inline `#tags` of the body, without `#`;
+* `tag`: the front matter's `tags`/`tag`/`keywords` as written — each item of a YAML
+  list is one tag, spaces and all (`tags: [type aliases]` is the tag "type aliases"),
+  and only a plain string is split at commas and spaces (`tags: a, b c`) — and the
+  inline `#tags` of the body, without `#`;
 * `folder`: the folder the file is in, `""` at the top;
 * `words`: the body's word count (code blocks left out);
 * `description` (also from `summary`, `excerpt` or Dendron's `desc`) and `aliases`
@@ -29,9 +31,10 @@ from kb_lsp.markdown import ParsedDocument
 from kb_lsp.metadata.frontmatter import Problem, Value, flatten, load_front_matter
 from kb_lsp.metadata.inline import Link, normalise_tag, read_body
 
-# Front-matter keys that the built-in fields shadow; `tags`/`tag` feed the `tag` field.
+# Front-matter keys that the built-in fields shadow; `tags`/`tag`/`keywords` feed the
+# `tag` field.
 SHADOWED = frozenset(["folder", "modified", "size", "words", "has"])
-TAG_KEYS = ("tags", "tag")
+TAG_KEYS = ("tags", "tag", "keywords")
 DESCRIPTION_KEYS = ("description", "summary", "excerpt", "desc")
 ALIAS_KEYS = ("aliases", "alias")
 MAX_DESCRIPTION_CHARS = 1000
@@ -65,7 +68,9 @@ def extract_metadata(doc: ParsedDocument, path: str) -> FileMetadata:
     tags: dict[str, str] = {}
     for key in TAG_KEYS:
         for tag in _front_tags(lowered.get(key)):
-            tags.setdefault(normalise_tag(tag), tag.strip().lstrip("#").strip("/"))
+            tags.setdefault(
+                normalise_tag(tag), " ".join(tag.lstrip().lstrip("#").strip("/").split())
+            )
     body = read_body(doc.lines, doc.body_start, doc.code_ranges)
     for tag in body.tags:
         tags.setdefault(normalise_tag(tag), tag)
@@ -116,12 +121,15 @@ def _aliases(fields: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _front_tags(value: Any) -> list[str]:
+    """The tags of one front-matter value: a list's items whole, a string's words."""
     if isinstance(value, str):
         return [t for t in _TAG_SPLIT.split(value) if t.strip("#/")]
     if isinstance(value, list | tuple):
         out: list[str] = []
         for item in value:
             if isinstance(item, str | int | float) and not isinstance(item, bool):
-                out.extend(t for t in _TAG_SPLIT.split(str(item)) if t.strip("#/"))
+                tag = " ".join(str(item).split())
+                if tag.strip("#/ "):
+                    out.append(tag)
         return out
     return []

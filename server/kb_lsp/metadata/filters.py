@@ -356,7 +356,19 @@ def _number(value: str, field: str) -> float | None:
 
 def _dates(value: str, today: date) -> DateRange | str | None:
     """The value as a day, month or year; a message when it looks like a date but is not
-    one (2026-13-01); None when it is not a date at all."""
+    one (2026-13-01), or is one outside the calendar Python counts in (`date:9999` ends
+    in the year 10000, `modified>-9999y` starts before year 1); None when it is not a
+    date at all."""
+    try:
+        return _date_range(value, today)
+    except (ValueError, OverflowError):
+        return (
+            f"{value!r} is out of range: a date filter takes days from "
+            f"{date.min.isoformat()} to {(date.max - timedelta(days=1)).isoformat()}"
+        )
+
+
+def _date_range(value: str, today: date) -> DateRange | str | None:
     lowered = value.lower()
     if lowered in ("today", "yesterday"):
         day = today - timedelta(days=lowered == "yesterday")

@@ -11,12 +11,16 @@ PyYAML's `SafeLoader` (no Python objects, no code) with three guards of our own:
 Anything wrong (a YAML error, a top level that is not a mapping, a duplicate key) is a
 `Problem` with the file's 0-based line; the fields that could be read are still used,
 and the file is always indexed. Duplicate keys keep the last value, as YAML parsers do,
-and are reported.
+and are reported. Characters YAML does not allow (the ESC of pasted terminal colours,
+other control characters) are reported and left out, and the rest is read; a lone
+surrogate that a `"\\ud800"` escape makes (it cannot be stored as UTF-8) becomes U+FFFD;
+a number too large for a float is kept as text.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +30,10 @@ MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_ALIASES = 64
 MAX_VALUES = 2_000
 MAX_DEPTH = 3  # nested mappings become dotted names down to this depth
+
+# What PyYAML's reader refuses (`Reader.NON_PRINTABLE`), and UTF-16 surrogates.
+_NOT_YAML = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,15 @@ class _GuardedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.aliases = 0
         self.duplicates: list[tuple[str, int]] = []
+        self.huge_numbers: list[tuple[int, int]] = []  # (line, digits)
+
+    def construct_huge_aware_int(self, node: Any) -> int:
+        value: int = self.construct_yaml_int(node)
+        try:
+            float(value)
+        except OverflowError:  # `scalar_value` keeps it as text
+            self.huge_numbers.append((node.start_mark.line, len(str(abs(value)))))
+        return value
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -71,6 +88,9 @@ class _GuardedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+_GuardedLoader.add_constructor("tag:yaml.org,2002:int", _GuardedLoader.construct_huge_aware_int)
+
+
 @dataclass(frozen=True)
 class FrontMatter:
     fields: dict[str, Any]  # top-level keys as written, values as YAML gave them
@@ -92,26 +112,52 @@ def load_front_matter(text: str, first_line: int) -> FrontMatter:
         )
     if not text.strip():
         return FrontMatter({}, ())
-    loader = _GuardedLoader(text)
+    problems: list[Problem] = []
+    bad = _NOT_YAML.search(text)
+    if bad is not None:
+        line = first_line + text.count("\n", 0, bad.start())
+        problems.append(
+            Problem(
+                line,
+                f"front matter holds the control character U+{ord(bad.group()):04X}, which "
+                "YAML does not allow; it is read without it",
+            )
+        )
+        text = _NOT_YAML.sub("", text)
+    try:
+        loader = _GuardedLoader(text)
+    except yaml.YAMLError as err:  # the reader's own check, should ours ever differ
+        return FrontMatter(
+            {}, (*problems, Problem(first_line, f"front matter is not valid YAML: {err}"))
+        )
     try:
         data = loader.get_single_data()
     except _TooComplex as err:
-        return FrontMatter({}, (Problem(first_line + err.line, err.message),))
+        return FrontMatter({}, (*problems, Problem(first_line + err.line, err.message)))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = first_line + (mark.line if mark is not None else 0)
         reason = err.problem or err.context or "invalid YAML"
-        return FrontMatter({}, (Problem(line, f"front matter is not valid YAML: {reason}"),))
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as err:
-        # Constructor errors without a mark (an unhashable key, a bad timestamp).
+        problem = Problem(line, f"front matter is not valid YAML: {reason}")
+        return FrontMatter({}, (*problems, problem))
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as err:
+        # Constructor errors without a mark (an unhashable key, a bad timestamp, an
+        # integer of more digits than Python converts).
         message = f"front matter is not valid YAML: {err}"
-        return FrontMatter({}, (Problem(first_line, message),))
+        return FrontMatter({}, (*problems, Problem(first_line, message)))
     finally:
         loader.dispose()
-    problems = [
+    problems.extend(
         Problem(first_line + line, f"duplicate key {key!r} in front matter: the last one is used")
         for key, line in loader.duplicates
-    ]
+    )
+    problems.extend(
+        Problem(
+            first_line + line,
+            f"a number of {digits} digits is too large to compare as a number; it is kept as text",
+        )
+        for line, digits in loader.huge_numbers
+    )
     if data is None:
         return FrontMatter({}, tuple(problems))
     if not isinstance(data, dict):
@@ -122,7 +168,29 @@ def load_front_matter(text: str, first_line: int) -> FrontMatter:
             )
         )
         return FrontMatter({}, tuple(problems))
-    return FrontMatter({str(k): v for k, v in data.items()}, tuple(problems))
+    fields = {_storable(str(k)): _without_surrogates(v, 0) for k, v in data.items()}
+    return FrontMatter(fields, tuple(problems))
+
+
+def _storable(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _without_surrogates(value: Any, depth: int) -> Any:
+    """`value` with lone surrogates made U+FFFD, as deep as anything is read (`flatten`
+    and `extract` go no deeper; this also ends on an alias that contains itself)."""
+    if isinstance(value, str):
+        return _storable(value)
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {
+            _storable(k) if isinstance(k, str) else k: _without_surrogates(v, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_without_surrogates(item, depth + 1) for item in value]
+    return value
 
 
 # --- typed values ------------------------------------------------------------------------------
@@ -191,7 +259,11 @@ def scalar_value(value: Any) -> Value | None:
     if isinstance(value, int | float):
         if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
             return Value("string", str(value))
-        return Value("number", _number_text(value), float(value))
+        try:
+            number = float(value)
+        except OverflowError:  # an integer of 309 digits or more: not comparable
+            return Value("string", str(value)[:MAX_VALUE_CHARS])
+        return Value("number", _number_text(value, number), number)
     if isinstance(value, dt.datetime):
         return Value("date", value.replace(tzinfo=None).isoformat(timespec="seconds"))
     if isinstance(value, dt.date):
@@ -206,8 +278,10 @@ def scalar_value(value: Any) -> Value | None:
     return None  # bytes, sets of mappings, anything exotic: not filterable
 
 
-def _number_text(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(value)
+def _number_text(value: int | float, number: float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
 
 
 def _looks_like_date(text: str) -> bool:

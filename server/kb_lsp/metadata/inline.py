@@ -4,7 +4,9 @@ Tags follow Obsidian's rules: `#` at the start of a line or after whitespace, th
 letters, digits, `_`, `-` and `/` (nesting: `#area/payments`), with at least one
 character that is not a digit (`#1984` is not a tag); never inside code (fenced or
 indented blocks, `inline code`) or HTML blocks. A heading's `#` marks are not tags (they
-are followed by a space), but a tag written in a heading's text is one.
+are followed by a space), but a tag written in a heading's text is one. The attribute
+lists of Pandoc, kramdown and MkDocs (`## Steps { #steps .class key=value }`, `{: #id}`)
+name anchors and classes: their `#id` is not a tag.
 
 Links: wiki links `[[Name]]`, `[[Name|text]]`, `[[Name#Heading]]`, `[[Name#^block]]`,
 embeds `![[Name]]`, and Markdown links `[text](other.md)` / `[text](<a b.md>)` to
@@ -20,6 +22,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
+
+from kb_lsp.markdown import ATTR_LIST
 
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/\-]*[^\W\d][\w/\-]*)", re.UNICODE)
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
@@ -51,8 +55,9 @@ class BodyFacts:
 
 
 def normalise_tag(tag: str) -> str:
-    """How tags compare: without `#`, lower case, no leading/trailing `/`."""
-    return tag.strip().lstrip("#").strip("/").lower()
+    """How tags compare: without `#`, lower case, no leading/trailing `/`, runs of
+    whitespace as one space."""
+    return " ".join(tag.strip().lstrip("#").strip("/").lower().split())
 
 
 def read_body(
@@ -69,6 +74,8 @@ def read_body(
         if i >= 0 and starts[i][0] <= number < starts[i][1]:
             continue
         line = _INLINE_CODE.sub(" ", lines[number])
+        if "{" in line:
+            line = ATTR_LIST.sub(" ", line)
         # Counted one match at a time: a list of every word of a line held at once is
         # ~60 bytes a word (50 MiB for a 5 MB file without line breaks).
         words += sum(1 for _ in _WORD.finditer(line))

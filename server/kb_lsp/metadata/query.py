@@ -24,6 +24,7 @@ from datetime import date, datetime
 from typing import Any
 
 from kb_lsp.metadata.filters import And, DateRange, Has, Node, Not, Or, Term
+from kb_lsp.metadata.inline import normalise_tag
 
 
 def _like(value: str) -> str:
@@ -32,9 +33,18 @@ def _like(value: str) -> str:
     return escaped.replace("*", "%")
 
 
+# What SQLite's INTEGER holds: an mtime in nanoseconds runs out in the year 2262.
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _local_ns(day: date) -> int:
-    """Local midnight at the start of `day`, in nanoseconds since the epoch."""
-    return int(datetime(day.year, day.month, day.day).timestamp()) * 1_000_000_000
+    """Local midnight at the start of `day`, in nanoseconds since the epoch, within what
+    SQLite's INTEGER holds (any date before 1678 or after 2262 is at that end)."""
+    try:
+        seconds = int(datetime(day.year, day.month, day.day).timestamp())
+    except (OverflowError, ValueError, OSError):  # local time is undefined near year 1
+        seconds = (day - date(1970, 1, 1)).days * 86_400
+    return min(max(seconds * 1_000_000_000, _INT64[0]), _INT64[1])
 
 
 def _interval(op: str, column: str, low: Any, high: Any) -> tuple[str, list[Any]]:
@@ -92,7 +102,7 @@ class _Compiler:
         field, op = term.field, term.op
         value = term.value
         if field == "tag":
-            tag = value.strip().lstrip("#").strip("/").lower()
+            tag = normalise_tag(value)
             if "*" in tag:
                 return self.exists("m.key LIKE ? ESCAPE '\\'", [_like(tag)], "tag")
             return self.exists(

@@ -22,7 +22,7 @@ from kb_lsp.metadata.extract import FileMetadata
 
 # Bump when extraction changes what it stores: files indexed before are re-read (their
 # vectors come from the cache, so this costs no embedding).
-METADATA_VERSION = "3"
+METADATA_VERSION = "4"
 
 DDL = (
     """

@@ -13,7 +13,7 @@ Public surface (see `runtime.py` for the threading rules):
   `read_file(path, start_line, end_line, max_lines=, max_chars=)` and `file_text(path)`
   (indexed files only, read confined: `kb_lsp/reading.py`),
   `ask(params, client=, on_event=, cancel=)`, `summarize(params, client=, cancel=)`,
-  `status()`, `llm_status(timeout)`, `read(fn)`; `submit_read` / `submit_ask` run any of
+  `status()`, `read(fn)`; `submit_read` / `submit_ask` run any of
   them on the runtime's pools and return a `Future`;
 * `subscribe(callback)` to status changes; `Hooks` for messages and sync progress;
 * a client is a name (`client=`): each has its own numbered list; `persist_lists` names

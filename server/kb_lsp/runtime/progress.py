@@ -5,10 +5,14 @@ progress, the panel, the terminal and the log agree:
 `38/155 files · 1,204/3,036 chunks · embedding`. The total of files is fixed when the
 sync has scanned (`sync_tally.py`); before that it reads `scanning files…`.
 
-`SyncMonitor` watches one sync's steps with a clock it is given (tests give it theirs):
-it says when the status should be re-sent (at most every `CHANGED_EVERY` seconds) and
-logs a line every `LOG_EVERY` seconds — time-based, not per file, however big or small
-the files — with the rate of the phase and the time it has left.
+`ProgressLines` turns one sync's progress into a line every `LOG_EVERY` seconds — time-based,
+not per file, however big or small the files — with the rate of the phase over its last
+`RATE_WINDOW` seconds and the time it has left at that rate: a sync that slows down (a
+loaded machine, the big files last) says so within half a minute, where an average
+since the start would keep promising the early pace. The log (`SyncMonitor`) and the
+command line when its stderr is not a terminal (`terminal/progress.py`) print the same
+lines. `SyncMonitor` also says when the status should be re-sent (at most every
+`CHANGED_EVERY` seconds). Both take a clock (tests give them theirs).
 """
 
 from __future__ import annotations
@@ -16,21 +20,40 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
-from kb_lsp.protocol import IndexProgress
-from kb_lsp.records import SyncProgress
+if TYPE_CHECKING:  # light at run time: the command line formats a wire status with it
+    from kb_lsp.records import SyncProgress
 
 log = logging.getLogger(__name__)
 
 CHANGED_EVERY = 1.0  # seconds: the status is re-sent at most this often during a sync
 LOG_EVERY = 5.0  # seconds between two "indexing: …" lines during a sync
+RATE_WINDOW = 30.0  # seconds of recent progress the rate and the time left are taken from
 
 SCANNING = "scanning files…"
 PHASE_WORDS = {"scanning": "scanning", "keyword": "reading", "vectors": "embedding"}
 
 
-def progress_text(progress: IndexProgress) -> str:
+class Progress(Protocol):
+    """A sync's progress: the wire's `IndexProgress`, or the command line's copy of a
+    wire payload (`terminal/progress.py`)."""
+
+    @property
+    def phase(self) -> str: ...
+    @property
+    def files_done(self) -> int: ...
+    @property
+    def files_total(self) -> int: ...
+    @property
+    def chunks_done(self) -> int: ...
+    @property
+    def chunks_total(self) -> int: ...
+
+
+def progress_text(progress: Progress) -> str:
     """`38/155 files · 1,204/3,036 chunks · embedding`, `120/155 files · reading`, or
     `scanning files…` while the sync does not know its total yet."""
     if progress.phase == "scanning" or progress.files_total == 0:
@@ -50,7 +73,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def rate_line(progress: IndexProgress, done: int, seconds: float) -> str:
+def rate_line(progress: Progress, done: float, seconds: float) -> str:
     """The progress, the phase's rate and the time it has left: `done` of its unit
     (chunks once the embedding counts them, else files) were done in `seconds`.
     `… · embedding · 45.0 chunks/s · about 40 s left`."""
@@ -61,13 +84,116 @@ def rate_line(progress: IndexProgress, done: int, seconds: float) -> str:
         unit, left = "chunks", progress.chunks_total - progress.chunks_done
     else:
         unit, left = "files", progress.files_total - progress.files_done
-    rate = done / seconds if seconds > 0 else 0.0
+    if done <= 0 or seconds <= 0:
+        # Nothing done yet in the window (the first batch of vectors can take a minute):
+        # a rate of 0 would read as a stall, and there is no time left to give.
+        return text
+    rate = done / seconds
     parts = [text, f"{rate:.1f} {unit}/s"]
     if rate > 0 and left > 0:
         # Reading comes before embedding: its time left is only the reading's.
         then = " of reading" if progress.phase == "keyword" else ""
         parts.append(f"about {_duration(left / rate)} left{then}")
     return " · ".join(parts)
+
+
+class RecentRate:
+    """The rate of one count over the last `window` seconds: from its value at the
+    window's start (interpolated between the steps around it) to now. A step that takes
+    minutes still gives a rate (the work it finished is spread over its time), and an
+    early pace is forgotten once it is `window` seconds old."""
+
+    def __init__(self, window: float = RATE_WINDOW) -> None:
+        self._window = window
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def start(self, now: float, count: int) -> None:
+        """A new phase: its count starts here."""
+        self._samples = deque([(now, count)])
+
+    def add(self, now: float, count: int) -> None:
+        self._samples.append((now, count))
+        # Keep the last sample at or before the window's start: the rate starts there.
+        while len(self._samples) >= 2 and self._samples[1][0] <= now - self._window:
+            self._samples.popleft()
+
+    def over(self, now: float, count: int) -> tuple[float, float]:
+        """(what was done, in how many seconds) over the window, up to `count` now; the
+        whole phase while it is younger than the window."""
+        if not self._samples:
+            return 0.0, 0.0
+        begin = now - self._window
+        first_time, first_count = self._samples[0]
+        if first_time >= begin:
+            return float(count - first_count), now - first_time
+        at_begin = float(first_count)
+        for time_, count_ in self._samples:
+            if time_ > begin:  # the step that crossed the window's start
+                share = (begin - first_time) / (time_ - first_time)
+                at_begin = first_count + (count_ - first_count) * share
+                break
+            first_time, first_count = time_, count_
+            at_begin = float(count_)
+        return count - at_begin, self._window
+
+
+class ProgressLines:
+    """One sync's progress (`IndexProgress`, from any thread) as a line every `every`
+    seconds, handed to `emit`: `update` with each step, `tick` from a timer while a step
+    takes long. Nothing while scanning (no total yet), nor in the instant a phase starts
+    (no rate yet)."""
+
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        every: float = LOG_EVERY,
+        window: float = RATE_WINDOW,
+    ) -> None:
+        self._emit = emit
+        self._clock = clock
+        self._every = every
+        self._lock = threading.Lock()
+        self._last_line = clock()
+        self._phase: str | None = None
+        self._phase_started = 0.0
+        self._rate = RecentRate(window)
+        self._latest: Progress | None = None
+
+    def update(self, progress: Progress) -> None:
+        with self._lock:
+            now = self._clock()
+            count = _count(progress)
+            if progress.phase != self._phase:
+                self._phase, self._phase_started = progress.phase, now
+                self._rate.start(now, count)
+            else:
+                self._rate.add(now, count)
+            self._latest = progress
+            self._line_if_due(now)
+
+    def tick(self) -> None:
+        """The clock moved without a step: a line when one is due."""
+        with self._lock:
+            self._line_if_due(self._clock())
+
+    def _line_if_due(self, now: float) -> None:
+        latest = self._latest
+        if latest is None or latest.phase == "scanning" or not latest.files_total:
+            return  # no total yet, or nothing to do
+        if now - self._last_line < self._every:
+            return
+        if now <= self._phase_started:
+            return  # the phase starts now: no rate yet (its first step comes with one)
+        self._last_line = now
+        done, seconds = self._rate.over(now, _count(latest))
+        self._emit(rate_line(latest, done, seconds))
+
+
+def _count(progress: Progress) -> int:
+    """The phase's unit: chunks while embedding (they move inside a big file), else files."""
+    return progress.chunks_done if progress.phase == "vectors" else progress.files_done
 
 
 class SyncMonitor:
@@ -78,45 +204,28 @@ class SyncMonitor:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()
-        self._last_changed = self._last_logged = clock()
-        self._phase: str | None = None
-        self._phase_started = 0.0
-        self._phase_base = 0  # the phase's count when it began (reading starts part done)
-        self._latest: SyncProgress | None = None
+        self._last_changed = clock()
+        self._phase = "scanning"  # where every sync starts (the worker says so itself)
+        self._lines = ProgressLines(lambda line: log.info("indexer: %s", line), clock)
         self.total: int | None = None  # files in the sync, once it has scanned
 
     def step(self, step: SyncProgress) -> bool:
-        """Take a step: log when a line is due; True when the status should be re-sent."""
+        """Take a step: log when a line is due; True when the status should be re-sent:
+        at a new phase (the totals are known: say them at once), else at most every
+        `CHANGED_EVERY` seconds."""
         with self._lock:
             now = self._clock()
-            count = self._count(step)
-            if step.phase != self._phase:
-                self._phase, self._phase_started, self._phase_base = step.phase, now, count
-            self._latest = step
             if self.total is None and step.phase != "scanning":
                 self.total = step.total
                 log.info("indexer: %s files in this sync", f"{step.total:,}")
-            self._log_if_due(now)
-            if now - self._last_changed >= CHANGED_EVERY:
+            self._lines.update(step.as_wire())
+            new_phase = step.phase != self._phase
+            self._phase = step.phase
+            if new_phase or now - self._last_changed >= CHANGED_EVERY:
                 self._last_changed = now
                 return True
             return False
 
     def tick(self) -> None:
         """The clock moved without a step: log the latest step when a line is due."""
-        with self._lock:
-            self._log_if_due(self._clock())
-
-    @staticmethod
-    def _count(step: SyncProgress) -> int:
-        return step.chunks_done if step.phase == "vectors" else step.done
-
-    def _log_if_due(self, now: float) -> None:
-        step = self._latest
-        if step is None or step.phase == "scanning" or now - self._last_logged < LOG_EVERY:
-            return
-        if now <= self._phase_started:
-            return  # the phase starts now: no rate yet (its first step comes with one)
-        self._last_logged = now
-        done = self._count(step) - self._phase_base
-        log.info("indexer: %s", rate_line(step.as_wire(), done, now - self._phase_started))
+        self._lines.tick()

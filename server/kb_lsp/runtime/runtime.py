@@ -49,14 +49,13 @@ from kb_lsp.knowledge import (
     SyncReport,
     default_storage,
 )
-from kb_lsp.llm import LlmCancelled, LlmError, configured_status, create_llm
+from kb_lsp.llm import LlmCancelled, LlmError, configured_status
 from kb_lsp.metadata.filters import FilterError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
     IndexAction,
     IndexStatus,
-    LlmStatus,
     OpenResultResponse,
     RelatedParams,
     RelatedResponse,
@@ -595,14 +594,6 @@ class Runtime:
             self.probe.refresh(self._agent)
             raise
 
-    def llm_status(self, timeout: float = 2.0) -> LlmStatus:
-        """Ask the model now whether it answers and calls tools (up to `timeout` s): for
-        a one-shot front end (`kb status`) that has no background probe to wait for."""
-        agent = self._agent
-        if agent is None:
-            return create_llm(self.settings).status(timeout=timeout)
-        return agent.llm.status(timeout=timeout)
-
     def status(self) -> IndexStatus:
         """The one status of this runtime (any thread, never waits for indexing)."""
         with self.gate.read():
@@ -748,7 +739,17 @@ class Runtime:
         if step is None:
             publish(folders, WriterState("ready"))
         else:
-            publish(folders, WriterState("indexing", step.done, step.total, phase=step.phase))
+            publish(
+                folders,
+                WriterState(
+                    "indexing",
+                    step.done,
+                    step.total,
+                    phase=step.phase,
+                    chunks_done=step.chunks_done,
+                    chunks_total=step.chunks_total,
+                ),
+            )
 
     def _built_elsewhere(self, kb: KnowledgeBase) -> WriterState | None:
         """The writer's state when another process is indexing these stores now."""

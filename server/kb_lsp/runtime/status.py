@@ -12,6 +12,7 @@ from kb_lsp.protocol import IndexProgress, IndexStatus, LlmStatus
 from kb_lsp.runtime.takeover import WriterState
 
 CANCELLED = "indexing was cancelled: some files may be missing until the next reindex"
+BUILT_ELSEWHERE = "being built by another process"  # how far: the status's `progress`
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,22 @@ def combined(base: IndexStatus, activity: Activity) -> IndexStatus:
     update: dict[str, Any] = {}
     messages = [base.message] if base.message else []
     if base.read_only:
-        if activity.elsewhere is not None:
-            # Not "ready" with nothing in it: the other process is still at it.
+        elsewhere = activity.elsewhere
+        if elsewhere is not None:
+            # Not "ready" with nothing in it: the other process is still at it, and its
+            # progress reads as this process's own would (the files it has left are
+            # pending; keyword search is complete once it embeds).
             update["state"] = "indexing"
             update["progress"] = IndexProgress(
-                phase=activity.elsewhere.phase,
-                files_done=activity.elsewhere.files_done,
-                files_total=activity.elsewhere.files_total,
+                phase=elsewhere.phase,
+                files_done=elsewhere.files_done,
+                files_total=elsewhere.files_total,
+                chunks_done=elsewhere.chunks_done,
+                chunks_total=elsewhere.chunks_total,
             )
-            messages = [f"being built by another process ({base.files} files so far)"]
+            update["pending"] = max(0, elsewhere.files_total - elsewhere.files_done)
+            update["keyword_complete"] = elsewhere.phase == "vectors"
+            messages = [BUILT_ELSEWHERE]
     elif activity.busy:
         update["state"] = "indexing"
     elif activity.error:

@@ -2,10 +2,10 @@
 read-only one takes over when the writer goes away.
 
 * The writer publishes its state in each store folder (`writer-state.json`: indexing
-  or ready, files done of the total, its pid), when a sync starts, as it moves and when
-  it ends. A read-only process reads it for its status: during another process's cold
-  index it says "being built by another process (N files so far)" instead of "ready"
-  with nothing in it.
+  or ready, its phase, files and chunks done of the totals, its pid), when a sync
+  starts, as it moves and when it ends. A read-only process reads it for its status:
+  during another process's cold index it says "being built by another process", with
+  that process's progress, instead of "ready" with nothing in it.
 * A read-only process watches the writer lock of its stores (`TakeoverWatch`): it tries
   to take each one in turn, a second at a time; once one is free it lets go at once and
   asks the runtime to reopen, which makes it the writer (or read-only again, when a
@@ -42,6 +42,8 @@ class WriterState:
     files_total: int = 0
     pid: int = 0
     phase: IndexPhase = "scanning"
+    chunks_done: int = 0  # while embedding
+    chunks_total: int = 0
 
 
 def publish(folders: Iterable[Path], state: WriterState) -> None:
@@ -52,6 +54,8 @@ def publish(folders: Iterable[Path], state: WriterState) -> None:
             "filesTotal": state.files_total,
             "pid": state.pid or os.getpid(),
             "phase": state.phase,
+            "chunksDone": state.chunks_done,
+            "chunksTotal": state.chunks_total,
             "updated": time.time(),
         }
     )
@@ -75,6 +79,8 @@ def read_state(folder: Path) -> WriterState | None:
             files_total=int(raw.get("filesTotal", 0)),
             pid=int(raw.get("pid", 0)),
             phase=phase if phase in ("scanning", "keyword", "vectors") else "scanning",
+            chunks_done=int(raw.get("chunksDone", 0)),
+            chunks_total=int(raw.get("chunksTotal", 0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

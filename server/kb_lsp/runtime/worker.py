@@ -282,13 +282,14 @@ class IndexingWorker:
             nonlocal handle
             with self._cond:
                 self._progress = step
+            # Other processes and the status first: a display may take its time.
+            if monitor.step(step):  # counts move during a long sync
+                self._changed()
+                self._publish(step)
             if handle is None and job.progress == "large" and step.total >= LARGE_SYNC:
                 handle = self._start_progress(job.title, job.cancel)
             if handle is not None:
                 handle.report(step.as_wire())
-            if monitor.step(step):  # counts move during a long sync
-                self._changed()
-                self._publish(step)
 
         ticking = threading.Event()
         ticker = threading.Thread(

@@ -243,19 +243,25 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     const status = await request(conn, Methods.status, {});
     assert.equal(schema.files, status.files);
     const fields = new Map(schema.fields.map((field) => [field.name, field]));
-    // Every file has a folder; two notes of examples/workspace name an owner in front matter.
+    // Every file has a folder; six notes of examples/workspace name an owner in front matter.
     assert.equal(fields.get('folder')?.files, status.files);
     assert.deepEqual(fields.get('owner'), {
       name: 'owner',
       types: ['string'],
-      files: 2,
-      top: [{ value: 'Priya Raman', count: 2 }],
+      files: 6,
+      top: [
+        { value: 'Priya Raman', count: 3 },
+        { value: 'Ana López', count: 1 },
+        { value: 'Mariana Costa', count: 1 },
+        { value: 'Tomás Okafor', count: 1 },
+      ],
     });
     assert.deepEqual(fields.get('review')?.types, ['date']);
     // The filter those fields allow narrows kb/search.
     const owned = await request(conn, Methods.search, { query: 'payments', filter: 'owner:"Priya Raman"', limit: 50 });
     assert.ok(owned.results.length > 0);
-    owned.results.forEach((hit) => assert.ok(['payments/mexico-payments.md', 'projects/policy_brief.md'].includes(hit.path), hit.path));
+    const priyas = ['payments/mexico-payments.md', 'projects/policy_brief.md', 'runbooks/treasury-close.md'];
+    owned.results.forEach((hit) => assert.ok(priyas.includes(hit.path), hit.path));
   });
 
   it('refuses a malformed filter with InvalidParams naming the character', async () => {

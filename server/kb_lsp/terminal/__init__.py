@@ -1,0 +1,12 @@
+"""How the `kb` command line speaks to a terminal (`cli.py` is the commands).
+
+* `progress.py` — a sync's progress on stderr: a bar redrawn in place on a terminal, a
+  plain line every few seconds elsewhere (CI logs, pipes), with the recent rate and the
+  time left;
+* `words.py` — messages in a terminal user's words: each setting named with the
+  environment variable or flag that sets it from the command line;
+* `logs.py` — what of the engine's log reaches stderr: the notices meant for the person
+  waiting (the embedding model's int8 copy being made), everything with `--verbose`.
+
+Nothing here loads pydantic or the engine at import: `kb status` answers without them.
+"""

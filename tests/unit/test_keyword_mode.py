@@ -1,0 +1,47 @@
+"""Keyword mode never embeds the query, so a one-shot keyword search never loads the
+model: an embedder that fails when asked for a query's vector answers keyword searches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.fakes.embedder import HashingEmbedder, QueryRefusingEmbedder
+from tests.unit.test_cli import HASHED, REPO, run
+
+from kb_lsp.config import load_settings
+from kb_lsp.knowledge import KnowledgeBase
+
+REFUSING = {
+    "KB_EMBEDDER_FACTORY": "tests.fakes.embedder:QueryRefusingEmbedder",
+    "PYTHONPATH": str(REPO),
+}
+SETTINGS = load_settings({"search": {"threshold": 0.0}}).settings
+
+
+def test_keyword_search_never_embeds_the_query(workspace: Path, storage: Path) -> None:
+    first = KnowledgeBase([workspace], SETTINGS, embedder=HashingEmbedder(), storage=storage)
+    first.sync()
+    first.close()
+    kb = KnowledgeBase([workspace], SETTINGS, embedder=QueryRefusingEmbedder(), storage=storage)
+    hits = kb.search("Mexico payments SPEI", mode="keyword")
+    assert hits and hits[0].path == "payments/mexico-payments.md"
+    assert kb.search("SPEI folder:payments", mode="keyword")
+    # The other modes do ask for it: the embedder above is the one searching.
+    for mode in ("hybrid", "semantic"):
+        with pytest.raises(AssertionError, match="was embedded"):
+            kb.search("Mexico payments SPEI", mode=mode)  # type: ignore[arg-type]
+    kb.close()
+
+
+def test_a_one_shot_keyword_search_on_the_command_line_embeds_nothing(
+    workspace: Path, storage: Path
+) -> None:
+    assert run("index", str(workspace), storage=storage, **HASHED).returncode == 0
+    args = ("search", "Mexico payments SPEI", "-w", str(workspace))
+    keyword = run(*args, "--mode", "keyword", storage=storage, **REFUSING)
+    assert keyword.returncode == 0, keyword.stderr
+    assert keyword.stdout.startswith("1, payments/mexico-payments.md")
+    hybrid = run(*args, storage=storage, **REFUSING)
+    assert hybrid.returncode != 0
+    assert "was embedded" in hybrid.stderr
