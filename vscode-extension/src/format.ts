@@ -165,6 +165,20 @@ export function overallFraction(status: IndexStatus): number | undefined {
   }
 }
 
+/** A related note is listed while its score is at least this share of the closest one's. */
+export const RELATED_RATIO = 0.75;
+
+/**
+ * The related notes worth listing: those within `ratio` of the closest one. Scores differ
+ * from one file to the next (a long note scores lower against everything), so a fixed
+ * cut lists ten notes for one file and none for another; a cut relative to the closest
+ * keeps the near ones and drops the tail. Numbers stay 1..k: the cut is the list's end.
+ */
+export function relatedShown<T extends { score: number }>(hits: readonly T[], ratio = RELATED_RATIO): T[] {
+  const top = Math.max(0, ...hits.map((hit) => hit.score));
+  return hits.filter((hit) => hit.score >= top * ratio);
+}
+
 /** Whether results that came with this status may miss files (a sync is running). */
 export function resultsIncomplete(status: IndexStatus | null | undefined): boolean {
   if (!status) {

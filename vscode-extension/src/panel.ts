@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { passageText, relativeTo } from './format';
+import { passageText, relatedShown, relativeTo } from './format';
 import { isFromWebview, type FromWebview, type PanelCommand as FromWebviewCommand, type ToWebview } from './messages';
 import { defaultLinkDeps, openAt, openLink, openResult, type LinkDeps } from './open';
 import { OptionalMethods, optionalRequest } from './optional';
@@ -391,7 +391,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       const response = outcome.value;
       this.post(
         response
-          ? { type: 'related', path, response }
+          ? { type: 'related', path, response: { ...response, results: relatedShown(response.results) } }
           : { type: 'related', path, response: null, message: 'This kb-lsp server does not offer related notes.' },
       );
     } catch (err) {

@@ -902,13 +902,14 @@ function onAskEvent(event: Extract<ToWebview, { type: 'askEvent' }>['event']): v
 function abandonAsk(message: string): void {
   const partial = state.streaming?.text.trim();
   const stopped = message === 'Stopped.';
-  if (partial) {
+  // A stop is the user's choice, not an error: it reads "Stopped." under what came (if anything).
+  if (partial || stopped) {
     state.transcript.push({
       kind: 'answer',
-      response: { answer: partial, sources: [], stop: stopped ? 'cancelled' : 'error', steps: [], usage: {} },
+      response: { answer: partial ?? '', sources: [], stop: stopped ? 'cancelled' : 'error', steps: [], usage: {} },
     });
   }
-  if (!partial || !stopped) {
+  if (!stopped) {
     state.transcript.push({ kind: 'error', text: message });
   }
   state.streaming = null;

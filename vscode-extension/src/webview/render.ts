@@ -87,7 +87,8 @@ export function renderHit(hit: SearchHit, selected: boolean, list = 'hit'): stri
     `<div class="hit-top"><span class="hit-n">${hit.n}</span>${renderPath(hit.path)}</div>` +
     (heading ? `<div class="hit-heading" title="${escapeHtml(heading)}">${escapeHtml(heading)}</div>` : '') +
     (hit.snippet ? `<div class="hit-snippet">${highlight(hit.snippet, hit.marks ?? [])}</div>` : '') +
-    `<div class="hit-meta"><span class="${labelClass(hit.label)}">${escapeHtml(hit.label)}</span>` +
+    // In the Related tab every row is "related": the badge would say nothing.
+    `<div class="hit-meta">${list === 'related' ? '' : `<span class="${labelClass(hit.label)}">${escapeHtml(hit.label)}</span>`}` +
     renderChips(hit.meta?.tags) +
     `<span class="hit-lines">${lineSpan(hit.range)}</span>` +
     `<span class="hit-score" title="relevance">${formatScore(hit.score)}</span></div>` +

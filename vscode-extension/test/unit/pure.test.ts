@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relativeTo, statusView, timeLeft } from '../../src/format';
+import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relatedShown, RELATED_RATIO, relativeTo, statusView, timeLeft } from '../../src/format';
 import { MIN_SPAN_SECONDS, RateEstimator, WINDOW_SECONDS } from '../../src/estimate';
 import type { IndexPhase, IndexStatus } from '../../src/protocol';
 import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
@@ -334,5 +334,21 @@ describe('util', () => {
     assert.deepEqual(await b, { value: 'new' });
     const c = latest.run(() => Promise.reject(Object.assign(new Error('bad'), { code: -32602 })));
     await assert.rejects(c, (err) => errorCode(err) === -32602);
+  });
+});
+
+describe('relatedShown', () => {
+  it('keeps the notes within RELATED_RATIO of the closest one and drops the tail', () => {
+    const scores = [0.62, 0.55, 0.5, 0.45, 0.4, 0.34];
+    const hits = scores.map((score, i) => hit(i + 1, `n${i + 1}.md`, { score, label: 'related' }));
+    const kept = relatedShown(hits);
+    assert.deepEqual(kept.map((h) => h.score), scores.filter((s) => s >= 0.62 * RELATED_RATIO));
+    assert.deepEqual(kept.map((h) => h.n), [1, 2, 3], 'numbers stay 1..k');
+  });
+
+  it('keeps notes of equal score, and an empty list empty', () => {
+    const same = [1, 2, 3].map((n) => hit(n, `s${n}.md`, { score: 0.3 }));
+    assert.equal(relatedShown(same).length, 3);
+    assert.deepEqual(relatedShown([]), []);
   });
 });

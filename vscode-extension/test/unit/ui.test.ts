@@ -509,6 +509,21 @@ describe('related notes', () => {
     assert.equal(backend.requests.length, count, 'the same file is not asked again');
   });
 
+  it('lists the notes near the closest one, not the far tail', async () => {
+    const scores = [0.7, 0.64, 0.6, 0.41, 0.34];
+    const backend = new FakeBackend().onAny('kb/related', (p: { path: string }) =>
+      Promise.resolve({ path: p.path, results: scores.map((score, i) => hit(i + 1, `n${i}.md`, { label: 'related', score })), index: READY }),
+    );
+    const { panel, posted, view } = makePanel(backend);
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/notes/b.md'), languageId: 'markdown' } });
+    await until(() => posted.some((m) => m.type === 'related' && m.path === 'notes/b.md'), 'the related list of b.md');
+    const related = posted.find((m) => m.type === 'related' && m.path === 'notes/b.md');
+    assert.deepEqual(related?.type === 'related' && related.response?.results.map((h) => h.score), [0.7, 0.64, 0.6]);
+  });
+
   it('say so when the server has no kb/related', async () => {
     const backend = new FakeBackend();
     const { panel, posted, view } = makePanel(backend);
