@@ -1,5 +1,5 @@
 /** How results and index state read in the quick pick, the status bar and messages. Pure. */
-import type { IndexStatus, Range, SearchHit } from './protocol';
+import type { IndexStatus, Range, SearchHit, SearchResponse } from './protocol';
 
 export interface HitItem {
   label: string;
@@ -163,6 +163,16 @@ export function overallFraction(status: IndexStatus): number | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * The query the server suggests when a word of `response.query` is not in the index
+ * (`didYouMean`, from the index's own vocabulary; a server that does not suggest sends
+ * none). Undefined when there is none, or it is the query itself.
+ */
+export function suggestedQuery(response: SearchResponse | null | undefined): string | undefined {
+  const value = (response as { didYouMean?: unknown } | null | undefined)?.didYouMean;
+  return typeof value === 'string' && value.trim() && value.trim() !== response?.query.trim() ? value.trim() : undefined;
 }
 
 /** A related note is listed while its score is at least this share of the closest one's. */

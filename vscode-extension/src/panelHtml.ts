@@ -70,6 +70,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
     </form>
     <div id="search-notice" class="notice" role="status" hidden></div>
     <div id="search-info" class="info" aria-live="polite"></div>
+    <div id="did-you-mean" class="info did-you-mean" hidden></div>
   </div>
   <div id="search-error" class="search-error" role="alert" hidden></div>
   <div id="search-welcome" class="welcome">

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { hitItem, incompleteNotice, oneLine, parseResultNumber, resultsIncomplete } from './format';
+import { hitItem, incompleteNotice, oneLine, parseResultNumber, resultsIncomplete, suggestedQuery } from './format';
 import { lastList, lastQuery, rememberList } from './lastList';
 import { openResult } from './open';
 import { ErrorCodes, Methods, type SearchHit } from './protocol';
@@ -14,6 +14,8 @@ import { Debouncer, errorCode, errorMessage, LatestOnly } from './util';
 
 export interface HitPickItem extends vscode.QuickPickItem {
   hit?: SearchHit;
+  /** A query to search instead (the server's "did you mean"). */
+  suggestion?: string;
 }
 
 export interface SearchPickOptions {
@@ -99,12 +101,22 @@ export class SearchQuickPick implements vscode.Disposable {
       const notice: HitPickItem[] = incomplete
         ? [{ label: incompleteNotice(response.index), kind: vscode.QuickPickItemKind.Separator }]
         : [];
+      const suggestion = suggestedQuery(response);
+      const didYouMean: HitPickItem[] = suggestion
+        ? [{ label: `$(lightbulb) Did you mean “${suggestion}”?`, suggestion, alwaysShow: true }]
+        : [];
       this.pick.items = [
         ...notice,
+        ...didYouMean,
         ...(response.results.length > 0
           ? response.results.map((hit) => ({ ...hitItem(hit), hit, alwaysShow: true }))
           : [{ label: `No matches for “${query}”`, alwaysShow: true }]),
       ];
+      // Enter still opens result 1: the suggestion is there to pick, not in the way.
+      const first = this.pick.items.find((item) => item.hit);
+      if (suggestion && first) {
+        this.pick.activeItems = [first];
+      }
       this.pick.busy = false;
     } catch (err) {
       if (errorCode(err) === ErrorCodes.requestCancelled) {
@@ -116,7 +128,13 @@ export class SearchQuickPick implements vscode.Disposable {
   }
 
   async accept(): Promise<void> {
-    const hit = this.pick.selectedItems[0]?.hit ?? this.pick.activeItems[0]?.hit;
+    const chosen = this.pick.selectedItems[0] ?? this.pick.activeItems[0];
+    if (chosen?.suggestion) {
+      this.pick.value = chosen.suggestion;
+      this.running = this.search(chosen.suggestion);
+      return;
+    }
+    const hit = chosen?.hit;
     if (!hit) {
       return;
     }

@@ -10,7 +10,7 @@
 import type { ServerFailure } from '../backend';
 import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
-import { resultsIncomplete } from '../format';
+import { resultsIncomplete, suggestedQuery } from '../format';
 import {
   filterCompletions,
   filterWordAt,
@@ -31,6 +31,8 @@ import {
   resultsInfo,
   searchNotice,
   statusLine,
+  streamedText,
+  renderDidYouMean,
   type Completion,
   type ModelProblem,
   type ServerState,
@@ -148,6 +150,7 @@ const queryInput = el<HTMLInputElement>('query');
 const completionList = el<HTMLUListElement>('completions');
 const searchNoticeBox = el<HTMLElement>('search-notice');
 const searchInfo = el<HTMLElement>('search-info');
+const didYouMean = el<HTMLElement>('did-you-mean');
 const resultsList = el<HTMLOListElement>('results');
 const hoverCard = el<HTMLElement>('hover');
 const relatedInfo = el<HTMLElement>('related-info');
@@ -480,6 +483,9 @@ function renderSearch(): void {
   searchInfo.textContent = state.staleNote ? `${state.staleNote} ${info}`.trim() : info;
   searchInfo.title = list.length > 0 ? LIST_KEYS : '';
   resultsList.title = list.length > 0 ? LIST_KEYS : '';
+  const suggestion = error ? undefined : suggestedQuery(state.response);
+  didYouMean.hidden = !suggestion;
+  didYouMean.innerHTML = suggestion ? renderDidYouMean(suggestion) : '';
   renderWelcome();
   renderNotice();
   hideHover();
@@ -560,6 +566,15 @@ searchWelcome.addEventListener('click', (event) => {
   const example = (event.target as HTMLElement).closest<HTMLButtonElement>('button.example');
   if (example?.dataset.query) {
     queryInput.value = example.dataset.query;
+    queryInput.focus();
+    runSearch();
+  }
+});
+
+didYouMean.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button.suggestion');
+  if (button?.dataset.query) {
+    queryInput.value = button.dataset.query;
     queryInput.focus();
     runSearch();
   }
@@ -887,10 +902,7 @@ transcriptBox.addEventListener(
 /** One `kb/askEvent` of the running ask: a step, or a piece of the answer. */
 function onAskEvent(event: Extract<ToWebview, { type: 'askEvent' }>['event']): void {
   if (event.kind === 'answer') {
-    // The next piece of the answer; `args.replace` starts it over (the model went back to
-    // its tools after all).
-    const replace = event.args?.replace === true;
-    state.streaming = { text: (replace ? '' : (state.streaming?.text ?? '')) + event.text };
+    state.streaming = { text: streamedText(state.streaming?.text ?? '', event) };
     return;
   }
   state.transcript.push({ kind: 'step', event });

@@ -112,6 +112,11 @@ export function resultsInfo(found: number, query: string, origin: ListOrigin = '
   return `${count(found)} file${found === 1 ? '' : 's'} for “${query}”${from}`;
 }
 
+/** "Did you mean mexico payments?", the suggestion a button that searches it. */
+export function renderDidYouMean(suggestion: string): string {
+  return `Did you mean <button type="button" class="link-button suggestion" data-query="${escapeHtml(suggestion)}">${escapeHtml(suggestion)}</button>?`;
+}
+
 /** What the keys do, as the list's tooltip. */
 export const LIST_KEYS = 'Enter or click opens; 1–9 opens that result; ↑ from the first result goes back to the query.';
 
@@ -434,6 +439,19 @@ export function renderStep(event: StepEvent): string {
   }
 }
 
+/**
+ * The answer so far after an `answer` event. A piece (`args.piece`) adds to it, or starts
+ * it over with `args.replace` (the model went back to its tools after all); an event
+ * without `piece` is the whole answer, as a server that does not stream sends it once at
+ * the end — it replaces what came, so a server that sends both never shows it twice.
+ */
+export function streamedText(sofar: string, event: { text: string; args?: Record<string, unknown> | null }): string {
+  if (event.args?.piece !== true) {
+    return event.text;
+  }
+  return (event.args.replace === true ? '' : sofar) + event.text;
+}
+
 const WAITING = /^Waiting for the model\b/;
 
 /** A "Waiting for the model…" status: said only while the model is silent. */
@@ -443,6 +461,8 @@ export function isWaiting(event: StepEvent): boolean {
 
 const SEARCH_TOOLS = new Set(['search_knowledge_base', 'search_in_document']);
 const READ_TOOLS = new Set(['read_file', 'summarize_document']);
+
+const GIVEN = /^(\d+) passages? for the model\b/;
 
 /** An ask's steps in one line: "Searched 2×, read 1 file". */
 export function stepsSummary(events: readonly StepEvent[]): string {
@@ -459,7 +479,10 @@ export function stepsSummary(events: readonly StepEvent[]): string {
   ).size;
   const listed = calls.some((e) => e.tool === 'list_files');
   const others = calls.filter((e) => !SEARCH_TOOLS.has(e.tool ?? '') && !READ_TOOLS.has(e.tool ?? '') && e.tool !== 'list_files').length;
+  // Grounded mode has no tool calls: the server gave the model numbered passages.
+  const given = events.map((e) => (e.kind === 'tool_result' && !e.tool ? GIVEN.exec(e.text) : null)).find((m) => m !== null);
   const parts = [
+    ...(given ? [`gave the model ${given[1]} passage${given[1] === '1' ? '' : 's'}`] : []),
     ...(searches ? [`searched ${searches}×`] : []),
     ...(read ? [`read ${read} file${read === 1 ? '' : 's'}`] : []),
     ...(listed ? ['listed the files'] : []),

@@ -4,9 +4,10 @@
  * user through issue 13's flows:
  *
  * 1. the cold index shows one progress — the status bar, the progress notification and
- *    the panel show the same files done / files to do at several moments, and the total
- *    never changes within the sync; a search made meanwhile says "results may be
- *    incomplete" and is run again when indexing is done;
+ *    the panel print the same phase label (`Reading 38/155 files`, then `Keyword search
+ *    ready · embedding 256/3,038 passages · about 2 min left`) at several moments, never
+ *    going backwards, with an estimate of the time left; a search made meanwhile says
+ *    "results may be incomplete" and is run again when indexing is done;
  * 2. the Related tab lists the neighbours of the open file, and opens one;
  * 3. a result whose file was deleted says so and the list is refreshed;
  * 4. Ask without a model shows exactly one model card; a model that accepts the
@@ -55,10 +56,34 @@ function settings(extra: Record<string, unknown> = {}): Record<string, unknown> 
   return { 'kb.server.python': serverPython(), 'kb.ollama.host': NO_MODEL, ...extra };
 }
 
-/** `38/155` → [38, 155] from a text holding "N/M" (the first one). */
-function counts(text: string | null | undefined): [number, number] | undefined {
-  const match = /(\d+)\/(\d+)/.exec(text ?? '');
-  return match ? [Number(match[1]), Number(match[2])] : undefined;
+/** One reading of the sync's label: its phase (0 scanning, 1 reading files, 2 embedding),
+ * done/total in that phase's unit, and whether it says the time left. */
+interface Label {
+  phase: number;
+  done: number;
+  total: number;
+  estimate: boolean;
+  text: string;
+}
+
+function phaseLabel(text: string | null | undefined): Label | undefined {
+  const said = text ?? '';
+  const number = (digits: string | undefined): number => Number((digits ?? '0').replace(/,/g, ''));
+  const estimate = /about [\d.]+ (min|h) left|less than a minute left/.test(said);
+  const reading = /Reading ([\d,]+)\/([\d,]+) files/.exec(said);
+  const embedding = /embedding ([\d,]+)\/([\d,]+) (passages|files)/.exec(said);
+  if (embedding) {
+    return { phase: 2, done: number(embedding[1]), total: number(embedding[2]), estimate, text: said };
+  }
+  if (reading) {
+    return { phase: 1, done: number(reading[1]), total: number(reading[2]), estimate, text: said };
+  }
+  return /Scanning files/.test(said) ? { phase: 0, done: 0, total: 0, estimate, text: said } : undefined;
+}
+
+/** Where a label is in the whole sync: the phase first, then the count within it. */
+function progressKey(label: Label): number {
+  return label.phase * 1e9 + label.done;
 }
 
 async function statusBarText(): Promise<string> {
@@ -140,49 +165,48 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
   });
 
   const cold = { skip: WARM_WORKSPACE ? 'KB_E2E_WORKSPACE: the workspace is already indexed' : false };
-  it('a cold index: status bar, notification and panel show the same numbers; the total never changes', cold, async () => {
+  it('a cold index: one phase label on every surface, with an estimate; the count never goes back', cold, async () => {
     try {
       // A search made while the index is being built.
       await frame.locator('#query').fill('how do I add CORS');
       await frame.locator('#query').press('Enter');
-      await frame.locator('#search-notice', { hasText: /^Indexing( \d+\/\d+)? — results may be incomplete$/ }).waitFor();
+      await frame.locator('#search-notice', { hasText: / — results may be incomplete$/ }).waitFor();
       await vs.shot('flows-indexing.png');
 
-      // The three surfaces are drawn from one status in the extension host, but the status
-      // bar and the webview are rendered by different channels: under load one may show an
-      // update a moment before the other. So a reading where they differ is a lag only if the
-      // one behind then catches up to the one ahead (waited for as a condition); two
-      // counters that disagree (the bug this guards) never do, or never agree at all.
-      type Reading = { bar: [number, number]; panel?: [number, number]; toast?: [number, number] };
-      const read = async (): Promise<{ text: string; reading?: Reading }> => {
+      // The three surfaces print one label (format.indexLabel) from one status in the
+      // extension host, but the status bar and the webview are rendered by different
+      // channels: under load one may show an update a moment before the other. So a
+      // reading where they differ is a lag only if the one behind then catches up (waited
+      // for as a condition); two counters that disagree never do.
+      const readings: Record<string, Label[]> = { bar: [], panel: [], toast: [] };
+      const unresolved: string[] = [];
+      let agreeing = 0;
+      let lags = 0;
+      let shotTaken = false;
+      const read = async (): Promise<{ text: string; labels?: Record<string, Label> }> => {
         const text = await statusBarText();
-        const toast = counts(await notificationText());
-        const panel = await panelStatus();
-        const bar = counts(text);
-        if (!/indexing/.test(text) || !bar || !/^Indexing /.test(panel)) {
+        const bar = phaseLabel(text);
+        const panel = phaseLabel(await panelStatus());
+        const toast = phaseLabel(await notificationText());
+        if (!/indexing|Scanning|Reading|embedding/i.test(text) || !bar || !panel) {
           return { text };
         }
-        return { text, reading: { bar, panel: counts(panel), toast } };
+        return { text, labels: { bar, panel, ...(toast ? { toast } : {}) } };
       };
-      const seen = (r: Reading): [number, number][] => [r.bar, ...(r.panel ? [r.panel] : []), ...(r.toast ? [r.toast] : [])];
-      const agreeing: Reading[] = [];
-      const unresolved: string[] = [];
-      let lags = 0;
-      const totals = new Set<number>();
-      let shotTaken = false;
       await until(
         async () => {
-          const { text, reading } = await read();
-          if (!reading) {
+          const { text, labels } = await read();
+          if (!labels) {
             return text;
           }
-          for (const [, total] of seen(reading)) {
-            totals.add(total);
+          for (const [surface, label] of Object.entries(labels)) {
+            readings[surface]?.push(label);
           }
-          const ahead = Math.max(...seen(reading).map(([done]) => done));
-          if (reading.panel && seen(reading).every(([done]) => done === ahead)) {
-            agreeing.push(reading);
-            if (!shotTaken && reading.toast) {
+          const keys = Object.values(labels).map(progressKey);
+          const ahead = Math.max(...keys);
+          if (keys.every((key) => key === ahead)) {
+            agreeing += 1;
+            if (!shotTaken && labels.toast && labels.bar.estimate) {
               shotTaken = true;
               await vs.shot('flows-progress.png');
             }
@@ -192,8 +216,8 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
           try {
             await until(
               read,
-              (next) => !next.reading || seen(next.reading).every(([done]) => done >= ahead),
-              `every surface to reach ${ahead} after ${JSON.stringify(reading)}`,
+              (next) => !next.labels || Object.values(next.labels).every((label) => progressKey(label) >= ahead),
+              `every surface to reach ${JSON.stringify(labels)}`,
               60_000,
             );
           } catch (err) {
@@ -206,13 +230,23 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
         INDEX_TIMEOUT,
         250,
       );
-      console.log(`progress: ${agreeing.length} moments where the three agreed, ${lags} where one caught up with another`);
+      console.log(`progress: ${agreeing} moments where the surfaces agreed, ${lags} where one caught up with another`);
       assert.deepEqual(unresolved, [], 'the status bar, the notification and the panel show one progress');
-      const moments = new Set(agreeing.map((r) => r.bar[0]));
-      assert.ok(agreeing.length >= 3, `only ${agreeing.length} moments where the three agreed: ${JSON.stringify(agreeing)}`);
-      assert.ok(moments.size > 1, `the count did not move where the three agreed: ${JSON.stringify(agreeing)}`);
-      assert.ok(agreeing.some((r) => r.toast), 'the progress notification showed the numbers');
-      assert.deepEqual([...totals], [155], 'one total for the whole sync: the 155 files');
+      for (const [surface, labels] of Object.entries(readings)) {
+        // One phase after the other, each counting up from where it was: never backwards.
+        const back = labels.filter((label, i) => i > 0 && progressKey(label) < progressKey(labels[i - 1]));
+        assert.deepEqual(back, [], `the ${surface} went backwards: ${JSON.stringify(labels.map((l) => l.text))}`);
+        for (const phase of [1, 2]) {
+          const totals = new Set(labels.filter((l) => l.phase === phase).map((l) => l.total));
+          assert.ok(totals.size <= 1, `the ${surface}'s total changed within phase ${phase}: ${[...totals].join(', ')}`);
+        }
+      }
+      const all = Object.values(readings).flat();
+      assert.ok(agreeing >= 3, `only ${agreeing} moments where the surfaces agreed`);
+      assert.ok(new Set(readings.bar?.map(progressKey)).size > 1, 'the count moved');
+      assert.ok((readings.toast?.length ?? 0) > 0, 'the progress notification showed the label');
+      assert.deepEqual([...new Set(all.filter((l) => l.phase === 1).map((l) => l.total))], [155], 'reading counts the 155 files');
+      assert.ok(all.some((l) => l.estimate), `an estimate of the time left was shown: ${JSON.stringify(readings.bar?.map((l) => l.text))}`);
       // The sync is over: the notification closes.
       await vs.page.locator('.notifications-toasts .notification-toast', { hasText: 'KB: Indexing' }).waitFor({ state: 'hidden' });
     } catch (err) {

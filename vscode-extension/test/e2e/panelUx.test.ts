@@ -241,7 +241,7 @@ describe('a server that does not start, in code-server (a remote window)', { tim
         (value) => value.includes('kb.server.python'),
         'the Settings editor filtered to kb.server.python',
       );
-      await editor.locator('.settings-tabs-widget .action-item.checked', { hasText: /Remote/ }).waitFor();
+      await editor.locator('.settings-tabs-widget .checked', { hasText: /Remote/ }).waitFor();
       await editor.locator('.setting-item', { hasText: 'Python' }).first().waitFor();
       await vs.shot('ux-server-settings.png');
       await vs.runCommand('View: Close Editor');

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relatedShown, RELATED_RATIO, relativeTo, statusView, timeLeft } from '../../src/format';
+import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relatedShown, RELATED_RATIO, relativeTo, statusView, suggestedQuery, timeLeft } from '../../src/format';
 import { MIN_SPAN_SECONDS, RateEstimator, WINDOW_SECONDS } from '../../src/estimate';
 import type { IndexPhase, IndexStatus } from '../../src/protocol';
 import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
@@ -350,5 +350,19 @@ describe('relatedShown', () => {
     const same = [1, 2, 3].map((n) => hit(n, `s${n}.md`, { score: 0.3 }));
     assert.equal(relatedShown(same).length, 3);
     assert.deepEqual(relatedShown([]), []);
+  });
+});
+
+describe('suggestedQuery', () => {
+  const response = { query: 'mexcio paymnets', results: [], index: READY };
+  it("takes the server's did-you-mean when it differs from the query", () => {
+    assert.equal(suggestedQuery({ ...response, didYouMean: 'mexico payments' } as typeof response), 'mexico payments');
+  });
+  it('ignores none, an empty one, the query itself, and a value that is not text', () => {
+    assert.equal(suggestedQuery(response), undefined);
+    assert.equal(suggestedQuery(null), undefined);
+    for (const didYouMean of ['', '  ', 'mexcio paymnets', 42, null]) {
+      assert.equal(suggestedQuery({ ...response, didYouMean } as typeof response), undefined, String(didYouMean));
+    }
   });
 });

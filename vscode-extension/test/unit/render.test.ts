@@ -25,6 +25,7 @@ import {
   searchNotice,
   statusLine,
   stepsSummary,
+  streamedText,
   withoutLead,
   withoutSourcesParagraph,
 } from '../../src/webview/render';
@@ -168,6 +169,13 @@ describe('webview rendering', () => {
     ];
     assert.equal(stepsSummary(events), 'Searched 2×, read 1 file');
     assert.equal(stepsSummary([{ kind: 'status', text: 'Mode: grounded' }]), '1 step');
+    assert.equal(
+      stepsSummary([
+        { kind: 'status', text: 'Mode: grounded — the best passages are given to the model' },
+        { kind: 'tool_result', text: '4 passages for the model: [1] a.md lines 1–4; [2] b.md lines 3–9' },
+      ]),
+      'Gave the model 4 passages',
+    );
     const entries = [
       { kind: 'question' as const, text: 'How?' },
       ...events.map((event) => ({ kind: 'step' as const, event })),
@@ -354,5 +362,20 @@ describe('webview rendering', () => {
     const html = panelHtml({ cspSource: 'vscode-resource:', nonce: 'abc', scriptUri: 'w.js', styleUri: 's.css' });
     assert.match(html, /<script nonce="abc" src="w\.js"><\/script>/);
     assert.equal((html.match(/<script/g) ?? []).length, 1);
+  });
+});
+
+describe('streamedText', () => {
+  it('adds pieces, starts over on replace, and takes an answer sent whole as it is', () => {
+    let text = '';
+    for (const piece of ['Run `make ', 'deploy`', ' from main']) {
+      text = streamedText(text, { text: piece, args: { piece: true } });
+    }
+    assert.equal(text, 'Run `make deploy` from main');
+    assert.equal(streamedText(text, { text: 'Deploy with', args: { piece: true, replace: true } }), 'Deploy with');
+    // A server that does not stream sends the whole answer once, at the end (today's wire);
+    // one that streams and then sends it whole too shows it once.
+    assert.equal(streamedText('', { text: 'The whole answer.' }), 'The whole answer.');
+    assert.equal(streamedText('The whole', { text: 'The whole answer.', args: null }), 'The whole answer.');
   });
 });

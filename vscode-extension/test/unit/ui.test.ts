@@ -64,6 +64,28 @@ describe('KB: Search quick pick', () => {
     assert.equal(pick.busy, false);
   });
 
+  it("offers the server's did-you-mean above the results; Enter still opens result 1; picking it searches it", async () => {
+    const backend = new FakeBackend().on('kb/search', (p) =>
+      Promise.resolve(
+        p.query === 'mexcio paymnets'
+          ? { ...searchResponse(p.query, [hit(1, 'glossary.md'), hit(2, 'payments/mexico-payments.md')]), didYouMean: 'mexico payments' }
+          : searchResponse(p.query, [hit(1, 'payments/mexico-payments.md')]),
+      ),
+    );
+    const qp = new SearchQuickPick(backend, { debounceMs: 1 });
+    const pick = vscode.quickPicks[0] as vscode.FakeQuickPick<{ label: string; hit?: SearchHit; suggestion?: string }>;
+    pick.type('mexcio paymnets');
+    await until(() => pick.items.length > 0, 'the list');
+    assert.deepEqual(pick.items.map((i) => i.label), ['$(lightbulb) Did you mean “mexico payments”?', '1 · glossary.md', '2 · payments/mexico-payments.md']);
+    assert.equal(pick.activeItems[0]?.hit?.n, 1, 'Enter opens result 1');
+    pick.accept(pick.items[0]);
+    await qp.running;
+    assert.equal(pick.value, 'mexico payments');
+    assert.deepEqual(backend.requests.at(-1)?.params, { query: 'mexico payments' });
+    assert.deepEqual(pick.items.map((i) => i.label), ['1 · payments/mexico-payments.md'], 'no suggestion for a query the index knows');
+    qp.dispose();
+  });
+
   it('opens the accepted result at its range', async () => {
     const backend = new FakeBackend().on('kb/search', (p) =>
       Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'docs/b.md')])),

@@ -838,19 +838,19 @@ describe('panel webview in Chromium', () => {
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: 'Waiting for the model (smollm2 at http://127.0.0.1:8080/v1)…' } });
     assert.equal(await page.textContent('.waiting'), 'Waiting for the model (smollm2 at http://127.0.0.1:8080/v1)…');
-    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'Run `make ' } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'Run `make ', args: { piece: true } } });
     assert.equal(await page.isVisible('.waiting'), false, 'the model spoke: no more waiting');
-    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'deploy` from **main**' } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'deploy` from **main**', args: { piece: true } } });
     assert.equal(await page.textContent('.pending-answer code'), 'make deploy');
     assert.equal(await page.textContent('.pending-answer strong'), 'main');
     // Silence mid-answer: said below what came so far.
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: 'Waiting for the model (smollm2 at http://127.0.0.1:8080/v1)…' } });
     assert.equal(await page.isVisible('.waiting'), true);
-    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: ', then check' } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: ', then check', args: { piece: true } } });
     assert.equal(await page.isVisible('.waiting'), false);
     await page.screenshot({ path: artifact('webview-streaming.png') });
     // A model that went back to its tools starts the answer over.
-    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'Deploy with', args: { replace: true } } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'Deploy with', args: { piece: true, replace: true } } });
     assert.equal(await page.textContent('.pending-answer .markdown'), 'Deploy with\n');
     assert.equal(await page.textContent('#ask-button'), 'Stop');
     await clearPosted();
@@ -912,6 +912,18 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.inputValue('#query'), 'mexico payment files');
     assert.equal(await page.textContent('#search-info'), '3 files for “mexico payment files” (from KB: Search)');
     assert.deepEqual(await page.locator('.hit-n').allTextContents(), ['1', '2', '3']);
+  });
+
+  it("offers the server's did-you-mean under the query; a click searches it", async () => {
+    await typeQuery('mexcio paymnets');
+    await send({ type: 'results', response: { query: 'mexcio paymnets', results: HITS, index: STATUS, didYouMean: 'mexico payments' } as never });
+    assert.equal(await page.textContent('#did-you-mean'), 'Did you mean mexico payments?');
+    await clearPosted();
+    await page.click('#did-you-mean button.suggestion');
+    assert.equal(await page.inputValue('#query'), 'mexico payments');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'mexico payments' }]);
+    await send({ type: 'results', response: { query: 'mexico payments', results: HITS, index: STATUS } });
+    assert.equal(await page.isVisible('#did-you-mean'), false, 'none for a query the index knows');
   });
 
   it('welcomes with example searches and questions that run on a click', async () => {
