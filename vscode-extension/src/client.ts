@@ -31,6 +31,7 @@ import {
   type Manifest,
   type SettingsReader,
 } from './settings';
+import { listFromServer, rememberList } from './lastList';
 import { openServerSettings } from './open';
 import { errorMessage } from './util';
 
@@ -69,6 +70,9 @@ export const NO_WINDOW_PROGRESS: StaticFeature = {
     return undefined;
   },
 };
+
+/** Not in the wire contract yet (issue 24, point 5): see `lastList.listFromServer`. */
+export const LIST_CHANGED = 'kb/listChanged';
 
 /** Seconds on a clock that only moves forward. */
 function seconds(): number {
@@ -313,6 +317,15 @@ export class KbServer implements KbBackend, vscode.Disposable {
     client.registerFeature(NO_WINDOW_PROGRESS);
     client.onNotification(Notifications.indexChanged, (status: IndexStatus) => this.updateStatus(status));
     client.onNotification(Notifications.askEvent, (event: AskEvent) => this.askEvents.fire(event));
+    // The server's numbered list changed other than by a search of this window (an ask's
+    // own search, `kb search` or an MCP client on the same index): "file N" means that
+    // list now, so the panel and KB: Open Result… show it. Servers without it never send it.
+    client.onNotification(LIST_CHANGED, (params: unknown) => {
+      const list = listFromServer(params, this.status);
+      if (list) {
+        rememberList(list.response, list.origin);
+      }
+    });
     client.onDidChangeState((event) => {
       if (generation !== this.generation) {
         return;

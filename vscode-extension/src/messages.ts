@@ -4,9 +4,11 @@ import type { AskEvent, AskResponse, IndexAction, IndexStatus, Range, RelatedRes
 
 export type PanelTab = 'search' | 'related' | 'ask';
 
-/** Where a numbered list came from: the panel's own search box, or `KB: Search` (the
- * quick pick, the command palette). The panel shows the last one, whichever made it. */
-export type ListOrigin = 'panel' | 'quickPick';
+/** Where a numbered list came from: the panel's own search box, `KB: Search` (the quick
+ * pick, the command palette), or — told by the server (`kb/listChanged`) — a question's
+ * own search (`agent`), `kb search` on the same index (`cli`), an MCP client (`mcp`). The
+ * panel shows the last one, whichever made it. */
+export type ListOrigin = 'panel' | 'quickPick' | 'agent' | 'cli' | 'mcp';
 
 /** Commands the page asks the extension to run. */
 export type PanelCommand = 'showLog' | 'restartServer' | 'openServerSettings' | 'chooseModel' | 'probeModel';

@@ -100,6 +100,14 @@ export function renderResults(hits: readonly SearchHit[], selected: number, list
   return hits.map((hit, i) => renderHit(hit, i === selected, list)).join('');
 }
 
+const ORIGIN_WORDS: Record<ListOrigin, string> = {
+  panel: '',
+  quickPick: 'from KB: Search',
+  agent: 'from the last question',
+  cli: 'from kb search',
+  mcp: 'from an MCP client',
+};
+
 /** The line above a list: the query its numbers belong to, and where it was made. */
 export function resultsInfo(found: number, query: string, origin: ListOrigin = 'panel'): string {
   if (!query.trim()) {
@@ -108,7 +116,7 @@ export function resultsInfo(found: number, query: string, origin: ListOrigin = '
   if (found === 0) {
     return `No matches for “${query}”.`;
   }
-  const from = origin === 'quickPick' ? ' (from KB: Search)' : '';
+  const from = ORIGIN_WORDS[origin] ? ` (${ORIGIN_WORDS[origin]})` : '';
   return `${count(found)} file${found === 1 ? '' : 's'} for “${query}”${from}`;
 }
 

@@ -9,6 +9,7 @@ import { choosePython, diagnoseLaunch, interpreterFromApi } from '../../src/pyth
 import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from '../../src/remoteSettings';
 import { Debouncer, errorCode, LatestOnly } from '../../src/util';
 import { hit, READY, tick, deferred } from './fakes';
+import { listFromServer } from '../../src/lastList';
 
 describe('format', () => {
   it('numbers quick-pick items and shows label, lines, score, heading and snippet', () => {
@@ -364,5 +365,21 @@ describe('suggestedQuery', () => {
     for (const didYouMean of ['', '  ', 'mexcio paymnets', 42, null]) {
       assert.equal(suggestedQuery({ ...response, didYouMean } as typeof response), undefined, String(didYouMean));
     }
+  });
+});
+
+describe('listFromServer (kb/listChanged)', () => {
+  it('takes {query, results, origin}, with the status given when it carries none', () => {
+    const list = listFromServer({ query: 'deploy', origin: 'cli', results: [hit(1, 'a.md')] }, READY);
+    assert.deepEqual(list, { response: { query: 'deploy', results: [hit(1, 'a.md')], index: READY }, origin: 'cli' });
+  });
+  it('reads an unknown origin as a question, drops entries that are not hits, refuses what is not a list', () => {
+    const list = listFromServer({ query: 'q', origin: 'martian', results: [hit(1, 'a.md'), { n: 'two' }, null] }, READY);
+    assert.equal(list?.origin, 'agent');
+    assert.deepEqual(list?.response.results.map((h) => h.path), ['a.md']);
+    for (const params of [null, 42, { query: 'q' }, { results: [] }, { query: 1, results: [] }]) {
+      assert.equal(listFromServer(params, READY), undefined, JSON.stringify(params));
+    }
+    assert.equal(listFromServer({ query: 'q', results: [] }, undefined), undefined, 'no status to show it with');
   });
 });

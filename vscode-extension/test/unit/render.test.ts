@@ -292,6 +292,8 @@ describe('webview rendering', () => {
     assert.equal(renderSearchError('index is broken'), '<div class="search-error-text">index is broken</div>');
     assert.equal(resultsInfo(3038, 'payments'), '3,038 files for “payments”');
     assert.equal(resultsInfo(7, 'mexico', 'quickPick'), '7 files for “mexico” (from KB: Search)');
+    assert.equal(resultsInfo(2, 'How do I deploy?', 'agent'), '2 files for “How do I deploy?” (from the last question)');
+    assert.equal(resultsInfo(1, 'deploy', 'cli'), '1 file for “deploy” (from kb search)');
   });
 
   it('says why the server did not start, one fact a line, with its actions', () => {

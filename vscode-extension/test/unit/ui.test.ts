@@ -12,7 +12,7 @@ import { panelHtml } from '../../src/panelHtml';
 import type { SearchHit } from '../../src/protocol';
 import { SearchQuickPick } from '../../src/quickPick';
 import { KbStatusBar } from '../../src/statusBar';
-import { rememberList } from '../../src/lastList';
+import { listFromServer, rememberList } from '../../src/lastList';
 import { IndexProgressNotification } from '../../src/indexProgress';
 import { AnsweredModel } from '../../src/answeredModel';
 import { statusView } from '../../src/format';
@@ -281,6 +281,24 @@ describe('commands', () => {
     // The passage's lines are selected, the cursor on its first line.
     const selection = vscode.calls.selections[0];
     assert.deepEqual([selection?.active.line, selection?.anchor.line], [8, 11]);
+  });
+
+  it("a list the server reports changed (kb/listChanged: an ask's own search) is the panel's and Open Result's", async () => {
+    const { backend, panel, posted } = setup();
+    backend.on('kb/search', (p) => Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'docs/b.md')])));
+    await panel.search('setup');
+    const told = listFromServer({ query: 'How do I deploy?', origin: 'agent', results: [hit(1, 'runbooks/deploy.md'), hit(2, 'notes/c.md')] }, READY);
+    assert.ok(told);
+    rememberList(told.response, told.origin);
+    const shown = posted.filter((m) => m.type === 'results').at(-1);
+    assert.equal(shown?.type === 'results' && shown.origin, 'agent');
+    assert.deepEqual(shown?.type === 'results' && shown.response.results.map((h) => h.path), ['runbooks/deploy.md', 'notes/c.md']);
+    const running = vscode.commands.executeCommand('kb.openResult');
+    const pick = vscode.quickPicks.at(-1) as vscode.FakeQuickPick<{ label: string }>;
+    assert.equal(pick.title, 'KB: Open Result — “How do I deploy?”');
+    assert.deepEqual(pick.items.map((i) => i.label), ['1 · runbooks/deploy.md', '2 · notes/c.md']);
+    pick.hide();
+    await running;
   });
 
   it('KB: Open Result… without a list asks the server for result N', async () => {
