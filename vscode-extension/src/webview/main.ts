@@ -508,7 +508,13 @@ function clearResults(): void {
 
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
 
-function runSearch(): void {
+/** Search what the box says. `refresh`: the same search again (after a stale result, once
+ * indexing is done), which keeps saying why the list changed; a search the user makes
+ * does not. */
+function runSearch(refresh = false): void {
+  if (!refresh) {
+    state.staleNote = undefined;
+  }
   if (searchTimer) {
     clearTimeout(searchTimer);
     searchTimer = undefined;
@@ -556,7 +562,7 @@ queryInput.addEventListener('input', () => {
     return;
   }
   if (!typingFilter()) {
-    searchTimer = setTimeout(runSearch, 250);
+    searchTimer = setTimeout(() => runSearch(), 250);
   }
 });
 
@@ -952,7 +958,6 @@ function finishAsk(response: AskResponse): void {
 
 // --- messages from the extension -------------------------------------------------------
 
-let refreshingStale = false;
 let staleIndex: { files: number; chunks: number; sawIndexing: boolean } | undefined;
 
 function onStatus(status: IndexStatus | null): void {
@@ -973,9 +978,8 @@ function onStatus(status: IndexStatus | null): void {
     const changed = status.files !== staleIndex.files || status.chunks !== staleIndex.chunks;
     if (status.state !== 'indexing' && (changed || staleIndex.sawIndexing)) {
       staleIndex = undefined;
-      refreshingStale = true;
       if (state.query.trim()) {
-        runSearch();
+        runSearch(true);
       }
     }
   }
@@ -985,7 +989,7 @@ function onStatus(status: IndexStatus | null): void {
     }
     if (state.rerunWhenReady && state.query.trim()) {
       state.rerunWhenReady = false;
-      runSearch();
+      runSearch(true);
     }
   }
 }
@@ -1017,9 +1021,11 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       state.response = message.response;
       state.selected = 0;
       state.searchError = undefined;
-      // The refresh after a stale result keeps saying why the list changed.
-      state.staleNote = refreshingStale ? state.staleNote : undefined;
-      refreshingStale = false;
+      // A refresh after a stale result keeps saying why the list changed (runSearch says
+      // when a search is the user's); another search's list is not that refresh.
+      if (message.origin && message.origin !== 'panel') {
+        state.staleNote = undefined;
+      }
       state.rerunWhenReady = resultsIncomplete(message.response.index);
       renderSearch();
       break;
@@ -1038,13 +1044,12 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'stale':
       state.staleNote = message.message;
-      refreshingStale = true;
       // The index may still hold the file for a moment: list again once it has changed.
       staleIndex = { files: state.status?.files ?? -1, chunks: state.status?.chunks ?? -1, sawIndexing: false };
       if (state.tab === 'related') {
         post({ type: 'related' });
       } else {
-        runSearch();
+        runSearch(true);
       }
       renderSearch();
       break;

@@ -638,6 +638,16 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.locator('#results li.hit').count(), 2);
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 2 }, server: 'running' });
     assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }], 'only once');
+    // The index catches up before the first refresh's list comes: both lists keep the note.
+    await send({ type: 'stale', path: 'runbooks/b.md', message: 'runbooks/b.md was deleted or moved — the list was refreshed.' });
+    await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 3 }, server: 'running' });
+    await send({ type: 'results', response: { query: 'deploy', results: HITS.slice(1), index: STATUS } });
+    await send({ type: 'results', response: { query: 'deploy', results: HITS.slice(2), index: STATUS } });
+    assert.match((await page.textContent('#search-info')) ?? '', /^runbooks\/b\.md was deleted or moved — the list was refreshed\. 1 file/);
+    // The user's next search is not that refresh.
+    await typeQuery('rollback');
+    await send({ type: 'results', response: { query: 'rollback', results: HITS, index: STATUS } });
+    assert.doesNotMatch((await page.textContent('#search-info')) ?? '', /deleted or moved/);
   });
   it('Ctrl+A in the search box and the Ask box selects the text and stops there; typing keeps every character', async () => {
     const windowKeys = (): Promise<string[]> => page.evaluate(() => (window as unknown as { __windowKeys: string[] }).__windowKeys.slice());
