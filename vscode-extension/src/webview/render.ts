@@ -615,6 +615,16 @@ export function renderSources(response: AskResponse, entryIndex: number): string
   return `<div class="sources"><span class="sources-title">${escapeHtml(title)}</span><ul>${items.join('')}</ul></div>`;
 }
 
+/**
+ * The citations the server dropped from an answer because they name no passage the model
+ * was given (`AskResponse.dropped`, as the model wrote them: `[7]`, `[docs/x.md:3]`); a
+ * server that does not check sends none.
+ */
+export function droppedCitations(response: AskResponse): string[] {
+  const value = (response as { dropped?: unknown }).dropped;
+  return Array.isArray(value) ? value.filter((c): c is string => typeof c === 'string' && c.trim() !== '').slice(0, 20) : [];
+}
+
 /** The final answer: mode, markdown with linked citations, copy, the sources once per
  * file, choices for a clarification (which lists no sources: its buttons are the choice). */
 export function renderAnswer(response: AskResponse, entryIndex: number, hideLead?: string): string {
@@ -649,7 +659,11 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
     `<div class="answer-bar">${badges}<span class="spacer"></span>` +
     `<button type="button" class="link-button copy-answer" data-entry="${entryIndex}" title="Copy the answer as Markdown">Copy</button></div>`;
   const note = STOP_NOTES[response.stop];
-  const sources = clarify ? '' : renderSources(response, entryIndex);
+  const dropped = clarify ? [] : droppedCitations(response);
+  const droppedNote = dropped.length
+    ? `<div class="dropped-note">Left out ${dropped.map((c) => `<code>${escapeHtml(c)}</code>`).join(', ')}: the model cited ${dropped.length === 1 ? 'a passage' : 'passages'} it was not given.</div>`
+    : '';
+  const sources = clarify ? '' : droppedNote + renderSources(response, entryIndex);
   const cls = `answer stop-${escapeHtml(response.stop)}${response.grounded === false ? ' is-ungrounded' : ''}`;
   return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${note}</div>` : ''}${sources}</div>`;
 }

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { contentSecurityPolicy, panelHtml } from '../../src/panelHtml';
 import {
   clarifyChoices,
+  droppedCitations,
   fallbackReason,
   filterCompletions,
   filterWordAt,
@@ -379,5 +380,22 @@ describe('streamedText', () => {
     // one that streams and then sends it whole too shows it once.
     assert.equal(streamedText('', { text: 'The whole answer.' }), 'The whole answer.');
     assert.equal(streamedText('The whole', { text: 'The whole answer.', args: null }), 'The whole answer.');
+  });
+});
+
+describe('dropped citations', () => {
+  const base = { answer: 'Use SPEI [1].', sources: [], stop: 'answer' as const, steps: [], usage: {}, mode: 'grounded' as const };
+  it('says which citations the server left out, as the model wrote them', () => {
+    const response = { ...base, dropped: ['[7]', '[docs/x.md:3]'] };
+    assert.deepEqual(droppedCitations(response as never), ['[7]', '[docs/x.md:3]']);
+    const html = renderAnswer(response, 0);
+    assert.match(html, /Left out <code>\[7\]<\/code>, <code>\[docs\/x\.md:3\]<\/code>: the model cited passages it was not given\./);
+  });
+  it('says nothing for a server that sends none, or a value that is not a list of text', () => {
+    assert.deepEqual(droppedCitations(base as never), []);
+    for (const dropped of [null, 'x', [1, null, ''], {}]) {
+      assert.deepEqual(droppedCitations({ ...base, dropped } as never), [], JSON.stringify(dropped));
+    }
+    assert.doesNotMatch(renderAnswer(base, 0), /Left out/);
   });
 });

@@ -480,6 +480,7 @@ describe('panel webview in Chromium', () => {
     const progress = { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 900, chunksTotal: 3036 };
     await send({ type: 'status', status: { ...STATUS, state: 'indexing', progress }, server: 'running', secondsLeft: 300 });
     assert.equal(await page.textContent('#status-text'), 'Keyword search ready · embedding 900/3,036 passages · about 5 min left');
+    assert.ok(await page.locator('#status-text').evaluate((el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight), 'the label is whole, not cut with …');
     assert.equal(await page.isVisible('#index-progress'), true);
     assert.deepEqual(await page.evaluate(() => {
       const bar = document.getElementById('index-progress') as HTMLProgressElement;
