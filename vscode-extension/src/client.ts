@@ -33,6 +33,7 @@ import {
 } from './settings';
 import { listFromServer, rememberList } from './lastList';
 import { openServerSettings } from './open';
+import { STATUS_PROBE } from './request';
 import { errorMessage } from './util';
 
 /**
@@ -393,14 +394,14 @@ export class KbServer implements KbBackend, vscode.Disposable {
   }
 
   /** Ask the server for its status again (after a settings change, or Retry): the model's
-   * reachability is what it says now. */
+   * reachability is what it says now (`STATUS_PROBE`: afresh, where the server can). */
   async refreshStatus(): Promise<void> {
     const client = this.client;
     if (!client || this.state !== 'running') {
       return;
     }
     try {
-      this.updateStatus(await client.sendRequest(Methods.status, {}));
+      this.updateStatus(await client.sendRequest<IndexStatus>(Methods.status as string, STATUS_PROBE));
     } catch (err) {
       this.output.appendLine(`kb-lsp: kb/status failed: ${errorMessage(err)}`);
     }
