@@ -663,7 +663,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     folders = list(dict.fromkeys(_workspace(path) for path in (args.workspace or ["."])))
     try:
-        http = parse_address(args.http, allow_remote=args.allow_remote) if args.http else None
+        http = (
+            parse_address(
+                args.http,
+                allow_remote=args.allow_remote,
+                allowed_hosts=args.allow_host or (),
+                allowed_origins=args.allow_origin or (),
+            )
+            if args.http
+            else None
+        )
         run(folders, _settings(args, model_setting(args.model)), http)
     except TransportError as err:
         raise CliError(str(err)) from None
@@ -796,6 +805,15 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--allow-remote", action="store_true",
         help="allow a non-loopback --http host (requires the KB_MCP_TOKEN bearer token)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--allow-host", action="append", metavar="NAME[:PORT]",
+        help="also accept requests whose Host header names NAME (the bound address is "
+        "always accepted; repeatable)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--allow-origin", action="append", metavar="SCHEME://HOST[:PORT]",
+        help="also accept browser requests from this Origin (repeatable)",
     )  # fmt: skip
     mcp.add_argument(
         "--model", metavar="NAME", help="the chat model, either provider (kb.llm.model)"

@@ -157,6 +157,27 @@ async def test_http_requires_the_bearer_token_when_one_is_set(
             assert (await kb.status())["roots"] == [str(workspace)]
 
 
+async def test_http_on_any_loopback_spelling_refuses_dns_rebinding(
+    workspace: Path, storage: Path
+) -> None:
+    # 127.0.0.2 is loopback, but not one of the three spellings the SDK guards itself.
+    async with http_server([workspace], storage, address="127.0.0.2:0") as server:
+        port = server.url.split(":")[2].split("/")[0]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient() as client:
+            rebound = await client.post(
+                server.url, json=body, headers={**headers, "Host": f"evil.example:{port}"}
+            )
+            assert rebound.status_code == 421
+            from_page = await client.post(
+                server.url, json=body, headers={**headers, "Origin": "http://evil.example"}
+            )
+            assert from_page.status_code == 403
+        async with http_kb(server.url) as kb:  # the bound address itself is served
+            assert (await kb.status())["roots"] == [str(workspace)]
+
+
 async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path) -> None:
     async def run(*extra: str, env: dict[str, str] | None = None) -> tuple[int, str]:
         process = await asyncio.create_subprocess_exec(
