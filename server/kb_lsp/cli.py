@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+from kb_lsp.private import owner_only_umask
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.quick_defaults import ERROR_CODES, MAX_LIMIT, METHODS
 from kb_lsp.terminal.logs import stderr_handler
@@ -853,6 +854,8 @@ def _filter_values(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_filter_values(sys.argv[1:] if argv is None else argv))
+    if argv is None:  # a process of its own (not a test's in-process call): see private.py
+        owner_only_umask()
     # The engine's log stays off stderr but for its notices; everything with -v.
     server = args.command in ("serve", "mcp")
     log_handler = stderr_handler(sys.stderr, verbose=args.verbose, server=server)
