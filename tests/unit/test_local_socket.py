@@ -99,7 +99,7 @@ def test_bad_messages_get_errors_and_the_socket_keeps_serving(
 
         assert send(b"not json")["error"] == {
             "code": -32700,
-            "message": "not JSON: Expecting value: line 1 column 1 (char 0)",
+            "message": "not valid JSON (Expecting value: line 1 column 1 (char 0))",
         }
         assert send(b"\xff\xfe")["error"]["code"] == -32700  # type: ignore[index]
         assert send(b"[1, 2]")["error"]["code"] == -32600  # type: ignore[index]
@@ -122,6 +122,18 @@ def test_bad_messages_get_errors_and_the_socket_keeps_serving(
         raw.sendall(b'{"jsonrpc": "2.0", "method": "kb/status"}\n')  # a notification: no answer
         fine = send(b'{"jsonrpc": "2.0", "id": 6, "method": "kb/status"}')
         assert fine["id"] == 6 and fine["result"]["state"] == "ready"  # type: ignore[index]
+        # Too deep to parse (this once killed the connection's thread with RecursionError),
+        # or a number too large: answered under the request's id all the same.
+        deep = b"[" * 100_000 + b"]" * 100_000
+        nested = send(b'{"jsonrpc": "2.0", "id": 7, "method": "kb/search", "params": '
+                      + deep + b"}")  # fmt: skip
+        assert nested["id"] == 7 and nested["error"]["code"] == -32600  # type: ignore[index]
+        assert "nested more than 64 deep" in nested["error"]["message"]  # type: ignore[index]
+        huge = send(b'{"jsonrpc": "2.0", "method": "kb/search", "params": {"limit": '
+                    + b"9" * 30 + b'}, "id": "eight"}')  # fmt: skip
+        assert huge["id"] == "eight" and huge["error"]["code"] == -32602  # type: ignore[index]
+        again = send(b'{"jsonrpc": "2.0", "id": 9, "method": "kb/status"}')
+        assert again["id"] == 9 and again["result"]["state"] == "ready"  # type: ignore[index]
 
     # A line over the limit ends that connection only.
     with socket.socket(socket.AF_UNIX) as raw, raw.makefile("rb") as answers:
@@ -329,3 +341,36 @@ def test_the_command_answers_alone_and_says_why(
     assert "curl" not in out
     said = [line for line in err.splitlines() if "not using the kb-lsp socket" in line]
     assert len(said) == 1 and "answering from the index directly" in said[0]
+
+
+def test_idle_connections_are_closed_and_one_over_the_limit_is_told_at_once(
+    writer: Runtime, workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(workspace, storage)
+    path = socket_path(store)
+    monkeypatch.setattr(listener_module, "MAX_CONNECTIONS", 2)
+    idle = [socket.socket(socket.AF_UNIX) for _ in range(2)]
+    try:
+        for sock in idle:
+            sock.connect(str(path))
+            sock.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "kb/status"}\n')
+            with sock.makefile("rb") as answers:
+                assert json.loads(answers.readline())["id"] == 1  # served: holds a slot
+        # Both slots held by connections that say nothing more: the next command is told
+        # so at once and answers alone, rather than waiting for a slot.
+        with pytest.raises(NotThisServer, match="server busy: 2 connections are open"):
+            connect(store, workspace)
+    finally:
+        for sock in idle:
+            sock.close()
+
+    monkeypatch.setattr(listener_module, "MAX_CONNECTIONS", 32)
+    monkeypatch.setattr(listener_module, "IDLE_SECONDS", 0.2)
+    with socket.socket(socket.AF_UNIX) as quiet:
+        quiet.connect(str(path))
+        quiet.settimeout(60)
+        assert quiet.recv(1) == b""  # closed by the server once idle, not by us
+    client = connect(store, workspace)
+    assert client is not None
+    with client:
+        assert client.request("kb/status", {})["state"] == "ready"

@@ -26,6 +26,7 @@ imports pydantic, Chroma or onnxruntime.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -105,14 +106,19 @@ class Client:
         self._next_id += 1
         request_id = self._next_id
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        self._socket.sendall(encode(message))
+        # A busy server says why and closes at once: its line may be waiting all the same.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._socket.sendall(encode(message))
         line = self._reader.readline(MAX_MESSAGE_BYTES + 1)
         if not line.endswith(b"\n"):
             raise ValueError("the server closed the connection or sent too much")
         answer = json.loads(line)
-        if not isinstance(answer, dict) or answer.get("id") != request_id:
+        if not isinstance(answer, dict):
             raise ValueError(f"not an answer to request {request_id}: {line[:200]!r}")
         error = answer.get("error")
+        # `id: null` with an error: the server refused the connection (busy) or the line.
+        if answer.get("id") != request_id and not (answer.get("id") is None and error):
+            raise ValueError(f"not an answer to request {request_id}: {line[:200]!r}")
         if isinstance(error, dict):
             raise ServerError(int(error.get("code", 0)), str(error.get("message", "")))
         return answer.get("result")
