@@ -670,6 +670,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                 allow_remote=args.allow_remote,
                 allowed_hosts=args.allow_host or (),
                 allowed_origins=args.allow_origin or (),
+                **{
+                    name: value
+                    for name, value in (
+                        ("max_sessions", args.max_sessions),
+                        ("session_idle", args.session_idle),
+                    )
+                    if value is not None  # else `mcp_server/sessions.py`'s defaults
+                },
             )
             if args.http
             else None
@@ -815,6 +823,15 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--allow-origin", action="append", metavar="SCHEME://HOST[:PORT]",
         help="also accept browser requests from this Origin (repeatable)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--max-sessions", type=int, metavar="N",
+        help="HTTP sessions open at once; at the limit the idle one used least recently "
+        "is closed for a new one (default 64)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--session-idle", type=float, metavar="SECONDS",
+        help="close an HTTP session idle this long (default 1800)",
     )  # fmt: skip
     mcp.add_argument(
         "--model", metavar="NAME", help="the chat model, either provider (kb.llm.model)"

@@ -178,6 +178,59 @@ async def test_http_on_any_loopback_spelling_refuses_dns_rebinding(
             assert (await kb.status())["roots"] == [str(workspace)]
 
 
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+async def _open_session(client: httpx2.AsyncClient, url: str) -> str:
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "never-closes", "version": "1"},
+        },
+    }  # fmt: skip
+    response = await client.post(url, json=initialize, headers=MCP_HEADERS)
+    assert response.status_code == 200, response.text
+    return str(response.headers["mcp-session-id"])
+
+
+async def _ping(client: httpx2.AsyncClient, url: str, session: str) -> int:
+    headers = {**MCP_HEADERS, "mcp-session-id": session}
+    body = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    return int((await client.post(url, json=body, headers=headers)).status_code)
+
+
+async def test_http_sessions_are_capped_closing_the_least_recently_used_idle_one(
+    workspace: Path, storage: Path
+) -> None:
+    async with (
+        http_server([workspace], storage, args=["--max-sessions", "2"]) as server,
+        httpx2.AsyncClient(timeout=DEADLINE) as client,
+    ):
+        first = await _open_session(client, server.url)
+        second = await _open_session(client, server.url)
+        assert await _ping(client, server.url, first) == 200  # `second` is now the idler
+        third = await _open_session(client, server.url)  # not 503: room was made
+        assert await _ping(client, server.url, second) == 404
+        assert await _ping(client, server.url, first) == 200
+        assert await _ping(client, server.url, third) == 200
+
+
+async def test_http_sessions_expire_when_idle(workspace: Path, storage: Path) -> None:
+    async with (
+        http_server([workspace], storage, args=["--session-idle", "0.5"]) as server,
+        httpx2.AsyncClient(timeout=DEADLINE) as client,
+    ):
+        session = await _open_session(client, server.url)
+        gone = False
+        for _ in range(int(DEADLINE)):  # polled less often than it expires: each ping waits
+            await asyncio.sleep(1.0)
+            if await _ping(client, server.url, session) == 404:
+                gone = True
+                break
+        assert gone
+
+
 async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path) -> None:
     async def run(*extra: str, env: dict[str, str] | None = None) -> tuple[int, str]:
         process = await asyncio.create_subprocess_exec(

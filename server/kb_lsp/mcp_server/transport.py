@@ -37,6 +37,7 @@ import anyio
 from mcp.server.transport_security import TransportSecuritySettings
 
 from kb_lsp.config import Settings
+from kb_lsp.mcp_server import sessions
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ class HttpOptions:
     # More Host names (`name` or `name:port`) and Origins (`https://name`) to accept.
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    max_sessions: int = sessions.DEFAULT_MAX_SESSIONS
+    session_idle: float = sessions.DEFAULT_IDLE_SECONDS
 
 
 def parse_address(
@@ -70,6 +73,8 @@ def parse_address(
     allow_remote: bool = False,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    max_sessions: int = sessions.DEFAULT_MAX_SESSIONS,
+    session_idle: float = sessions.DEFAULT_IDLE_SECONDS,
 ) -> HttpOptions:
     """`HOST:PORT`, `[::1]:PORT` or `:PORT` (host 127.0.0.1)."""
     host, sep, port = text.strip().rpartition(":")
@@ -89,12 +94,20 @@ def parse_address(
                 f"--allow-origin wants SCHEME://HOST[:PORT] (e.g. https://tools.example), "
                 f"got {origin!r}"
             )
+    if max_sessions < 1:
+        raise TransportError(f"--max-sessions wants at least 1, got {max_sessions}")
+    if not 0 < session_idle < float("inf"):
+        raise TransportError(
+            f"--session-idle wants a number of seconds above 0, got {session_idle}"
+        )
     return HttpOptions(
         host=host,
         port=int(port),
         allow_remote=allow_remote,
         allowed_hosts=tuple(allowed_hosts),
         allowed_origins=tuple(origin.rstrip("/") for origin in allowed_origins),
+        max_sessions=max_sessions,
+        session_idle=session_idle,
     )
 
 
@@ -246,8 +259,12 @@ def run(roots: list[Path], settings: Settings, http: HttpOptions | None = None) 
         try:
             security = security_settings(http, sock.getsockname()[:2])
             app: Asgi = server.streamable_http_app(
-                streamable_http_path=MCP_PATH, transport_security=security
+                streamable_http_path=MCP_PATH,
+                transport_security=security,
+                max_sessions=http.max_sessions,
+                session_idle_timeout=http.session_idle,
             )
+            app = sessions.SessionCap(app, http.max_sessions, http.session_idle)
             if token is not None:
                 app = BearerToken(app, token)
             anyio.run(_serve_http, app, sock)
