@@ -25,6 +25,7 @@ from .mcp_harness import (
     http_kb,
     http_server,
     mcp_env,
+    stdio_kb,
     structured,
     text_of,
     wait_for,
@@ -285,3 +286,24 @@ async def test_beside_an_editor_mcp_reads_then_takes_over(workspace: Path, stora
                 return any(h["path"] == "runbooks/wombat-drill.md" for h in hits)
 
             await wait_for(found, "the new file, indexed by kb mcp")
+
+
+async def test_hostile_globs_answer_through_mcp(tmp_path: Path) -> None:
+    # `*a*…*b` against a name of 40 `a`s: hours for a backtracking matcher (30 took 271 s
+    # and each `a` doubles it, with the GIL held: no deadline fired, SIGTERM waited).
+    root = tmp_path / "ws"
+    root.mkdir()
+    hostile = "*a" * 14 + "*b"
+    (root / ".gitignore").write_text(hostile + "\n", encoding="utf-8")
+    (root / ("a" * 40 + ".md")).write_text("# Refunds\n\nrefund steps\n", encoding="utf-8")
+    storage = tmp_path / "storage"
+    async with stdio_kb([root], storage) as kb:
+        await kb.wait_ready()
+        listed = structured(await kb.ok("list_files", glob=hostile + ".md"))
+        assert listed["files"] == []
+        found = structured(await kb.ok("search", query="refund", paths=[hostile]))
+        assert found["results"] == []
+        everything = structured(await kb.ok("search", query="refund"))
+        assert [hit["path"] for hit in everything["results"]] == ["a" * 40 + ".md"]
+        refused = await kb.error("list_files", glob="*a" * 40)
+        assert "more than 32 wildcards" in refused
