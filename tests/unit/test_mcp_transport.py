@@ -53,7 +53,12 @@ def test_a_remote_host_needs_allow_remote_and_a_token() -> None:
         http_token(allowed, {})
     with pytest.raises(TransportError, match="KB_MCP_TOKEN"):
         http_token(allowed, {"KB_MCP_TOKEN": "   "})
-    assert http_token(allowed, {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
+    # Every address: the names clients use are needed for the Host check, before opening.
+    with pytest.raises(TransportError, match="--allow-host"):
+        http_token(allowed, {"KB_MCP_TOKEN": "s3cret"})
+    named = HttpOptions("0.0.0.0", 8765, allow_remote=True, allowed_hosts=("kb.internal",))
+    assert http_token(named, {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
+    assert http_token(HttpOptions("10.0.0.5", 1, True), {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
     # On loopback a token is optional, and required when set.
     assert http_token(HttpOptions("127.0.0.1", 1), {}) is None
     assert http_token(HttpOptions("127.0.0.1", 1), {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"

@@ -111,6 +111,22 @@ def parse_address(
     )
 
 
+def _unspecified(host: str) -> bool:
+    """`0.0.0.0`, `::` and their other spellings: every address of the machine."""
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_unspecified
+    except ValueError:
+        return False
+
+
+def _needs_allowed_host(options: HttpOptions) -> TransportError:
+    return TransportError(
+        f"listening on every address ({options.host}) needs --allow-host NAME for each "
+        "name clients use to reach this machine: requests naming any other host are "
+        "refused (DNS-rebinding protection)"
+    )
+
+
 def _in_host_header(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -131,21 +147,17 @@ def security_settings(options: HttpOptions, bound: tuple[str, int]) -> Transport
     (a wildcard bind without `--allow-host`)."""
     address, port = bound
     names: list[str] = []
-    if not ipaddress.ip_address(address.split("%")[0]).is_unspecified:
+    if not _unspecified(address):
         names.append(address)
     if is_loopback(address):
         names.append("localhost")
     typed = options.host.lower()
-    if typed not in ("0.0.0.0", "::") and typed not in names:
+    if not _unspecified(typed) and typed not in names:
         names.append(typed)
     hosts = [f"{_in_host_header(name)}:{port}" for name in dict.fromkeys(names)]
     hosts += [_with_port(extra.lower(), port) for extra in options.allowed_hosts]
     if not hosts:
-        raise TransportError(
-            f"listening on every address ({options.host}) needs --allow-host NAME for each "
-            "name clients use to reach this machine: requests naming any other host are "
-            "refused (DNS-rebinding protection)"
-        )
+        raise _needs_allowed_host(options)
     origins = [f"http://{host}" for host in hosts] + list(options.allowed_origins)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -181,6 +193,8 @@ def http_token(options: HttpOptions, environ: Mapping[str, str] | None = None) -
             f"--allow-remote needs a bearer token: set {TOKEN_VARIABLE} to a long random "
             "secret; clients send it as 'Authorization: Bearer <token>'."
         )
+    if _unspecified(options.host) and not options.allowed_hosts:
+        raise _needs_allowed_host(options)
     return token
 
 
