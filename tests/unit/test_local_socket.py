@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import socket
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -374,3 +375,28 @@ def test_idle_connections_are_closed_and_one_over_the_limit_is_told_at_once(
     assert client is not None
     with client:
         assert client.request("kb/status", {})["state"] == "ready"
+
+
+def test_a_read_that_hangs_is_cut_off_by_its_deadline(
+    writer: Runtime, workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def hung(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        release.wait(60)  # a disk that stops answering
+        raise AssertionError("released only after the answer")
+
+    monkeypatch.setattr(writer, "search", hung)
+    listener = next(iter(writer._listeners._by_store.values()))  # type: ignore[union-attr]
+    monkeypatch.setattr(listener, "read_timeout", 0.2)
+    client = connect(_store(workspace, storage), workspace)
+    assert client is not None
+    try:
+        with client, pytest.raises(ServerError) as err:
+            client.request("kb/search", {"query": "refund"})
+        assert err.value.code == -32000 and "did not answer within 0.2 s" in err.value.message
+        assert started.is_set()
+    finally:
+        release.set()

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from kb_lsp import __version__, protocol
 from kb_lsp.json_bounds import PARSE_ERROR, MessageError, parse_json
 from kb_lsp.json_bounds import request_id as find_request_id
+from kb_lsp.runtime import deadline
 from kb_lsp.runtime.errors import InvalidInput, Unavailable, describe
 from kb_lsp.runtime.local_socket import (
     CLI_CLIENT,
@@ -84,6 +85,7 @@ class Listener:
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self.read_timeout = deadline.READ_TIMEOUT
         self._methods: dict[str, Callable[[Any], Any]] = {
             HELLO: self._hello,
             protocol.SEARCH: self._search,
@@ -220,7 +222,11 @@ class Listener:
         if handler is None:
             return _error(request_id, METHOD_NOT_FOUND, f"no method {method!r} on this socket")
         try:
-            result = handler(message.get("params"))
+            params = message.get("params")
+            # On the reads pool, as the editor's reads, and with their deadline: a disk
+            # that stops answering costs this request an error, not its thread for ever.
+            future = self.runtime.submit_read(handler, params)
+            result = deadline.waited(future, self.read_timeout, "socket")
         except RpcError as err:
             return _error(request_id, err.code, str(err))
         except InvalidInput as err:  # a bad filter, a result number that does not exist
