@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from kb_lsp.lsp.server import serve
+    from kb_lsp.private import owner_only_umask
+
+    owner_only_umask()  # the index, logs and caches are the user's alone (private.py)
 
     # On stdio, serve() ends the process itself.
     sys.exit(serve(args.tcp, args.max_message_size))

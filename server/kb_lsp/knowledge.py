@@ -19,10 +19,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-import pathspec
-
 from kb_lsp.config import Settings
 from kb_lsp.embeddings import Embedder, make_embedder
+from kb_lsp.globs import GlobList
 from kb_lsp.indexer import Indexer
 from kb_lsp.memory import release_free_memory
 from kb_lsp.metadata.filters import Node as FilterNode
@@ -404,13 +403,13 @@ class KnowledgeBase:
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """Indexed files, optionally filtered by a glob on the path."""
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern]) if pattern else None
+        spec = GlobList([pattern]) if pattern else None
         out = []
         for index in self._snapshot():
             records = [
                 record
                 for record in index.store.manifest().values()
-                if spec is None or spec.match_file(index.prefix + record.path)
+                if spec is None or spec.matches(index.prefix + record.path)
             ]
             cards = index.store.note_cards(r.path for r in records)
             for record in records:

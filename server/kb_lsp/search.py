@@ -34,9 +34,9 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
-import pathspec
 
 from kb_lsp.embeddings import Embedder
+from kb_lsp.globs import GlobList
 from kb_lsp.metadata.cards import Card
 from kb_lsp.metadata.filters import Node as FilterNode
 from kb_lsp.metadata.hits import hit_meta
@@ -624,8 +624,8 @@ class Searcher:
         """The paths of `source` that the globs and the filter keep; None for all."""
         allowed: list[str] | None = None
         if globs:
-            spec = pathspec.GitIgnoreSpec.from_lines(globs)
-            allowed = [p for p in source.store.manifest() if spec.match_file(source.display(p))]
+            spec = GlobList(globs)
+            allowed = [p for p in source.store.manifest() if spec.matches(source.display(p))]
         if filter is not None:
             matching = source.store.filter_paths(filter, source.prefix)
             allowed = sorted(matching) if allowed is None else [p for p in allowed if p in matching]

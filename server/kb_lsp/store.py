@@ -57,6 +57,7 @@ from kb_lsp.metadata import tables as metadata_tables
 from kb_lsp.metadata.extract import FileMetadata
 from kb_lsp.metadata.filters import Node as FilterNode
 from kb_lsp.metadata.query import matching_paths
+from kb_lsp.private import private_folder, tighten
 from kb_lsp.records import ReadOnlyStore, StoredChunk, VectorHit
 from kb_lsp.storage import DATABASE, WRITER_LOCK
 from kb_lsp.storage import store_dir_for as store_dir_for  # its home before storage.py
@@ -188,7 +189,8 @@ class Store:
         self.root = root
         self.embedder_identity = embedder_identity
         self.dimension = dimension
-        directory.mkdir(parents=True, exist_ok=True)
+        existed = (directory / DATABASE).exists()
+        private_folder(directory)
 
         self._lock = FileLock(str(directory / WRITER_LOCK))
         try:
@@ -221,6 +223,7 @@ class Store:
             self._open_chroma()
         self._stems_missing = False  # chunks written before their stems were stored
         if not self.read_only:
+            tighten(directory, say=existed)  # after SQLite and Chroma created their files
             self._check_embedder()
             self._check_metadata_version()
             self._check_stems_version()

@@ -497,3 +497,60 @@ def test_ollama_unreachable_names_the_host_and_the_fix() -> None:
     assert host in str(caught.value)
     assert "start Ollama" in str(caught.value)
     assert "kb.ollama.host" in str(caught.value)
+
+
+def _edited_cache(int8: MiniLMEmbedder, tmp_path: Path, **changes: Any) -> Path:
+    """A copy of the int8 cache whose record has `changes` written into it."""
+    assert int8.int8 is not None
+    cache = tmp_path / "cache"
+    shutil.copytree(int8.int8.path.parent, cache / int8.int8.path.parent.name)
+    record_path = cache / int8.int8.path.parent.name / embeddings.INT8_RECORD
+    record = json.loads(record_path.read_text())
+    record_path.write_text(json.dumps({**record, **changes}))
+    return cache
+
+
+def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
+    int8: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _edited_cache(int8, tmp_path, threads=1_000_000, planted={"run": "sh"})
+    cores = min(quantize.available_cores(), quantize.MAX_THREADS)
+    opened: list[int | None] = []
+    real_open = embeddings._open_session
+
+    def open_session(path: Path, threads: int | None) -> Any:
+        opened.append(threads)
+        assert threads is None or threads <= cores, f"{threads} threads asked for"
+        return real_open(path, threads)
+
+    def no_derive(source: Path, dest: Path) -> None:
+        raise AssertionError("derived again")
+
+    monkeypatch.setattr(embeddings, "_open_session", open_session)
+    monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
+    again = MiniLMEmbedder(int8_cache=cache)
+    assert again.identity == int8.identity
+    assert again.int8 is not None and again.int8.threads == cores
+    assert opened and all(threads is None or threads <= cores for threads in opened)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"threads": "many"},
+        {"threads": True},
+        {"min_cosine": 7.5},
+        {"sha256": "../x"},
+        {"threads": None},
+    ],
+)
+def test_int8_record_values_that_cannot_be_used_make_the_copy_again(
+    int8: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict[str, Any]
+) -> None:
+    assert int8.int8 is not None
+    cache = _edited_cache(int8, tmp_path, **changes)
+    calls: list[Path] = []
+    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
+    remade = MiniLMEmbedder(int8_cache=cache)
+    assert remade.identity == int8.identity
+    assert len(calls) == 1
