@@ -36,6 +36,7 @@ BENCHMARKS = {
     "ask": "bench.ask",
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",
+    "globs": "bench.globs",
 }
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.search import fts_query, query_words
-from kb_lsp.knowledge import KnowledgeBase
 
 DEPTH = 100  # chunks taken from each list
 RRF_K = 60

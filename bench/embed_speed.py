@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_lsp import embeddings
-from kb_lsp.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed import embeddings
+from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "fastapi-docs"

@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.quality import build
 from bench.report import percentiles, table, write_json
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 NAIVE_CHARS = 2000
 

@@ -37,7 +37,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
+    from kb_lsp.engine.private import owner_only_umask
     from kb_lsp.lsp.setup import serve
+
+    owner_only_umask()  # the index, logs and caches are the user's alone (private.py)
 
     # On stdio, serve() ends the process itself.
     sys.exit(serve(args.tcp, args.max_message_size))

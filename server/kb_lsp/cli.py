@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from kb_lsp.engine.private import owner_only_umask
 from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.quick_defaults import ERROR_CODES, MAX_LIMIT, METHODS
@@ -663,7 +664,24 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     folders = list(dict.fromkeys(_workspace(path) for path in (args.workspace or ["."])))
     try:
-        http = parse_address(args.http, allow_remote=args.allow_remote) if args.http else None
+        http = (
+            parse_address(
+                args.http,
+                allow_remote=args.allow_remote,
+                allowed_hosts=args.allow_host or (),
+                allowed_origins=args.allow_origin or (),
+                **{
+                    name: value
+                    for name, value in (
+                        ("max_sessions", args.max_sessions),
+                        ("session_idle", args.session_idle),
+                    )
+                    if value is not None  # else `mcp_server/sessions.py`'s defaults
+                },
+            )
+            if args.http
+            else None
+        )
         run(folders, _settings(args, model_setting(args.model)), http)
     except TransportError as err:
         raise CliError(str(err)) from None
@@ -798,6 +816,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow a non-loopback --http host (requires the KB_MCP_TOKEN bearer token)",
     )  # fmt: skip
     mcp.add_argument(
+        "--allow-host", action="append", metavar="NAME[:PORT]",
+        help="also accept requests whose Host header names NAME (the bound address is "
+        "always accepted; repeatable)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--allow-origin", action="append", metavar="SCHEME://HOST[:PORT]",
+        help="also accept browser requests from this Origin (repeatable)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--max-sessions", type=int, metavar="N",
+        help="HTTP sessions open at once; at the limit the idle one used least recently "
+        "is closed for a new one (default 64)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--session-idle", type=float, metavar="SECONDS",
+        help="close an HTTP session idle this long (default 1800)",
+    )  # fmt: skip
+    mcp.add_argument(
         "--model", metavar="NAME", help="the chat model, either provider (kb.llm.model)"
     )
 
@@ -809,7 +845,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _invalid_input(err: BaseException) -> bool:
     """Whether `err` is the engine's InvalidInput. Its class lives with the agent, which
     only a command that opened the runtime has loaded (`kb status` does not)."""
-    errors = sys.modules.get("kb_lsp.agent.errors")
+    errors = sys.modules.get("kb_lsp.engine.agent.errors")
     return errors is not None and isinstance(err, errors.InvalidInput)
 
 
@@ -835,6 +871,8 @@ def _filter_values(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_filter_values(sys.argv[1:] if argv is None else argv))
+    if argv is None:  # a process of its own (not a test's in-process call): see private.py
+        owner_only_umask()
     # The engine's log stays off stderr but for its notices; everything with -v.
     server = args.command in ("serve", "mcp")
     log_handler = stderr_handler(sys.stderr, verbose=args.verbose, server=server)
@@ -861,7 +899,7 @@ def _run(args: argparse.Namespace) -> int:
         flags = _flags(args)
         if _invalid_input(err):  # a bad filter, result number or file: the user fixes it
             _fail(in_terminal_words(str(err), flags), EXIT_USAGE)
-        from kb_lsp.embeddings import EmbedderError
+        from kb_lsp.engine.embed.embeddings import EmbedderError
 
         if isinstance(err, EmbedderError):
             _fail(in_terminal_words(str(err), flags))

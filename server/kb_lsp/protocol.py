@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pathspec import GitIgnoreSpec
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.alias_generators import to_camel
+
+from kb_lsp import globs
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
@@ -54,16 +55,9 @@ class _Params(_Payload):
     model_config = ConfigDict(populate_by_name=True, extra="ignore", str_strip_whitespace=True)
 
 
-def _valid_glob(glob: str) -> str:
-    try:
-        GitIgnoreSpec.from_lines([glob])
-    except Exception as err:  # pathspec raises several types for a pattern it refuses
-        raise ValueError(f"{glob!r} is not a valid glob ({err})") from None
-    return glob
-
-
-# A gitignore-style glob, checked when it arrives rather than when a search compiles it.
-Glob = Annotated[str, Field(max_length=MAX_PATH_CHARS), AfterValidator(_valid_glob)]
+# A gitignore-style glob, checked when it arrives rather than when a search compiles it:
+# `globs.check` refuses, naming it, a pattern that is invalid or over the glob limits.
+Glob = Annotated[str, Field(max_length=MAX_PATH_CHARS), AfterValidator(globs.check)]
 # A workspace path as a client gives it.
 PathText = Annotated[str, Field(max_length=MAX_PATH_CHARS)]
 # The number of an entry in a numbered list: lists have at most MAX_LIMIT entries.

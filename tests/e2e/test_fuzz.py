@@ -178,15 +178,19 @@ class Fuzzer:
 
     def parse_error(self) -> Case:
         kind = self.rng.randrange(7)
+        # Too deep or too large to parse, but the id is found: answered under it.
         if kind == 0:
             depth = self.rng.choice([65, 1000, 100_000])
             params = "[" * depth + "]" * depth
-            body = '{"jsonrpc":"2.0","id":"deep","method":"kb/search","params":' + params + "}"
-            return self.null_reply(body, -32700, f"nested {depth}")
+            msg_id = self.new_id()
+            body = f'{{"jsonrpc":"2.0","id":{json.dumps(msg_id)},"method":"kb/search","params":'
+            return Case(frame(body + params + "}"), -32600, msg_id, f"nested {depth}")
         if kind == 1:
             digits = self.rng.choice([21, 4301, 100_000])
-            body = '{"jsonrpc":"2.0","id":"big","method":"kb/search","params":{"query":"x",'
-            return self.null_reply(body + f'"limit":{"9" * digits}}}}}', -32700, "big int")
+            msg_id = self.new_id()
+            body = '{"jsonrpc":"2.0","method":"kb/search","params":{"query":"x",'
+            body += f'"limit":{"9" * digits}}},"id":{json.dumps(msg_id)}}}'
+            return Case(frame(body), -32602, msg_id, f"big int ({digits} digits)")
         if kind == 2:
             return self.null_reply(
                 self.rng.choice(["{", '{"a":', "}", "[1,]", "{'a':1}"]), -32700, "bad json"

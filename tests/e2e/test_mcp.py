@@ -25,6 +25,7 @@ from .mcp_harness import (
     http_kb,
     http_server,
     mcp_env,
+    stdio_kb,
     structured,
     text_of,
     wait_for,
@@ -157,6 +158,80 @@ async def test_http_requires_the_bearer_token_when_one_is_set(
             assert (await kb.status())["roots"] == [str(workspace)]
 
 
+async def test_http_on_any_loopback_spelling_refuses_dns_rebinding(
+    workspace: Path, storage: Path
+) -> None:
+    # 127.0.0.2 is loopback, but not one of the three spellings the SDK guards itself.
+    async with http_server([workspace], storage, address="127.0.0.2:0") as server:
+        port = server.url.split(":")[2].split("/")[0]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient() as client:
+            rebound = await client.post(
+                server.url, json=body, headers={**headers, "Host": f"evil.example:{port}"}
+            )
+            assert rebound.status_code == 421
+            from_page = await client.post(
+                server.url, json=body, headers={**headers, "Origin": "http://evil.example"}
+            )
+            assert from_page.status_code == 403
+        async with http_kb(server.url) as kb:  # the bound address itself is served
+            assert (await kb.status())["roots"] == [str(workspace)]
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+async def _open_session(client: httpx2.AsyncClient, url: str) -> str:
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "never-closes", "version": "1"},
+        },
+    }  # fmt: skip
+    response = await client.post(url, json=initialize, headers=MCP_HEADERS)
+    assert response.status_code == 200, response.text
+    return str(response.headers["mcp-session-id"])
+
+
+async def _ping(client: httpx2.AsyncClient, url: str, session: str) -> int:
+    headers = {**MCP_HEADERS, "mcp-session-id": session}
+    body = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    return int((await client.post(url, json=body, headers=headers)).status_code)
+
+
+async def test_http_sessions_are_capped_closing_the_least_recently_used_idle_one(
+    workspace: Path, storage: Path
+) -> None:
+    async with (
+        http_server([workspace], storage, args=["--max-sessions", "2"]) as server,
+        httpx2.AsyncClient(timeout=DEADLINE) as client,
+    ):
+        first = await _open_session(client, server.url)
+        second = await _open_session(client, server.url)
+        assert await _ping(client, server.url, first) == 200  # `second` is now the idler
+        third = await _open_session(client, server.url)  # not 503: room was made
+        assert await _ping(client, server.url, second) == 404
+        assert await _ping(client, server.url, first) == 200
+        assert await _ping(client, server.url, third) == 200
+
+
+async def test_http_sessions_expire_when_idle(workspace: Path, storage: Path) -> None:
+    async with (
+        http_server([workspace], storage, args=["--session-idle", "0.5"]) as server,
+        httpx2.AsyncClient(timeout=DEADLINE) as client,
+    ):
+        session = await _open_session(client, server.url)
+        gone = False
+        for _ in range(int(DEADLINE)):  # polled less often than it expires: each ping waits
+            await asyncio.sleep(1.0)
+            if await _ping(client, server.url, session) == 404:
+                gone = True
+                break
+        assert gone
+
+
 async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path) -> None:
     async def run(*extra: str, env: dict[str, str] | None = None) -> tuple[int, str]:
         process = await asyncio.create_subprocess_exec(
@@ -211,3 +286,24 @@ async def test_beside_an_editor_mcp_reads_then_takes_over(workspace: Path, stora
                 return any(h["path"] == "runbooks/wombat-drill.md" for h in hits)
 
             await wait_for(found, "the new file, indexed by kb mcp")
+
+
+async def test_hostile_globs_answer_through_mcp(tmp_path: Path) -> None:
+    # `*a*…*b` against a name of 40 `a`s: hours for a backtracking matcher (30 took 271 s
+    # and each `a` doubles it, with the GIL held: no deadline fired, SIGTERM waited).
+    root = tmp_path / "ws"
+    root.mkdir()
+    hostile = "*a" * 14 + "*b"
+    (root / ".gitignore").write_text(hostile + "\n", encoding="utf-8")
+    (root / ("a" * 40 + ".md")).write_text("# Refunds\n\nrefund steps\n", encoding="utf-8")
+    storage = tmp_path / "storage"
+    async with stdio_kb([root], storage) as kb:
+        await kb.wait_ready()
+        listed = structured(await kb.ok("list_files", glob=hostile + ".md"))
+        assert listed["files"] == []
+        found = structured(await kb.ok("search", query="refund", paths=[hostile]))
+        assert found["results"] == []
+        everything = structured(await kb.ok("search", query="refund"))
+        assert [hit["path"] for hit in everything["results"]] == ["a" * 40 + ".md"]
+        refused = await kb.error("list_files", glob="*a" * 40)
+        assert "more than 32 wildcards" in refused

@@ -21,11 +21,11 @@ from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.index import indexer, vector_pass
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.store import Store
 from kb_lsp.engine.store.cache import VectorCache
 from kb_lsp.engine.store.catalog import Catalog
 from kb_lsp.engine.store.chroma import ChromaIndex
-from kb_lsp.knowledge import KnowledgeBase
 
 PARTS: dict[str, type] = {
     "Store": Store,

@@ -18,7 +18,7 @@ from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
 from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 
 def test_console_script_is_installed() -> None:
@@ -243,9 +243,10 @@ def test_the_int8_copy_of_the_model_is_announced_once(
 ) -> None:
     """The first command after install makes the int8 copy (a minute on a busy machine):
     one line says so, without --verbose; the next command says nothing of it."""
-    from kb_lsp import cli, embeddings
-    from kb_lsp.embeddings import MiniLMEmbedder
-    from kb_lsp.knowledge import model_cache
+    from kb_lsp import cli
+    from kb_lsp.engine.embed import embeddings
+    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.knowledge import model_cache
 
     made = MiniLMEmbedder(int8_cache=model_cache())  # the session's copy
     made.load()

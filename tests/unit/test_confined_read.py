@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import workspace as workspace_module
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.workspace import Skipped, UnreadableFile, WorkspaceRoot, read_confined
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.workspace import files as workspace_module
+from kb_lsp.engine.workspace.files import Skipped, UnreadableFile, WorkspaceRoot, read_confined
 
 INSIDE = "# Race\n\nHarmless inside text about ferns and moss.\n"
 OUTSIDE = "# Secret\n\nThe outside zebra passphrase is tangerine.\n"

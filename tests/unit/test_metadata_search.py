@@ -12,8 +12,8 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.metadata.filters import FilterError, parse_filter
-from kb_lsp.knowledge import KnowledgeBase
 
 
 def write(root: Path, rel: str, text: str, mtime: datetime | None = None) -> Path:

@@ -10,10 +10,10 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.markdown.document import parse_markdown
 from kb_lsp.engine.metadata.extract import extract_metadata
 from kb_lsp.engine.metadata.links import Resolver, StoredLink, anchor_texts
-from kb_lsp.knowledge import KnowledgeBase
 
 # --- extraction ----------------------------------------------------------------------------------
 
@@ -208,7 +208,7 @@ def test_ablation_without_cards_loses_the_description(vault: Path, tmp_path: Pat
 
 
 def test_aliases_name_a_file_in_a_question(kb: KnowledgeBase) -> None:
-    from kb_lsp.agent import references
+    from kb_lsp.engine.agent import references
 
     files = kb.files()
     popout = next(f for f in files if f.path == "Pop-out windows.md")

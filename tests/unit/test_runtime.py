@@ -17,7 +17,7 @@ from tests.helpers.cli import HASHING
 from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
 from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
 from kb_lsp.runtime import progress as progress_module

@@ -16,9 +16,9 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.knowledge import RootIndex
 from kb_lsp.engine.metadata.filters import parse_filter
 from kb_lsp.engine.search import Searcher
-from kb_lsp.knowledge import RootIndex
 
 FILES = 80
 # What one search may ask of one root's store at most: term statistics (2), the keyword

@@ -10,9 +10,9 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.storage import DATABASE
 from kb_lsp.engine.terms import TOKENIZE, query_terms, word_stems
-from kb_lsp.knowledge import KnowledgeBase
 
 # The nine ordinary words the light stemmer missed, and forms in -ated, -ing, -ies, -ed
 # (and the rules where Snowball's "porter" and SQLite's differ: -bly, -logy).

@@ -1,8 +1,21 @@
 /** What the UI (commands, quick pick, panel, status bar) needs from the server. */
 import type * as vscode from 'vscode';
-import type { AskEvent, IndexStatus, MethodName, RequestTypes } from './protocol';
+import type { AskEvent, AskResponse, IndexStatus, MethodName, RequestTypes } from './protocol';
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+
+/** Why the server is not running, as the panel's empty state and the notification say it. */
+export interface ServerFailure {
+  /** One sentence per fact. */
+  facts: string[];
+  kind: 'python-missing' | 'package-missing' | 'stopped' | 'other';
+  /** The interpreter that was tried. */
+  python?: string;
+  /** The commands that install the server (to copy), when installing is the fix. */
+  install?: string;
+  /** A remote window: `kb.server.python` belongs in the Remote settings. */
+  remote: boolean;
+}
 
 export interface KbBackend {
   request<M extends MethodName>(
@@ -14,10 +27,18 @@ export interface KbBackend {
   readonly state: ServerState;
   /** Why the server is not running, when it failed. */
   readonly problem: string | undefined;
+  /** The same, fact by fact, with what fixes it. */
+  readonly failure?: ServerFailure;
+  /** The estimate of the running sync's time left, in seconds (`estimate.ts`). */
+  readonly secondsLeft?: number;
   readonly onDidChange: vscode.Event<void>;
   readonly onAskEvent: vscode.Event<AskEvent>;
   /** Merge a status from a response (kb/search carries one) into `status`. */
   updateStatus(status: IndexStatus): void;
+  /** An answer came back: a model that answered is reachable, whatever an older probe said. */
+  noteAnswer?(response: Pick<AskResponse, 'mode' | 'stop'>): void;
+  /** Ask the server for its status again (the model's reachability included). */
+  refreshStatus?(): Promise<void>;
   restart(): Promise<void>;
   showLog(): void;
 }

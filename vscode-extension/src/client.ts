@@ -15,9 +15,11 @@ import {
   type DynamicFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
-import type { KbBackend, ServerState } from './backend';
+import type { KbBackend, ServerFailure, ServerState } from './backend';
 import { ServerNotRunning } from './backend';
-import { Notifications, type AskEvent, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
+import { AnsweredModel } from './answeredModel';
+import { RateEstimator } from './estimate';
+import { Notifications, type AskEvent, type AskResponse, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
 import { choosePython, diagnoseLaunch, type PreflightResult, type PythonChoice, type PythonExtensionApi } from './python';
 import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from './remoteSettings';
 import {
@@ -29,6 +31,9 @@ import {
   type Manifest,
   type SettingsReader,
 } from './settings';
+import { listFromServer, rememberList } from './lastList';
+import { openServerSettings } from './open';
+import { STATUS_PROBE } from './request';
 import { errorMessage } from './util';
 
 /**
@@ -45,6 +50,38 @@ class KbLanguageClient extends LanguageClient {
     super.registerFeature(feature);
   }
 }
+
+/**
+ * The index's progress has one wording, the extension's (`format.indexLabel`), on the
+ * status bar, the notification and the panel. The server's LSP work-done bar would be a
+ * fourth surface in its own words: the client does not offer window progress, so the
+ * server sends none (an ask's steps stream into the panel instead).
+ */
+export const NO_WINDOW_PROGRESS: StaticFeature = {
+  fillClientCapabilities(capabilities) {
+    capabilities.window = { ...(capabilities.window ?? {}), workDoneProgress: false };
+  },
+  initialize() {
+    return undefined;
+  },
+  getState() {
+    return { kind: 'static' };
+  },
+  clear() {
+    return undefined;
+  },
+};
+
+/** Not in the wire contract yet (issue 24, point 5): see `lastList.listFromServer`. */
+export const LIST_CHANGED = 'kb/listChanged';
+
+/** Seconds on a clock that only moves forward. */
+function seconds(): number {
+  return performance.now() / 1000;
+}
+
+/** How often the time left is said again while the numbers stand still. */
+const ESTIMATE_REFRESH_MS = 15_000;
 
 function preflight(python: string, cwd: string | undefined): Promise<PreflightResult> {
   return new Promise((resolve) => {
@@ -99,7 +136,11 @@ export class KbServer implements KbBackend, vscode.Disposable {
   public status: IndexStatus | undefined;
   public state: ServerState = 'stopped';
   public problem: string | undefined;
+  public failure: ServerFailure | undefined;
   public python: PythonChoice | undefined;
+  private readonly estimator = new RateEstimator();
+  private refreshEstimate: ReturnType<typeof setInterval> | undefined;
+  private readonly answered = new AnsweredModel();
   readonly onDidChange = this.changed.event;
   readonly onAskEvent = this.askEvents.event;
 
@@ -108,18 +149,56 @@ export class KbServer implements KbBackend, vscode.Disposable {
     private readonly output: vscode.OutputChannel,
   ) {}
 
-  private setState(state: ServerState, problem?: string): void {
+  private setState(state: ServerState, failure?: ServerFailure): void {
     this.state = state;
-    this.problem = problem;
+    this.failure = failure;
+    this.problem = failure ? `kb-lsp: ${failure.facts.join(' ')}` : undefined;
     if (state !== 'running') {
       this.status = state === 'failed' ? undefined : this.status;
     }
+    void vscode.commands.executeCommand('setContext', 'kb.serverRunning', state === 'running');
     this.changed.fire();
   }
 
+  private fail(facts: string[], kind: ServerFailure['kind'] = 'other', install?: string): ServerFailure {
+    const failure: ServerFailure = { facts, kind, python: this.python?.command, install, remote: vscode.env.remoteName !== undefined };
+    this.setState('failed', failure);
+    return failure;
+  }
+
   updateStatus(status: IndexStatus): void {
-    this.status = status;
+    this.status = this.answered.apply(status);
+    this.estimator.observe(this.status, seconds());
+    this.keepEstimateFresh();
     this.changed.fire();
+  }
+
+  get secondsLeft(): number | undefined {
+    return this.state === 'running' ? this.estimator.secondsLeft(this.status, seconds()) : undefined;
+  }
+
+  /** While a sync runs, say the time left again now and then: the numbers may stand still
+   * for minutes (one batch of vectors) while the time passes. */
+  private keepEstimateFresh(): void {
+    const indexing = this.state === 'running' && this.status?.state === 'indexing';
+    if (indexing && !this.refreshEstimate) {
+      this.refreshEstimate = setInterval(() => this.changed.fire(), ESTIMATE_REFRESH_MS);
+    } else if (!indexing && this.refreshEstimate) {
+      clearInterval(this.refreshEstimate);
+      this.refreshEstimate = undefined;
+    }
+  }
+
+  noteAnswer(response: Pick<AskResponse, 'mode' | 'stop'>): void {
+    this.answered.note(response, this.status?.llm);
+    if (this.status?.llm.reachable === false) {
+      this.updateStatus(this.status);
+    }
+  }
+
+  /** The model settings changed: what was known about the model no longer holds. */
+  modelSettingsChanged(): void {
+    this.answered.forget();
   }
 
   showLog(): void {
@@ -190,7 +269,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       if (check.stderr.trim()) {
         this.output.appendLine(check.stderr.trim());
       }
-      this.setState('failed', problem.message);
+      this.fail(problem.facts, problem.problem, problem.install);
       void this.notifyFailure(problem.message);
       return;
     }
@@ -229,22 +308,31 @@ export class KbServer implements KbBackend, vscode.Disposable {
         fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{md,markdown}'),
       },
       initializationFailedHandler: (error) => {
-        const message = `kb-lsp: the server failed to initialize: ${errorMessage(error)}`;
-        this.output.appendLine(message);
-        this.setState('failed', message);
-        void this.notifyFailure(message);
+        const facts = ['The server failed to initialize.', sentence(errorMessage(error))];
+        this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
+        void this.notifyFailure(`kb-lsp: ${this.fail(facts).facts.join(' ')}`);
         return false;
       },
     };
     const client = new KbLanguageClient('kb-lsp', 'Knowledge Base', serverOptions, clientOptions);
+    client.registerFeature(NO_WINDOW_PROGRESS);
     client.onNotification(Notifications.indexChanged, (status: IndexStatus) => this.updateStatus(status));
     client.onNotification(Notifications.askEvent, (event: AskEvent) => this.askEvents.fire(event));
+    // The server's numbered list changed other than by a search of this window (an ask's
+    // own search, `kb search` or an MCP client on the same index): "file N" means that
+    // list now, so the panel and KB: Open Result… show it. Servers without it never send it.
+    client.onNotification(LIST_CHANGED, (params: unknown) => {
+      const list = listFromServer(params, this.status);
+      if (list) {
+        rememberList(list.response, list.origin);
+      }
+    });
     client.onDidChangeState((event) => {
       if (generation !== this.generation) {
         return;
       }
       if (event.newState === State.Stopped && this.state === 'running') {
-        this.setState('failed', 'The kb-lsp server stopped — see "KB: Show Log".');
+        this.fail(['The kb-lsp server stopped.', 'Its log says why.'], 'stopped');
       } else if (event.newState === State.Running && this.state !== 'running') {
         this.setState('running');
       }
@@ -256,10 +344,10 @@ export class KbServer implements KbBackend, vscode.Disposable {
       if (generation !== this.generation) {
         return;
       }
-      const message = `kb-lsp: the server did not start: ${errorMessage(err)}`;
-      this.output.appendLine(message);
-      this.setState('failed', message);
-      void this.notifyFailure(message);
+      const facts = ['The server did not start.', sentence(errorMessage(err))];
+      this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
+      this.fail(facts);
+      void this.notifyFailure(`kb-lsp: ${facts.join(' ')}`);
       return;
     }
     if (generation !== this.generation) {
@@ -297,8 +385,26 @@ export class KbServer implements KbBackend, vscode.Disposable {
     if (needsRestart(affects)) {
       return true;
     }
-    void this.pushSettings();
+    const model = affects('kb.llm') || affects('kb.ollama');
+    if (model) {
+      this.modelSettingsChanged();
+    }
+    void this.pushSettings().then(() => (model ? this.refreshStatus() : undefined));
     return false;
+  }
+
+  /** Ask the server for its status again (after a settings change, or Retry): the model's
+   * reachability is what it says now (`STATUS_PROBE`: afresh, where the server can). */
+  async refreshStatus(): Promise<void> {
+    const client = this.client;
+    if (!client || this.state !== 'running') {
+      return;
+    }
+    try {
+      this.updateStatus(await client.sendRequest<IndexStatus>(Methods.status as string, STATUS_PROBE));
+    } catch (err) {
+      this.output.appendLine(`kb-lsp: kb/status failed: ${errorMessage(err)}`);
+    }
   }
 
   /** The workspace was trusted: its values of the restricted settings apply now. A new
@@ -378,21 +484,27 @@ export class KbServer implements KbBackend, vscode.Disposable {
   }
 
   private async notifyFailure(message: string): Promise<void> {
-    const remote = vscode.env.remoteName !== undefined;
-    const actions = ['Show log', 'Open settings', ...(remote ? ['Open Remote Settings'] : [])];
-    const choice = await vscode.window.showErrorMessage(message, ...actions);
-    if (choice === 'Show log') {
+    const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
+    if (choice === 'Show Log') {
       this.showLog();
-    } else if (choice === 'Open settings') {
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'kb.server.python');
-    } else if (choice === 'Open Remote Settings') {
-      await vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+    } else if (choice === 'Open Settings') {
+      await openServerSettings();
     }
   }
 
   async dispose(): Promise<void> {
+    if (this.refreshEstimate) {
+      clearInterval(this.refreshEstimate);
+      this.refreshEstimate = undefined;
+    }
     await this.stop();
     this.changed.dispose();
     this.askEvents.dispose();
   }
+}
+
+/** `text` as one sentence: a full stop at the end. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }

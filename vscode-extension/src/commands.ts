@@ -1,11 +1,12 @@
 /** The command-palette commands, all under the "KB" category. */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { progressDetail, relativeTo, statusView } from './format';
-import { openResult } from './open';
+import { indexLabel, relativeTo, statusView } from './format';
+import { openResult, openServerSettings } from './open';
 import type { KbPanel } from './panel';
 import { CONTAINER_ID } from './panel';
 import { Methods, type IndexStatus } from './protocol';
+import { chooseModel } from './modelPicker';
 import { pickResult, showSearch } from './quickPick';
 import { errorMessage } from './util';
 
@@ -21,6 +22,8 @@ export const Commands = {
   showLog: 'kb.showLog',
   restartServer: 'kb.restartServer',
   related: 'kb.related',
+  chooseModel: 'kb.chooseModel',
+  openServerSettings: 'kb.openServerSettings',
 } as const;
 
 /** The workspace-relative path of a file (the argument, else the active editor's). */
@@ -50,7 +53,7 @@ export function statusTitle(status: IndexStatus): string {
 export function statusDetail(status: IndexStatus): string {
   const lines = [statusView(status).tooltip];
   if (status.state === 'indexing') {
-    lines.unshift(`Progress: ${progressDetail(status)}`);
+    lines.unshift(`Progress: ${indexLabel(status)}`);
   }
   for (const file of (status.skipped ?? []).slice(0, 10)) {
     lines.push(`  skipped ${file.path}: ${file.reason}`);
@@ -188,8 +191,12 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
 
     register(Commands.showPanel, async () => {
       await vscode.commands.executeCommand(`workbench.view.extension.${CONTAINER_ID}`);
-      await panel.reveal();
+      await panel.focusSearch();
     }),
+
+    register(Commands.chooseModel, () => chooseModel()),
+
+    register(Commands.openServerSettings, () => openServerSettings()),
 
     register(Commands.showLog, () => Promise.resolve(backend.showLog())),
 

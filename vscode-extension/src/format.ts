@@ -1,5 +1,5 @@
 /** How results and index state read in the quick pick, the status bar and messages. Pure. */
-import type { IndexStatus, Range, SearchHit } from './protocol';
+import type { IndexStatus, Range, SearchHit, SearchResponse } from './protocol';
 
 export interface HitItem {
   label: string;
@@ -51,13 +51,14 @@ export interface StatusView {
   kind: 'indexing' | 'ready' | 'error' | 'readOnly' | 'stopped';
 }
 
-/** A short state for the status bar and the panel header. */
-export function statusView(status: IndexStatus | undefined): StatusView {
+/** A short state for the status bar and the panel header. `secondsLeft`: the estimate of
+ * the running sync's time left (`estimate.ts`), when there is one. */
+export function statusView(status: IndexStatus | undefined, secondsLeft?: number): StatusView {
   if (!status) {
     return { text: '$(book) KB: starting…', tooltip: 'kb-lsp: the server is starting', kind: 'stopped' };
   }
   const lines = [
-    `Files: ${status.files}, chunks: ${status.chunks}${status.pending ? `, pending: ${status.pending}` : ''}`,
+    `Files: ${count(status.files)}, passages: ${count(status.chunks)}${status.pending ? `, pending: ${count(status.pending)}` : ''}`,
     `Embedder: ${status.embedder}`,
     `Store: ${status.store}`,
     `LLM: ${status.llm.model} at ${status.llm.host}${llmNote(status)}`,
@@ -66,7 +67,7 @@ export function statusView(status: IndexStatus | undefined): StatusView {
     lines.push('Read-only: another window is writing this index.');
   }
   if (status.skipped && status.skipped.length > 0) {
-    lines.push(`Skipped: ${status.skipped.length} file(s)`);
+    lines.push(`Skipped: ${count(status.skipped.length)} file(s)`);
   }
   if (status.message) {
     lines.push(status.message);
@@ -75,11 +76,11 @@ export function statusView(status: IndexStatus | undefined): StatusView {
   const flags = `${status.readOnly ? ' · read-only' : ''}${status.llm.reachable === false ? ' · no model' : ''}`;
   const pausedFlag = status.paused && status.state !== 'indexing' ? ' · indexing paused' : '';
   if (status.state === 'indexing') {
-    const paused = status.paused ? ' (paused)' : '';
     const icon = status.paused ? '$(debug-pause)' : '$(sync~spin)';
+    const label = indexLabel(status, secondsLeft);
     return {
-      text: `${icon} KB: indexing ${indexProgress(status)}${paused}${flags}`,
-      tooltip: `Indexing: ${progressDetail(status)}\n${tooltip}`,
+      text: `${icon} KB: ${label}${flags}`,
+      tooltip: `Indexing: ${label}\n${tooltip}`,
       kind: 'indexing',
     };
   }
@@ -87,100 +88,105 @@ export function statusView(status: IndexStatus | undefined): StatusView {
     return { text: `$(error) KB: error${flags}`, tooltip, kind: 'error' };
   }
   return {
-    text: `$(book) KB: ready · ${status.files} files${pausedFlag}${flags}`,
+    text: `$(book) KB: ready · ${count(status.files)} files${pausedFlag}${flags}`,
     tooltip,
     kind: status.readOnly ? 'readOnly' : 'ready',
   };
 }
 
-/** Thousands with a thin separator: `3,036`. */
+/** Thousands with a separator: `3,038`. */
 export function count(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-const PHASES: Record<string, string> = { scanning: 'scanning', keyword: 'reading', vectors: 'embedding' };
+/** How long is left, as a person says it: `about 12 min left`. */
+export function timeLeft(seconds: number): string {
+  if (seconds < 45) {
+    return 'less than a minute left';
+  }
+  if (seconds < 90 * 60) {
+    return `about ${Math.max(1, Math.round(seconds / 60))} min left`;
+  }
+  return `about ${(seconds / 3600).toFixed(1)} h left`;
+}
 
 /**
- * The one progress every surface shows (status bar, notification, panel): files done of
- * files to do, fixed when the sync started, and the chunks inside them, from
- * `IndexStatus.progress`. A server that sends no `progress` falls back to indexed/known.
+ * The one label of a running sync, one per phase, that every surface prints (status bar,
+ * notification, panel header): `Scanning files…`, `Reading 38/155 files`, then
+ * `Keyword search ready · embedding 256/3,038 passages · about 12 min left`. Each phase
+ * counts its own unit from 0 and says which, so a new phase never reads as a counter that
+ * went back. A server that sends no `progress` falls back to indexed/known files.
  */
-export interface ProgressNumbers {
-  /** `38/155` */
-  files: string;
-  /** `1,204/3,036`, when the sync counts chunks */
-  chunks?: string;
-  /** `reading`, `embedding`, … */
-  phase?: string;
-  /** 0..1, when known */
-  fraction?: number;
-}
-
-export function progressNumbers(status: IndexStatus): ProgressNumbers {
+export function indexLabel(status: IndexStatus, secondsLeft?: number): string {
   const p = status.progress;
-  if (p && (p.phase === 'scanning' || p.filesTotal === 0)) {
-    // Still counting the work: no total to show yet (a "0/0" would be a total that changes).
-    return { files: '', phase: PHASES.scanning };
-  }
+  let label: string;
   if (!p) {
-    const pending = status.pending ?? 0;
-    const total = status.files + pending;
-    if (total === 0) {
-      return { files: '' }; // opening the index: nothing counted yet
-    }
-    return { files: `${status.files}/${total}`, fraction: status.files / total };
+    const total = status.files + (status.pending ?? 0);
+    label = total === 0 ? 'Opening the index…' : `Indexing ${count(status.files)}/${count(total)} files`;
+  } else if (p.phase === 'scanning' || p.filesTotal === 0) {
+    // Still counting the work: no total to show yet (a "0/0" would be a total that changes).
+    label = 'Scanning files…';
+  } else if (p.phase === 'keyword') {
+    label = `Reading ${count(p.filesDone)}/${count(p.filesTotal)} files`;
+  } else {
+    const embedding = p.chunksTotal
+      ? `embedding ${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)} passages`
+      : `embedding ${count(p.filesDone)}/${count(p.filesTotal)} files`;
+    label = `Keyword search ready · ${embedding}`;
   }
-  const chunks = p.chunksTotal ? `${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)}` : undefined;
-  // Chunks move inside big files, so they measure the work better than files do.
-  const fraction = p.chunksTotal
-    ? (p.chunksDone ?? 0) / p.chunksTotal
-    : p.filesTotal > 0
-      ? p.filesDone / p.filesTotal
-      : undefined;
-  return {
-    files: `${p.filesDone}/${p.filesTotal}`,
-    chunks,
-    phase: PHASES[p.phase] ?? p.phase,
-    fraction: fraction === undefined ? undefined : Math.max(0, Math.min(1, fraction)),
-  };
+  if (status.paused) {
+    return `${label} · paused`;
+  }
+  return secondsLeft !== undefined && p && p.phase !== 'scanning' ? `${label} · ${timeLeft(secondsLeft)}` : label;
 }
 
 /**
- * The share of the whole sync done (0..1) for a bar that only moves forward: the text
- * pass (`keyword`, seconds) is the first tenth, embedding (`vectors`) the rest.
+ * The share of the whole sync done (0..1) for a bar that only moves forward: reading
+ * (`keyword`, seconds) is the first tenth, embedding (`vectors`) the rest.
  */
 export function overallFraction(status: IndexStatus): number | undefined {
-  const numbers = progressNumbers(status);
-  if (numbers.fraction === undefined) {
-    return undefined;
+  const p = status.progress;
+  if (!p) {
+    const total = status.files + (status.pending ?? 0);
+    return total > 0 ? status.files / total : undefined;
   }
-  switch (status.progress?.phase) {
+  const clamp = (x: number): number => Math.max(0, Math.min(1, x));
+  switch (p.phase) {
     case 'scanning':
       return 0;
     case 'keyword':
-      return 0.1 * numbers.fraction;
-    case 'vectors':
-      return 0.1 + 0.9 * numbers.fraction;
+      return p.filesTotal > 0 ? 0.1 * clamp(p.filesDone / p.filesTotal) : 0;
+    case 'vectors': {
+      const inside = p.chunksTotal ? (p.chunksDone ?? 0) / p.chunksTotal : p.filesTotal > 0 ? p.filesDone / p.filesTotal : 0;
+      return 0.1 + 0.9 * clamp(inside);
+    }
     default:
-      return numbers.fraction;
+      return undefined;
   }
 }
 
-/** `38/155` (status bar), or `…` while the sync is still counting its files */
-export function indexProgress(status: IndexStatus): string {
-  return progressNumbers(status).files || '…';
+/**
+ * The query the server suggests when a word of `response.query` is not in the index
+ * (`didYouMean`, from the index's own vocabulary; a server that does not suggest sends
+ * none). Undefined when there is none, or it is the query itself.
+ */
+export function suggestedQuery(response: SearchResponse | null | undefined): string | undefined {
+  const value = (response as { didYouMean?: unknown } | null | undefined)?.didYouMean;
+  return typeof value === 'string' && value.trim() && value.trim() !== response?.query.trim() ? value.trim() : undefined;
 }
 
-/** `38/155 files · 1,204/3,036 chunks · embedding` (notification and panel) */
-export function progressDetail(status: IndexStatus): string {
-  const numbers = progressNumbers(status);
-  const phase = status.paused ? 'paused' : numbers.phase;
-  if (!numbers.files) {
-    return `${phase ?? 'scanning'} files…`;
-  }
-  return (
-    `${numbers.files} files${numbers.chunks ? ` · ${numbers.chunks} chunks` : ''}` + (phase ? ` · ${phase}` : '')
-  );
+/** A related note is listed while its score is at least this share of the closest one's. */
+export const RELATED_RATIO = 0.75;
+
+/**
+ * The related notes worth listing: those within `ratio` of the closest one. Scores differ
+ * from one file to the next (a long note scores lower against everything), so a fixed
+ * cut lists ten notes for one file and none for another; a cut relative to the closest
+ * keeps the near ones and drops the tail. Numbers stay 1..k: the cut is the list's end.
+ */
+export function relatedShown<T extends { score: number }>(hits: readonly T[], ratio = RELATED_RATIO): T[] {
+  const top = Math.max(0, ...hits.map((hit) => hit.score));
+  return hits.filter((hit) => hit.score >= top * ratio);
 }
 
 /** Whether results that came with this status may miss files (a sync is running). */
@@ -191,10 +197,10 @@ export function resultsIncomplete(status: IndexStatus | null | undefined): boole
   return status.state === 'indexing' || status.keywordComplete === false || (status.vectorsReady ?? 1) < 1;
 }
 
-/** "Indexing 38/155 — results may be incomplete" above a list made during a sync. */
+/** "Reading 38/155 files — results may be incomplete" above a list made during a sync. */
 export function incompleteNotice(status: IndexStatus): string {
-  const files = progressNumbers(status).files;
-  return `Indexing${files ? ` ${files}` : ''} — results may be incomplete`;
+  const label = status.state === 'indexing' ? indexLabel({ ...status, paused: false }) : 'Indexing not finished';
+  return `${label} — results may be incomplete`;
 }
 
 function llmNote(status: IndexStatus): string {
@@ -205,6 +211,24 @@ function llmNote(status: IndexStatus): string {
     return ' (reachable)';
   }
   return '';
+}
+
+/**
+ * The lines of `range` in `text` (a file's contents), for a hover: at most `maxLines`
+ * lines and `maxChars` characters, cut with `…`. An end at character 0 of a line means
+ * up to the line before it (`lineSpan`).
+ */
+export function passageText(text: string, range: Range, maxLines = 40, maxChars = 4000): string {
+  const lines = text.split(/\r?\n/);
+  const first = Math.max(0, range.start.line);
+  const last = range.end.character === 0 && range.end.line > first ? range.end.line - 1 : range.end.line;
+  const wanted = lines.slice(first, Math.max(first, last) + 1);
+  let out = wanted.slice(0, maxLines).join('\n').replace(/\s+$/, '');
+  const cut = wanted.length > maxLines || out.length > maxChars;
+  if (out.length > maxChars) {
+    out = out.slice(0, maxChars);
+  }
+  return cut ? `${out}…` : out;
 }
 
 /** Workspace-relative path of `fsPath` under one of `roots`, with `/`; undefined if outside. */

@@ -1,12 +1,12 @@
 /**
- * The progress notification of a sync: the same numbers as the status bar and the panel
- * (`format.progressDetail`, from `IndexStatus.progress`), a bar that fills with the work
- * done, and Cancel. It appears for a sync with at least `MIN_FILES` files to do (a cold
+ * The progress notification of a sync: the same label as the status bar and the panel
+ * (`format.indexLabel`, from `IndexStatus.progress` and the estimate), a bar that fills
+ * with the work done and never goes back, and Cancel. It appears for a sync with at least `MIN_FILES` files to do (a cold
  * index, a reindex, a branch switch), not for a save, and closes when the sync ends.
  */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { overallFraction, progressDetail } from './format';
+import { indexLabel, overallFraction } from './format';
 import { OptionalMethods, optionalRequest } from './optional';
 import type { IndexStatus } from './protocol';
 import { errorMessage } from './util';
@@ -51,7 +51,7 @@ export class IndexProgressNotification implements vscode.Disposable {
       (progress, token) => {
         handle.report = (status) => {
           const next = overallFraction(status) ?? fraction;
-          const message = progressDetail(status);
+          const message = indexLabel(status, this.backend.secondsLeft);
           this.message = message;
           // withProgress adds up increments: the bar only moves forward.
           progress.report({ message, increment: next > fraction ? (next - fraction) * 100 : undefined });

@@ -1,11 +1,30 @@
 /** Messages between the extension and the panel webview. Shared by both sides. */
+import type { ServerFailure } from './backend';
 import type { AskEvent, AskResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
 
 export type PanelTab = 'search' | 'related' | 'ask';
 
+/** Where a numbered list came from: the panel's own search box, `KB: Search` (the quick
+ * pick, the command palette), or — told by the server (`kb/listChanged`) — a question's
+ * own search (`agent`), `kb search` on the same index (`cli`), an MCP client (`mcp`). The
+ * panel shows the last one, whichever made it. */
+export type ListOrigin = 'panel' | 'quickPick' | 'agent' | 'cli' | 'mcp';
+
+/** Commands the page asks the extension to run. */
+export type PanelCommand = 'showLog' | 'restartServer' | 'openServerSettings' | 'chooseModel' | 'probeModel';
+
 export type ToWebview =
-  | { type: 'status'; status: IndexStatus | null; server: 'starting' | 'running' | 'stopped' | 'failed'; message?: string }
-  | { type: 'results'; response: SearchResponse }
+  | {
+      type: 'status';
+      status: IndexStatus | null;
+      server: 'starting' | 'running' | 'stopped' | 'failed';
+      message?: string;
+      /** Why the server is not running, fact by fact, with what fixes it. */
+      failure?: ServerFailure;
+      /** The running sync's time left (seconds), when estimated. */
+      secondsLeft?: number;
+    }
+  | { type: 'results'; response: SearchResponse; origin?: ListOrigin }
   | { type: 'searchError'; query: string; message: string }
   | { type: 'setQuery'; query: string; run: boolean }
   | { type: 'focusSearch' }
@@ -20,7 +39,9 @@ export type ToWebview =
   | { type: 'schema'; schema: SchemaResponse | null }
   /** A result could not be opened (its file was deleted or moved): say so, run the list again. */
   | { type: 'stale'; path: string; message: string }
-  | { type: 'showTab'; tab: PanelTab };
+  | { type: 'showTab'; tab: PanelTab }
+  /** A result's passage as the file has it now (`text` null: unreadable), for the hover. */
+  | { type: 'passage'; key: string; text: string | null };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -33,7 +54,9 @@ export type FromWebview =
   | { type: 'related' }
   | { type: 'schema' }
   | { type: 'copy'; text: string }
-  | { type: 'openSettings'; query: string };
+  | { type: 'openSettings'; query: string }
+  | { type: 'passage'; key: string; uri: string; range: Range }
+  | { type: 'command'; command: PanelCommand };
 
 export function isFromWebview(value: unknown): value is FromWebview {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

@@ -12,6 +12,11 @@ export function toVsRange(range: Range): vscode.Range {
   return new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
 }
 
+/**
+ * Open `uri` with the passage's lines selected, the cursor at its first line (the
+ * selection runs backwards, so the cursor — and the status bar's `Ln` — is where the
+ * passage starts) and the passage in view.
+ */
 export async function openAt(uri: string, range: Range, preserveFocus = false): Promise<vscode.TextEditor> {
   const target = toVsRange(range);
   const editor = await vscode.window.showTextDocument(vscode.Uri.parse(uri), {
@@ -19,6 +24,9 @@ export async function openAt(uri: string, range: Range, preserveFocus = false): 
     preserveFocus,
     preview: false,
   });
+  if (!target.isEmpty) {
+    editor.selection = new vscode.Selection(target.end, target.start);
+  }
   editor.revealRange(target, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   return editor;
 }
@@ -104,4 +112,16 @@ export async function openLink(href: string, deps: LinkDeps = defaultLinkDeps): 
       void vscode.window.showWarningMessage(`KB: cannot open the link ${href}.`);
       return;
   }
+}
+
+/**
+ * The Settings editor on `kb.server.python`, on the tab where it applies: the Remote tab in
+ * a remote window (VS Code ignores a User value of this machine setting there).
+ */
+export async function openServerSettings(): Promise<void> {
+  const remote = vscode.env.remoteName !== undefined;
+  await vscode.commands.executeCommand(
+    remote ? 'workbench.action.openRemoteSettings' : 'workbench.action.openGlobalSettings',
+    { query: 'kb.server.python' },
+  );
 }

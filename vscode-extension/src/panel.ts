@@ -7,13 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { relativeTo } from './format';
-import { isFromWebview, type FromWebview, type ToWebview } from './messages';
+import { passageText, relatedShown, relativeTo } from './format';
+import { isFromWebview, type FromWebview, type PanelCommand as FromWebviewCommand, type ToWebview } from './messages';
 import { defaultLinkDeps, openAt, openLink, openResult, type LinkDeps } from './open';
 import { OptionalMethods, optionalRequest } from './optional';
 import { panelHtml } from './panelHtml';
 import { ErrorCodes, Methods, type AskEvent, type IndexAction, type Range } from './protocol';
-import { rememberList } from './lastList';
+import { onListChanged, rememberList } from './lastList';
 import { Debouncer, errorCode, errorMessage, LatestOnly, makeNonce } from './util';
 
 export const VIEW_ID = 'kb.panel';
@@ -26,6 +26,7 @@ export interface PanelDeps {
   openExternal: (uri: vscode.Uri) => Thenable<boolean>;
   confirm?: LinkDeps['confirm'];
   copy?: (text: string) => Thenable<void>;
+  readFile?: (uri: string) => Thenable<Uint8Array>;
 }
 
 export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -58,6 +59,13 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     this.disposables.push(
       backend.onDidChange(() => this.onBackendChange()),
       backend.onAskEvent((event) => this.onAskEvent(event)),
+      // The quick pick's lists show here too: one last list, whichever search made it.
+      onListChanged((list) => {
+        if (list.origin !== 'panel') {
+          this.lastQuery = list.response.query;
+          this.post({ type: 'results', response: list.response, origin: list.origin });
+        }
+      }),
       vscode.window.onDidChangeActiveTextEditor(() => this.relatedSoon.trigger()),
     );
   }
@@ -129,7 +137,16 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       status: this.backend.state === 'running' ? (this.backend.status ?? null) : null,
       server: this.backend.state,
       message: this.backend.problem,
+      failure: this.backend.state === 'failed' ? this.backend.failure : undefined,
+      secondsLeft: this.backend.secondsLeft,
     });
+  }
+
+  /** Show the panel with the keyboard in its search box. */
+  async focusSearch(): Promise<void> {
+    // The view's focus command moves the keyboard into the webview (`show` keeps it out).
+    await this.deps.executeCommand(`${VIEW_ID}.focus`);
+    this.post({ type: 'focusSearch' });
   }
 
   async handle(message: FromWebview): Promise<void> {
@@ -170,6 +187,41 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'openSettings':
         await this.deps.executeCommand('workbench.action.openSettings', message.query);
         return;
+      case 'passage':
+        return this.passage(message.key, message.uri, message.range);
+      case 'command':
+        return this.command(message.command);
+    }
+  }
+
+  private async command(command: FromWebviewCommand): Promise<void> {
+    switch (command) {
+      case 'showLog':
+        this.backend.showLog();
+        return;
+      case 'restartServer':
+        await this.backend.restart();
+        return;
+      case 'openServerSettings':
+        await this.deps.executeCommand('kb.openServerSettings');
+        return;
+      case 'chooseModel':
+        await this.deps.executeCommand('kb.chooseModel');
+        return;
+      case 'probeModel':
+        await this.backend.refreshStatus?.();
+        return;
+    }
+  }
+
+  /** A result's passage, read from the file as it is now, for the hover card. */
+  private async passage(key: string, uri: string, range: Range): Promise<void> {
+    const read = this.deps.readFile ?? ((u: string) => vscode.workspace.fs.readFile(vscode.Uri.parse(u)));
+    try {
+      const text = new TextDecoder().decode(await read(uri));
+      this.post({ type: 'passage', key, text: passageText(text, range) });
+    } catch {
+      this.post({ type: 'passage', key, text: null });
     }
   }
 
@@ -181,8 +233,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       );
       if (outcome) {
         this.backend.updateStatus(outcome.value.index);
-        rememberList(outcome.value.results);
-        this.post({ type: 'results', response: outcome.value });
+        rememberList(outcome.value, 'panel');
+        this.post({ type: 'results', response: outcome.value, origin: 'panel' });
       }
     } catch (err) {
       if (errorCode(err) !== ErrorCodes.requestCancelled) {
@@ -228,6 +280,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         { question, ...(file ? { file } : {}), ...(conversationId ? { conversationId } : {}) },
         source.token,
       );
+      this.backend.noteAnswer?.(response);
       this.post({ type: 'askDone', id, response });
     } catch (err) {
       const cancelled = errorCode(err) === ErrorCodes.requestCancelled || source.token.isCancellationRequested;
@@ -338,7 +391,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       const response = outcome.value;
       this.post(
         response
-          ? { type: 'related', path, response }
+          ? { type: 'related', path, response: { ...response, results: relatedShown(response.results) } }
           : { type: 'related', path, response: null, message: 'This kb-lsp server does not offer related notes.' },
       );
     } catch (err) {

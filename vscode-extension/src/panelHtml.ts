@@ -56,18 +56,33 @@ export function panelHtml(opts: PanelHtmlOptions): string {
   </div>
   <progress id="index-progress" class="index-progress" max="1" value="0" aria-label="Indexing progress" hidden></progress>
 </header>
+<section id="server-problem" class="empty-state server-problem" role="alert" hidden></section>
 <nav class="tabs" role="tablist" aria-label="Knowledge Base">
   <button id="tab-search" class="tab" role="tab" type="button" aria-controls="pane-search" aria-selected="true" data-tab="search">Search</button>
   <button id="tab-related" class="tab" role="tab" type="button" aria-controls="pane-related" aria-selected="false" tabindex="-1" data-tab="related">Related <span id="related-count" class="tab-count"></span></button>
   <button id="tab-ask" class="tab" role="tab" type="button" aria-controls="pane-ask" aria-selected="false" tabindex="-1" data-tab="ask">Ask</button>
 </nav>
 <section id="pane-search" class="pane search" role="tabpanel" aria-labelledby="tab-search">
-  <form id="search-form" role="search" class="query-box">
-    <input id="query" type="search" placeholder="Search (tag:name, folder:x, …)" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="completions">
-    <ul id="completions" class="completions" role="listbox" aria-label="Filter values" hidden></ul>
-  </form>
-  <div id="search-notice" class="notice" role="status" hidden></div>
-  <div id="search-info" class="info" aria-live="polite"></div>
+  <div id="search-head" class="search-head">
+    <form id="search-form" role="search" class="query-box">
+      <input id="query" type="search" placeholder="Search (tag:name, folder:x, …)" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="completions">
+      <ul id="completions" class="completions" role="listbox" aria-label="Filter values" hidden></ul>
+    </form>
+    <div id="search-notice" class="notice" role="status" hidden></div>
+    <div id="search-info" class="info" aria-live="polite"></div>
+    <div id="did-you-mean" class="info did-you-mean" hidden></div>
+  </div>
+  <div id="search-error" class="search-error" role="alert" hidden></div>
+  <div id="search-welcome" class="welcome">
+    <p>Search your Markdown by meaning and by file name; the results are numbered, so “open result 2” or “summarize file 1” work everywhere.</p>
+    <p>Narrow it with filters: <code>tag:runbook</code>, <code>folder:payments</code>, <code>-status:draft</code>, <code>modified&gt;2026-10-01</code>.</p>
+    <p class="welcome-title">Try, on the sample wiki (<code>examples/workspace</code>):</p>
+    <ul class="examples">
+      <li><button type="button" class="example link-button" data-query="mexico payment files">mexico payment files</button></li>
+      <li><button type="button" class="example link-button" data-query="deploy checklist">deploy checklist</button></li>
+      <li><button type="button" class="example link-button" data-query="incident response">incident response</button></li>
+    </ul>
+  </div>
   <ol id="results" class="results" role="listbox" aria-label="Results" tabindex="-1"></ol>
   <div id="hover" class="hover-card" role="tooltip" hidden></div>
 </section>
@@ -82,6 +97,15 @@ export function panelHtml(opts: PanelHtmlOptions): string {
   </div>
   <div id="model-card" class="model-card" role="alert" hidden></div>
   <div id="transcript" class="transcript" aria-live="polite"></div>
+  <div id="ask-welcome" class="welcome ask-welcome">
+    <p>Ask about your notes: the answer cites the files it comes from, and each <code>[1]</code> opens its lines.</p>
+    <p>It needs a local model: Ollama, or any OpenAI-compatible server (llama.cpp’s llama-server, LM Studio, vLLM). <button type="button" class="link-button" data-action="chooseModel">Choose a model…</button></p>
+    <p class="welcome-title">Try, on the sample wiki (<code>examples/workspace</code>):</p>
+    <ul class="examples">
+      <li><button type="button" class="example link-button" data-question="What is the cut-off time for Mexico payments?">What is the cut-off time for Mexico payments?</button></li>
+      <li><button type="button" class="example link-button" data-question="When are deploys of the payments service frozen?">When are deploys of the payments service frozen?</button></li>
+    </ul>
+  </div>
   <form id="ask-form" class="composer">
     <div id="ask-scope" class="scope" hidden>
       <span>About <code id="ask-scope-file"></code></span>
@@ -89,7 +113,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
     </div>
     <textarea id="question" rows="2" placeholder="Ask a question (Enter to ask, Shift+Enter for a new line)" aria-label="Ask a question"></textarea>
     <div class="ask-buttons">
-      <button id="ask-button" type="submit">Ask</button>
+      <button id="ask-button" type="submit" title="Ask (Enter)">Ask</button>
     </div>
   </form>
 </section>

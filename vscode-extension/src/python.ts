@@ -79,10 +79,22 @@ export type LaunchProblem = 'python-missing' | 'package-missing' | 'other';
 
 export interface LaunchDiagnosis {
   problem: LaunchProblem;
+  /** One sentence per fact, each something a person can check or do. */
+  facts: string[];
+  /** All of `facts`, for the log and the notification. */
   message: string;
+  /** What installs the server, to copy (the README's way: from a clone of the repository). */
+  install?: string;
 }
 
-/** Turn a failed preflight into one message a person can act on; undefined when it ran. */
+/**
+ * How the README installs the server: from a clone of the kb-lsp repository, into the
+ * Quick start's virtual environment. Never `pip install kb-lsp`: that name on PyPI may be
+ * someone else's package.
+ */
+export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install .';
+
+/** Turn a failed preflight into facts a person can act on; undefined when it ran. */
 export function diagnoseLaunch(python: PythonChoice, result: PreflightResult, remote = false): LaunchDiagnosis | undefined {
   if (!result.error) {
     return undefined;
@@ -90,30 +102,44 @@ export function diagnoseLaunch(python: PythonChoice, result: PreflightResult, re
   const diagnosis = diagnose(python, result.error, result.stderr);
   if (remote && python.source !== 'setting') {
     // The usual cause in a remote window: kb.server.python set in the User settings only.
-    diagnosis.message += ' In a remote window, set kb.server.python in the Remote settings.';
+    diagnosis.facts.push('In a remote window, kb.server.python belongs in the Remote settings.');
   }
+  diagnosis.message = `kb-lsp: ${diagnosis.facts.join(' ')}`;
   return diagnosis;
 }
 
 function diagnose(python: PythonChoice, error: NonNullable<PreflightResult['error']>, stderr: string): LaunchDiagnosis {
   const where =
     python.source === 'setting'
-      ? `kb.server.python = "${python.command}"`
+      ? `kb.server.python (${python.command})`
       : python.source === 'python extension'
         ? `the Python extension's interpreter (${python.command})`
-        : `"${python.command}" (set kb.server.python to choose another)`;
+        : `${python.command}, the default (kb.server.python is not set)`;
+  const setIt = 'Set kb.server.python to the .venv/bin/python of that clone.';
   if (error.code === 'ENOENT' || error.code === 'EACCES') {
     return {
       problem: 'python-missing',
-      message: `kb-lsp: Python was not found: ${where}. Install Python 3.11+ or set kb.server.python.`,
+      facts: [
+        `No Python was found at ${where}.`,
+        'The server needs Python 3.11 or newer with kb-lsp installed, from a clone of the kb-lsp repository.',
+        setIt,
+      ],
+      message: '',
+      install: INSTALL_COMMAND,
     };
   }
   if (/No module named ['"]?kb_lsp/.test(stderr)) {
     return {
       problem: 'package-missing',
-      message: `kb-lsp: the Python package kb-lsp is not installed for ${where}. Run: ${python.command} -m pip install kb-lsp`,
+      facts: [
+        `The kb-lsp server is not installed in ${where}.`,
+        'Install it from a clone of the kb-lsp repository, in that folder.',
+        setIt,
+      ],
+      message: '',
+      install: INSTALL_COMMAND,
     };
   }
-  const detail = (stderr.trim().split('\n').pop() ?? error.message).trim();
-  return { problem: 'other', message: `kb-lsp: the server cannot start with ${where}: ${detail}` };
+  const detail = (stderr.trim().split('\n').pop() ?? error.message).trim().replace(/\.?$/, '.');
+  return { problem: 'other', facts: [`The server cannot start with ${where}.`, detail], message: '' };
 }

@@ -6,14 +6,16 @@
  */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { hitItem, incompleteNotice, parseResultNumber, resultsIncomplete } from './format';
-import { lastList, rememberList } from './lastList';
+import { hitItem, incompleteNotice, oneLine, parseResultNumber, resultsIncomplete, suggestedQuery } from './format';
+import { lastList, lastQuery, rememberList } from './lastList';
 import { openResult } from './open';
 import { ErrorCodes, Methods, type SearchHit } from './protocol';
 import { Debouncer, errorCode, errorMessage, LatestOnly } from './util';
 
 export interface HitPickItem extends vscode.QuickPickItem {
   hit?: SearchHit;
+  /** A query to search instead (the server's "did you mean"). */
+  suggestion?: string;
 }
 
 export interface SearchPickOptions {
@@ -93,18 +95,28 @@ export class SearchQuickPick implements vscode.Disposable {
       }
       const response = outcome.value;
       this.backend.updateStatus(response.index);
-      rememberList(response.results);
+      rememberList(response, 'quickPick');
       const incomplete = resultsIncomplete(response.index);
       this.rerunWhenReady = incomplete ? query : undefined;
       const notice: HitPickItem[] = incomplete
         ? [{ label: incompleteNotice(response.index), kind: vscode.QuickPickItemKind.Separator }]
         : [];
+      const suggestion = suggestedQuery(response);
+      const didYouMean: HitPickItem[] = suggestion
+        ? [{ label: `$(lightbulb) Did you mean “${suggestion}”?`, suggestion, alwaysShow: true }]
+        : [];
       this.pick.items = [
         ...notice,
+        ...didYouMean,
         ...(response.results.length > 0
           ? response.results.map((hit) => ({ ...hitItem(hit), hit, alwaysShow: true }))
           : [{ label: `No matches for “${query}”`, alwaysShow: true }]),
       ];
+      // Enter still opens result 1: the suggestion is there to pick, not in the way.
+      const first = this.pick.items.find((item) => item.hit);
+      if (suggestion && first) {
+        this.pick.activeItems = [first];
+      }
       this.pick.busy = false;
     } catch (err) {
       if (errorCode(err) === ErrorCodes.requestCancelled) {
@@ -116,7 +128,13 @@ export class SearchQuickPick implements vscode.Disposable {
   }
 
   async accept(): Promise<void> {
-    const hit = this.pick.selectedItems[0]?.hit ?? this.pick.activeItems[0]?.hit;
+    const chosen = this.pick.selectedItems[0] ?? this.pick.activeItems[0];
+    if (chosen?.suggestion) {
+      this.pick.value = chosen.suggestion;
+      this.running = this.search(chosen.suggestion);
+      return;
+    }
+    const hit = chosen?.hit;
     if (!hit) {
       return;
     }
@@ -151,10 +169,11 @@ export function showSearch(backend: KbBackend, options: SearchPickOptions = {}):
  * `KB: Open Result…`: the last numbered list as a quick pick. Typing a number selects that
  * result (Enter opens it); a number the list does not have is refused as you type.
  */
-export function pickResult(hits: readonly SearchHit[] = lastList()): Promise<SearchHit | number | undefined> {
+export function pickResult(hits: readonly SearchHit[] = lastList(), query: string | undefined = lastQuery()): Promise<SearchHit | number | undefined> {
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<HitPickItem>();
-    pick.title = 'KB: Open Result';
+    // The query the numbers belong to, as the panel shows it above the same list.
+    pick.title = query && hits.length > 0 ? `KB: Open Result — “${oneLine(query, 60)}”` : 'KB: Open Result';
     pick.placeholder = hits.length > 0 ? 'Type a number or pick a result of the last search' : 'Type the number of a result of the last search';
     pick.matchOnDescription = false;
     pick.matchOnDetail = false;

@@ -16,3 +16,8 @@ export function request<M extends MethodName, Token>(
 ): Promise<RequestTypes[M][1]> {
   return sender.sendRequest<RequestTypes[M][1]>(method, params, token);
 }
+
+/** kb/status params asking the server to probe the model afresh rather than answer from
+ * its last probe (Retry, a model settings change). Not in the wire contract yet: a server
+ * without the flag ignores it (unknown params are ignored). */
+export const STATUS_PROBE: Record<string, unknown> = { probe: true };

@@ -19,12 +19,12 @@ export class KbStatusBar implements vscode.Disposable {
     const backend = this.backend;
     if (backend.state === 'failed') {
       this.item.text = '$(error) KB: not running';
-      this.item.tooltip = `${backend.problem ?? 'The kb-lsp server is not running.'}\nClick to show the log.`;
-      this.item.command = 'kb.showLog';
+      this.item.tooltip = `${backend.problem ?? 'The kb-lsp server is not running.'}\nClick to open the Knowledge Base panel.`;
+      this.item.command = 'kb.showPanel';
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       return;
     }
-    const view = statusView(backend.state === 'running' ? backend.status : undefined);
+    const view = statusView(backend.state === 'running' ? backend.status : undefined, backend.secondsLeft);
     this.item.text = backend.state === 'stopped' ? '$(circle-slash) KB: stopped' : view.text;
     this.item.tooltip = `${view.tooltip}\nClick to open the Knowledge Base panel.`;
     this.item.command = 'kb.showPanel';

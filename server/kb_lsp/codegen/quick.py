@@ -23,8 +23,8 @@ from pydantic import BaseModel
 
 from kb_lsp import protocol
 from kb_lsp.config import FOREIGN_ENV, Settings, _Section, _section_model, _wire_name
-from kb_lsp.contract.errors import ERROR_CODES
 from kb_lsp.contract.operations import OPERATIONS
+from kb_lsp.errors import ERROR_CODES
 
 PATH = "server/kb_lsp/runtime/quick_defaults.py"
 MODELS: list[type[BaseModel]] = [

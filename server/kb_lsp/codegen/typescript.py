@@ -19,8 +19,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from kb_lsp import protocol
-from kb_lsp.contract.errors import ERROR_CODES
 from kb_lsp.contract.operations import NOTIFICATIONS, OPERATIONS
+from kb_lsp.errors import ERROR_CODES
 
 WIDTH = 100  # lines longer than this are wrapped, as the hand-written code is
 SOURCE = "server/kb_lsp/protocol.py"

@@ -25,7 +25,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from kb_lsp.contract.errors import Cancelled, Failed, InvalidInput, KbError, Unavailable
+from kb_lsp.errors import Cancelled, Failed, InvalidInput, KbError, Unavailable
 from kb_lsp.protocol import (
     AskEvent,
     AskParams,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.metadata.links import bare_paths, is_external, markdown_links
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
-from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
+from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile
 
 log = logging.getLogger(__name__)
 

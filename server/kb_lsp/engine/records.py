@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kb_lsp.contract.errors import Unavailable
+from kb_lsp.errors import Unavailable
 from kb_lsp.protocol import IndexPhase, IndexProgress
 
 

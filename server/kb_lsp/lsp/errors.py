@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from kb_lsp.contract.errors import Cancelled, InvalidInput, KbError, Unavailable
+from kb_lsp.errors import Cancelled, InvalidInput, KbError, Unavailable
 from kb_lsp.runtime.errors import describe
 
 __all__ = ["ServerError", "describe", "invalid_params", "parse_params", "rpc_error"]

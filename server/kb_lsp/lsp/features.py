@@ -22,8 +22,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from kb_lsp.contract.errors import KbError
 from kb_lsp.contract.operations import ASK_EVENT, OPERATIONS, Call, Operation
+from kb_lsp.errors import KbError
 from kb_lsp.lsp.errors import parse_params, rpc_error
 from kb_lsp.lsp.progress import WorkProgress
 from kb_lsp.lsp.server import CLIENT, KbLanguageServer, uri_to_path
@@ -192,7 +192,7 @@ async def shutdown(ls: KbLanguageServer, params: Any) -> None:
 
 def _translated(handler: Handler) -> Handler:
     """The contract's error kinds as JSON-RPC errors, each with its one code
-    (`contract/errors.py`): what the caller can fix is `InvalidParams`, a cancelled call
+    (`errors.py`): what the caller can fix is `InvalidParams`, a cancelled call
     `RequestCancelled`, the rest a server error of its kind."""
 
     @functools.wraps(handler)

@@ -2,10 +2,13 @@
 
 Bodies come from `framing.py` (which answers framing errors) through `receive`:
 
-* **Parsing** (-32700 `Parse error`, `id: null`): not UTF-8, not JSON, `NaN`/`Infinity`,
-  nesting deeper than `MAX_DEPTH` (64), an integer of more than `MAX_INT_DIGITS` (20)
-  digits. Only the top-level object is turned into a message: a dict shaped like a
-  message inside params is just data.
+* **Parsing** (-32700 `Parse error`, `id: null`): not UTF-8, not JSON, `NaN`/`Infinity`.
+  Nesting deeper than `MAX_DEPTH` (64) and an integer of more than `MAX_INT_DIGITS` (20)
+  digits are not parsed either, but a request's top-level id is found without parsing
+  (`json_bounds.request_id`) and the request answered under it: -32600 for too deep,
+  -32602 for a number too large (-32700 `id: null` only when no id can be found). Only
+  the top-level object is turned into a message: a dict shaped like a message inside
+  params is just data.
 * **The envelope** (-32600 `Invalid Request`, with the request's id when it has a valid
   one, else `id: null`): not an object (a batch array too: LSP has no batches), no
   `"jsonrpc": "2.0"`, a `method` that is not a string, an `id` that is not an integer or
@@ -38,13 +41,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import attrs
-import numpy as np
 from cattrs import Converter
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
@@ -56,30 +57,28 @@ from pygls.protocol import (
 )
 
 from kb_lsp.contract.operations import BY_METHOD
+from kb_lsp.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SERVER_NOT_INITIALIZED,
+    Cancelled,
+    InvalidInput,
+)
+from kb_lsp.json_bounds import MAX_DEPTH as MAX_DEPTH
+from kb_lsp.json_bounds import MAX_INT_DIGITS as MAX_INT_DIGITS
+from kb_lsp.json_bounds import MessageError, parse_json, request_id
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-SERVER_NOT_INITIALIZED = -32002
-REQUEST_CANCELLED = -32800
+INVALID_PARAMS = InvalidInput.code
+REQUEST_CANCELLED = Cancelled.code
 
-MAX_DEPTH = 64
-MAX_INT_DIGITS = 20
 LOGGED_PARAMS = 200  # characters of params in a log line
 _SHOWN = 80  # characters of a method name or a bad value in a message
 
 _ALWAYS_ALLOWED = {types.INITIALIZE, types.EXIT}
-_LONG_NUMBER = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
-
-class MessageError(ValueError):
-    """A body that cannot be read as one JSON value within the bounds."""
 
 
 def plain_converter() -> Converter:
@@ -95,51 +94,6 @@ def plain_converter() -> Converter:
 
 
 # --- parsing ----------------------------------------------------------------------------
-
-
-def _bounded_int(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise MessageError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
-    return int(text)
-
-
-def _no_constant(name: str) -> Any:
-    raise MessageError(f"{name} is not JSON")
-
-
-def _max_depth(body: bytes) -> int:
-    """How deep arrays and objects nest in `body` (strings left out), at C speed."""
-    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
-    deepest = level = 0
-    step = 1 << 20
-    for start in range(0, len(brackets), step):
-        part = np.frombuffer(brackets, np.uint8, min(step, len(brackets) - start), start)
-        # '[' 0x5B and '{' 0x7B have bit 1 set; ']' 0x5D and '}' 0x7D do not.
-        moves = ((part >> 1) & 1).astype(np.int64) * 2 - 1
-        levels = np.cumsum(moves) + level
-        deepest = max(deepest, int(levels.max()))
-        level = int(levels[-1])
-    return deepest
-
-
-def parse_json(body: bytes) -> Any:
-    """One JSON value, within the bounds of the module docstring; `MessageError` if not."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise MessageError(f"the message is not valid UTF-8 (byte {err.start})") from None
-    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _max_depth(body) > MAX_DEPTH:
-        raise MessageError(f"arrays and objects nested more than {MAX_DEPTH} deep")
-    parse_int = _bounded_int if _LONG_NUMBER.search(body) else int
-    try:
-        return json.loads(text, parse_int=parse_int, parse_constant=_no_constant)
-    except MessageError:
-        raise
-    except RecursionError:
-        raise MessageError(f"arrays and objects nested more than {MAX_DEPTH} deep") from None
-    except ValueError as err:
-        raise MessageError(f"not valid JSON ({err})") from None
 
 
 def _excerpt(value: Any, limit: int = LOGGED_PARAMS) -> str:
@@ -191,12 +145,23 @@ class KbProtocol(LanguageServerProtocol):
         try:
             data = parse_json(body)
         except MessageError as err:
-            self._reject(None, PARSE_ERROR, f"Parse error: {err}", size=len(body))
-            return False
+            return self._unparsed(body, err)
         message = self._check_envelope(data, len(body))
         if message is not None:
             self.handle_message(message)
         return True
+
+    def _unparsed(self, body: bytes, err: MessageError) -> bool:
+        """A body `parse_json` refused: a request too deep or with too large a number is
+        answered under its id when the id can be found; anything else -32700, `id: null`."""
+        if err.code != PARSE_ERROR:
+            msg_id, method = request_id(body)
+            if msg_id is not None and method is not None:
+                what = "Invalid Request" if err.code == INVALID_REQUEST else "Invalid params"
+                self._reject(msg_id, err.code, f"{what}: {err}", method, len(body))
+                return True
+        self._reject(None, PARSE_ERROR, f"Parse error: {err}", size=len(body))
+        return False
 
     def _check_envelope(self, data: Any, size: int) -> Any:
         """The message `data` is, structured; None when it was answered or dropped."""

@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from urllib.parse import quote, unquote, urlsplit
 
-import pathspec
-
-from kb_lsp.knowledge import FileInfo
+from kb_lsp.engine.knowledge import FileInfo
+from kb_lsp.globs import GlobList
 from kb_lsp.protocol import FileEntry, FileLines, FileListResponse, Range, SkippedFile
 from kb_lsp.runtime import FileText
 
@@ -84,8 +83,8 @@ def list_files(
         if cutoff is None or info.mtime_ns >= cutoff
     ]
     if pattern is not None:
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
-        skipped = [item for item in skipped if spec.match_file(item.path)]
+        spec = GlobList([pattern])
+        skipped = [item for item in skipped if spec.matches(item.path)]
     return FileListResponse(files=entries, skipped=skipped)
 
 

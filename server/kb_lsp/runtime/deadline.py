@@ -35,3 +35,17 @@ async def within(future: concurrent.futures.Future[T], seconds: float, what: str
             f"The index did not answer within {seconds:g} s "
             "(a slow disk, or the index being reopened); try again."
         ) from None
+
+
+def waited(future: concurrent.futures.Future[T], seconds: float, what: str) -> T:
+    """`within` for a thread that may block (the local socket's connections): the result
+    of `future`, or `ReadTimedOut` after `seconds`, the read left to finish on its own."""
+    try:
+        return future.result(timeout=seconds)
+    except concurrent.futures.TimeoutError:
+        future.cancel()  # dropped if still queued
+        log.warning("a read (%s) gave up after %g s", what, seconds)
+        raise ReadTimedOut(
+            f"The index did not answer within {seconds:g} s "
+            "(a slow disk, or the index being reopened); try again."
+        ) from None

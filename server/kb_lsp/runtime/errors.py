@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kb_lsp.contract.errors import Cancelled, Failed, InvalidInput, KbError, Unavailable
+from kb_lsp.errors import Cancelled, Failed, InvalidInput, KbError, Unavailable
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

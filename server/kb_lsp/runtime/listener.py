@@ -4,7 +4,12 @@ that writes an index listens in its store folder, and a `kb` command asks it
 
 One thread accepts; each connection has a thread of its own and its requests run on the
 runtime as the editor's do (the runtime is thread-safe). A bad message gets its JSON-RPC
-error and the connection goes on; a line longer than the limit ends that connection.
+error and the connection goes on (bodies read within `json_bounds`' limits: a request
+too deep or with too large a number is answered under its id); a line longer than the
+limit ends that connection. At most `MAX_CONNECTIONS` at once: one more is answered
+with an error line (the command then answers alone, at once) and closed, and a
+connection that sends nothing for `IDLE_SECONDS` is closed, so idle connections cannot
+keep the commands out.
 Every listener stops, and removes its socket, when the index is closed; a socket left by
 a process that died is removed by the next writer, which alone may listen there.
 """
@@ -13,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
 import socket
@@ -26,15 +30,19 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from kb_lsp import __version__, protocol
-from kb_lsp.contract.errors import (
+from kb_lsp.contract.operations import OPERATIONS, Call, Operation
+from kb_lsp.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     InvalidInput,
     KbError,
+    Unavailable,
 )
-from kb_lsp.contract.operations import OPERATIONS, Call, Operation
+from kb_lsp.json_bounds import MessageError, parse_json
+from kb_lsp.json_bounds import request_id as find_request_id
+from kb_lsp.runtime import deadline
 from kb_lsp.runtime.errors import describe
 from kb_lsp.runtime.local_socket import (
     CLI_CLIENT,
@@ -53,6 +61,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 32
+IDLE_SECONDS = 15.0  # a command sends its next request at once; an idle one holds a slot
 
 
 class RpcError(Exception):
@@ -82,8 +91,8 @@ class Listener:
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = False
-        # The table's `local` rows, answered on this connection's thread (the command
-        # waits for the answer anyway; the runtime is thread-safe).
+        self.read_timeout = deadline.READ_TIMEOUT
+        # The table's `local` rows, on the reads pool with the read deadline (`_serve`).
         self._methods: dict[str, Callable[[Any], Any]] = {HELLO: self._hello}
         for op in OPERATIONS:
             if op.local:
@@ -156,15 +165,25 @@ class Listener:
             except OSError:
                 return  # stopped
             with self._lock:
-                if self._closed or len(self._connections) >= MAX_CONNECTIONS:
-                    connection.close()
-                    continue
-                self._connections.add(connection)
+                closed, full = self._closed, len(self._connections) >= MAX_CONNECTIONS
+                if not (closed or full):
+                    self._connections.add(connection)
+            if closed or full:
+                self._refuse(connection, closed)
+                continue
             threading.Thread(
                 target=self._serve, args=(connection,), name="kb-socket-client", daemon=True
             ).start()
 
+    @staticmethod
+    def _refuse(connection: socket.socket, closed: bool) -> None:
+        why = "the index is closing" if closed else f"{MAX_CONNECTIONS} connections are open"
+        with connection, contextlib.suppress(OSError):
+            connection.settimeout(1.0)  # a few bytes into an empty buffer; never waits long
+            connection.sendall(encode(_error(None, Unavailable.code, f"server busy: {why}")))
+
     def _serve(self, connection: socket.socket) -> None:
+        connection.settimeout(IDLE_SECONDS)
         try:
             with connection, connection.makefile("rb") as reader:
                 while True:
@@ -187,9 +206,13 @@ class Listener:
     def answer(self, line: bytes) -> dict[str, Any] | None:
         """The answer to one line (None for a notification: JSON-RPC answers none)."""
         try:
-            message = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as err:
-            return _error(None, PARSE_ERROR, f"not JSON: {err}")
+            message = parse_json(line)
+        except MessageError as err:
+            if err.code != PARSE_ERROR:
+                found_id, method = find_request_id(line)
+                if found_id is not None and method is not None:
+                    return _error(found_id, err.code, f"{method}: {err}")
+            return _error(None, PARSE_ERROR, str(err))
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "a request is a JSON object (no batches)")
         request_id = message.get("id")
@@ -204,11 +227,17 @@ class Listener:
         if handler is None:
             return _error(request_id, METHOD_NOT_FOUND, f"no method {method!r} on this socket")
         try:
-            result = handler(message.get("params"))
+            params = message.get("params")
+            # On the reads pool, as the editor's reads, and with their deadline: a disk
+            # that stops answering costs this request an error, not its thread for ever.
+            future = self.runtime.submit_read(handler, params)
+            result = deadline.waited(future, self.read_timeout, "socket")
         except RpcError as err:
             return _error(request_id, err.code, str(err))
         except KbError as err:  # a bad filter, an index not open: its kind's code
             return _error(request_id, err.code, str(err))
+        except RecursionError:  # params within the depth limit that still recurse too far
+            return _error(request_id, InvalidInput.code, f"{method}: params nested too deep")
         except Exception as err:
             log.exception("local socket: %s failed", method)
             return _error(request_id, INTERNAL_ERROR, f"{type(err).__name__}: {err}")

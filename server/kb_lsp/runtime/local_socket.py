@@ -13,16 +13,26 @@ so that a command meets only a server of its own version that indexes exactly it
 folder; anything else, and a socket nobody listens on any more (a server that died), is
 answered by the command itself.
 
+The client trusts only what its user made: before connecting, the socket's folder must be
+the user's and closed to everyone else (0700, not a link) and the socket the user's;
+after connecting, the listening process must run as the user (`SO_PEERCRED`, where the
+platform has it). Otherwise another local user who made `/tmp/kb-lsp-<uid>` first could
+answer `kb search` with results of their choosing and read the query: the command
+answers from the index itself instead, and says why in one line (`NotThisServer`).
+
 This side (the client) is the standard library only: `kb` tries the socket before it
 imports pydantic, Chroma or onnxruntime.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import socket
+import stat
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -96,17 +106,25 @@ class Client:
         self._next_id += 1
         request_id = self._next_id
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        self._socket.sendall(encode(message))
+        # A busy server says why and closes at once: its line may be waiting all the same.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._socket.sendall(encode(message))
         line = self._reader.readline(MAX_MESSAGE_BYTES + 1)
         if not line.endswith(b"\n"):
             raise ValueError("the server closed the connection or sent too much")
         answer = json.loads(line)
-        if not isinstance(answer, dict) or answer.get("id") != request_id:
+        if not isinstance(answer, dict):
             raise ValueError(f"not an answer to request {request_id}: {line[:200]!r}")
         error = answer.get("error")
+        # `id: null` with an error: the server refused the connection (busy) or the line.
+        if answer.get("id") != request_id and not (answer.get("id") is None and error):
+            raise ValueError(f"not an answer to request {request_id}: {line[:200]!r}")
         if isinstance(error, dict):
             raise ServerError(int(error.get("code", 0)), str(error.get("message", "")))
         return answer.get("result")
+
+    def peer_uid(self) -> int | None:
+        return peer_uid(self._socket)
 
     def close(self) -> None:
         self._reader.close()
@@ -119,6 +137,42 @@ class Client:
         self.close()
 
 
+def _refusal(path: Path) -> str | None:
+    """Why the socket at `path` is not to be trusted, or None. A missing socket is not
+    refused here: connecting says there is no server."""
+    uid = os.getuid()
+    folder = path.parent
+    try:
+        held = os.lstat(folder)
+    except OSError:
+        return None
+    if stat.S_ISLNK(held.st_mode) or not stat.S_ISDIR(held.st_mode):
+        return f"{folder} is not a folder"
+    if held.st_uid != uid:
+        return f"{folder} belongs to user {held.st_uid}, not to you ({uid})"
+    if stat.S_IMODE(held.st_mode) & 0o077:
+        return f"{folder} is open to other users (mode {stat.S_IMODE(held.st_mode):o}, not 700)"
+    try:
+        made = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(made.st_mode):
+        return f"{path} is not a socket"
+    if made.st_uid != uid:
+        return f"{path} belongs to user {made.st_uid}, not to you ({uid})"
+    return None
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end, where the platform says (Linux)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    credentials = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", credentials)
+    return int(uid)
+
+
 def connect(store: Path, root: Path, *, timeout: float = 60.0) -> Client | None:
     """A connection to the server that holds `root`'s index in the store folder `store`,
     greeted; None when none listens (no socket, or a stale one: connection refused).
@@ -126,10 +180,20 @@ def connect(store: Path, root: Path, *, timeout: float = 60.0) -> Client | None:
     if not SUPPORTED:
         return None
     path = socket_path(store)
+    refused = _refusal(path)
+    if refused is not None:
+        raise NotThisServer(f"not using the kb-lsp socket: {refused}")
     try:
         client = Client(path, timeout)
     except OSError:  # no such file, or nobody listens any more (the server died)
         return None
+    uid = client.peer_uid()
+    if uid is not None and uid != os.getuid():
+        client.close()
+        raise NotThisServer(
+            f"not using the kb-lsp socket: the process at {path} runs as user {uid}, not as "
+            f"you ({os.getuid()})"
+        )
     try:
         hello = client.request(HELLO, {"root": str(root)})
         if not isinstance(hello, dict):

@@ -22,7 +22,7 @@ from kb_lsp.engine.llm import ChatModel
 from kb_lsp.protocol import LlmStatus
 
 if TYPE_CHECKING:
-    from kb_lsp.agent import Agent
+    from kb_lsp.engine.agent import Agent
 
 log = logging.getLogger(__name__)
 

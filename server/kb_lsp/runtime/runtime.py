@@ -38,14 +38,10 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from kb_lsp import __version__
-from kb_lsp.agent.conversations import Conversations
 from kb_lsp.config import Settings, changed_settings
-from kb_lsp.engine.llm import LlmCancelled, LlmError, configured_status
-from kb_lsp.engine.metadata.filters import FilterError
-from kb_lsp.engine.store import store_dir_for
-from kb_lsp.engine.workspace import reading
-from kb_lsp.engine.workspace.watcher import Batch, Watcher
-from kb_lsp.knowledge import (
+from kb_lsp.engine import reading
+from kb_lsp.engine.agent.conversations import Conversations
+from kb_lsp.engine.knowledge import (
     FileInfo,
     KnowledgeBase,
     NotIndexed,
@@ -54,6 +50,11 @@ from kb_lsp.knowledge import (
     SyncReport,
     default_storage,
 )
+from kb_lsp.engine.llm import LlmCancelled, LlmError, configured_status
+from kb_lsp.engine.metadata.filters import FilterError
+from kb_lsp.engine.store import store_dir_for
+from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile, WorkspaceRoot
+from kb_lsp.engine.workspace.watcher import Batch, Watcher
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
@@ -83,10 +84,9 @@ from kb_lsp.runtime.probe import LlmProbe, RunningWork
 from kb_lsp.runtime.status import Activity, combined, opening
 from kb_lsp.runtime.takeover import TakeoverWatch, WriterState, publish, read_state
 from kb_lsp.runtime.worker import IndexingWorker, Job, ProgressFactory, ProgressHandle
-from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile, WorkspaceRoot
 
 if TYPE_CHECKING:
-    from kb_lsp.agent import Agent
+    from kb_lsp.engine.agent import Agent
 
 log = logging.getLogger(__name__)
 
@@ -673,7 +673,7 @@ class Runtime:
         with self._agent_lock:
             kb = self._kb
             if self._agent is None and kb is not None:
-                from kb_lsp.agent import Agent
+                from kb_lsp.engine.agent import Agent
 
                 self._agent = Agent(kb, self.settings, conversations=self.conversations)
             return self._agent

@@ -7,26 +7,36 @@
  * one re-run when it is done), Related (the active Markdown file's nearest notes) and
  * Ask (a chat: transcript above, the input pinned below, one card for the model's state).
  */
-import type { FromWebview, PanelTab, ToWebview } from '../messages';
+import type { ServerFailure } from '../backend';
+import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
-import { resultsIncomplete } from '../format';
+import { resultsIncomplete, suggestedQuery } from '../format';
 import {
   filterCompletions,
   filterWordAt,
+  groupSources,
   hitId,
   fallbackReason,
+  isWaiting,
+  LIST_KEYS,
   modelProblem,
+  passageKey,
   renderCompletions,
   renderHover,
   renderModelCard,
   renderResults,
+  renderSearchError,
+  renderServerProblem,
   renderTranscript,
   resultsInfo,
   searchNotice,
   statusLine,
+  streamedText,
+  renderDidYouMean,
   type Completion,
   type ModelProblem,
   type ServerState,
+  type Streaming,
   type TranscriptEntry,
 } from './render';
 
@@ -52,7 +62,15 @@ interface PanelState {
   status: IndexStatus | null;
   server: ServerState;
   serverMessage?: string;
+  failure?: ServerFailure;
+  secondsLeft?: number;
+  /** Where the shown list was made (the panel, or KB: Search). */
+  listOrigin: ListOrigin;
   transcript: TranscriptEntry[];
+  /** The running ask's answer as it streams in. */
+  streaming: Streaming | null;
+  /** Steps blocks the user opened (by the index of their first step). */
+  openSteps: number[];
   askId: number | null;
   askFile: string | null;
   conversationId: string | null;
@@ -77,7 +95,10 @@ const initial: PanelState = {
   selected: 0,
   status: null,
   server: 'starting',
+  listOrigin: 'panel',
   transcript: [],
+  streaming: null,
+  openSteps: [],
   askId: null,
   askFile: null,
   conversationId: null,
@@ -91,9 +112,11 @@ const initial: PanelState = {
 };
 
 const restored = vscode.getState() as Partial<PanelState> | undefined;
-const state: PanelState = { ...initial, ...(restored ?? {}), askId: null };
+const state: PanelState = { ...initial, ...(restored ?? {}), askId: null, streaming: null };
 // A question left pending when the page went away is no longer running.
 state.transcript = state.transcript.map((e) => (e.kind === 'question' && e.pending ? { ...e, pending: false } : e));
+/** Passages read for the hover card, by `passageKey` (null: could not be read). */
+const passages = new Map<string, string | null>();
 
 function el<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -104,6 +127,11 @@ function el<T extends HTMLElement>(id: string): T {
 }
 
 const statusBox = el<HTMLElement>('status');
+const serverProblem = el<HTMLElement>('server-problem');
+const searchError = el<HTMLElement>('search-error');
+const searchWelcome = el<HTMLElement>('search-welcome');
+const searchHead = el<HTMLElement>('search-head');
+const askWelcome = el<HTMLElement>('ask-welcome');
 const statusText = el<HTMLElement>('status-text');
 const progressBar = el<HTMLProgressElement>('index-progress');
 const pauseButton = el<HTMLButtonElement>('pause-index');
@@ -122,6 +150,7 @@ const queryInput = el<HTMLInputElement>('query');
 const completionList = el<HTMLUListElement>('completions');
 const searchNoticeBox = el<HTMLElement>('search-notice');
 const searchInfo = el<HTMLElement>('search-info');
+const didYouMean = el<HTMLElement>('did-you-mean');
 const resultsList = el<HTMLOListElement>('results');
 const hoverCard = el<HTMLElement>('hover');
 const relatedInfo = el<HTMLElement>('related-info');
@@ -141,7 +170,23 @@ function post(message: FromWebview): void {
 }
 
 function save(): void {
-  vscode.setState({ ...state, askId: null });
+  vscode.setState({ ...state, askId: null, streaming: null });
+}
+
+/**
+ * Ctrl+A (Cmd+A) in a text box selects its text and stops there. Let through, the
+ * webview host hands the key to the workbench, whose own select-all comes back a moment
+ * later — after the first letters typed over the selection, which it then selects and
+ * loses (issue 25: `mexico` typed after Ctrl+A arrived as `xico`).
+ */
+function ownSelectAll(input: HTMLInputElement | HTMLTextAreaElement): void {
+  (input as HTMLElement).addEventListener('keydown', (event) => {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === 'a') {
+      event.preventDefault();
+      event.stopPropagation();
+      input.select();
+    }
+  });
 }
 
 function searchHits(): SearchHit[] {
@@ -155,10 +200,13 @@ function relatedHits(): SearchHit[] {
 // --- header: the one progress ------------------------------------------------------------
 
 function renderStatus(): void {
-  const line = statusLine(state.status, state.server, state.serverMessage);
+  const line = statusLine(state.status, state.server, state.secondsLeft);
   statusText.textContent = line.text;
   statusText.title = line.text;
   statusBox.className = `status ${line.cls}`;
+  const failed = state.server === 'failed';
+  serverProblem.hidden = !failed;
+  serverProblem.innerHTML = failed ? renderServerProblem(state.failure, state.serverMessage) : '';
   const status = state.status;
   const indexing = state.server === 'running' && status?.state === 'indexing';
   const progress = status?.progress;
@@ -274,6 +322,8 @@ function select(view: ListView, index: number, focus = true): void {
     item.classList.toggle('selected', isSelected);
     item.setAttribute('aria-selected', String(isSelected));
     if (isSelected) {
+      // The search box stays on top (sticky): scroll the row out from under it.
+      (item as HTMLElement).style.scrollMarginTop = view === searchList ? `${searchHead.offsetHeight + 2}px` : '';
       item.scrollIntoView({ block: 'nearest' });
     }
   }
@@ -369,15 +419,40 @@ resultsList.addEventListener('focus', () => {
   }
 });
 
+let hovered: SearchHit | undefined;
+let hoveredItem: HTMLElement | undefined;
+
 function showHover(item: HTMLElement): void {
   const n = Number(item.dataset.n);
   const hit = searchHits().find((h) => h.n === n);
   if (!hit) {
     return;
   }
-  hoverCard.innerHTML = renderHover(hit, state.summaries[hit.path]);
+  hovered = hit;
+  hoveredItem = item;
+  const key = passageKey(hit);
+  if (!passages.has(key)) {
+    passages.set(key, null);
+    post({ type: 'passage', key, uri: hit.uri, range: hit.range });
+  }
+  hoverCard.innerHTML = renderHover(hit, state.summaries[hit.path], passages.get(key));
   hoverCard.hidden = false;
-  hoverCard.style.top = `${item.offsetTop + item.offsetHeight}px`;
+  placeHover(item);
+}
+
+/** Below the row, unless that covers the selected row: then above the row, or else below
+ * the selected row — the row the keyboard is on stays readable. */
+function placeHover(item: HTMLElement): void {
+  const height = hoverCard.offsetHeight;
+  const selected = resultsList.querySelector<HTMLElement>('li.hit.selected');
+  const covers = (top: number): boolean =>
+    selected !== null && selected !== item && top < selected.offsetTop + selected.offsetHeight && top + height > selected.offsetTop;
+  const candidates = [
+    item.offsetTop + item.offsetHeight,
+    ...(item.offsetTop - height >= panes.search.scrollTop ? [item.offsetTop - height] : []),
+    ...(selected ? [selected.offsetTop + selected.offsetHeight] : []),
+  ];
+  hoverCard.style.top = `${candidates.find((top) => !covers(top)) ?? candidates[0]}px`;
 }
 
 function hideHover(): void {
@@ -400,22 +475,53 @@ function renderNotice(): void {
 function renderSearch(): void {
   renderList(searchList);
   const list = searchHits();
-  const info = state.searchError ?? (state.response ? resultsInfo(list.length, state.response.query) : '');
+  // A search while the server is down: the empty state above says why and what to do.
+  const error = state.server === 'failed' ? undefined : state.searchError;
+  searchError.hidden = !error;
+  searchError.innerHTML = error ? renderSearchError(error) : '';
+  const info = error || !state.response ? '' : resultsInfo(list.length, state.response.query, state.listOrigin);
   searchInfo.textContent = state.staleNote ? `${state.staleNote} ${info}`.trim() : info;
-  searchInfo.classList.toggle('error', Boolean(state.searchError));
+  searchInfo.title = list.length > 0 ? LIST_KEYS : '';
+  resultsList.title = list.length > 0 ? LIST_KEYS : '';
+  const suggestion = error ? undefined : suggestedQuery(state.response);
+  didYouMean.hidden = !suggestion;
+  didYouMean.innerHTML = suggestion ? renderDidYouMean(suggestion) : '';
+  renderWelcome();
   renderNotice();
   hideHover();
 }
 
+/** The welcome (what search does, examples) while the box is empty and nothing is listed. */
+function renderWelcome(): void {
+  searchWelcome.hidden = Boolean(state.query.trim() || state.response || state.searchError || state.server === 'failed');
+}
+
+/** An empty query shows no list: the old results are not what the box says. */
+function clearResults(): void {
+  state.response = null;
+  state.searchError = undefined;
+  state.staleNote = undefined;
+  state.rerunWhenReady = false;
+  state.selected = 0;
+  renderSearch();
+}
+
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
 
-function runSearch(): void {
+/** Search what the box says. `refresh`: the same search again (after a stale result, once
+ * indexing is done), which keeps saying why the list changed; a search the user makes
+ * does not. */
+function runSearch(refresh = false): void {
+  if (!refresh) {
+    state.staleNote = undefined;
+  }
   if (searchTimer) {
     clearTimeout(searchTimer);
     searchTimer = undefined;
   }
   const query = queryInput.value.trim();
   state.query = queryInput.value;
+  renderWelcome();
   save();
   if (query) {
     post({ type: 'search', query });
@@ -444,13 +550,58 @@ searchForm.addEventListener('submit', (event) => {
 
 queryInput.addEventListener('input', () => {
   state.query = queryInput.value;
+  renderWelcome();
   save();
   updateCompletions();
   if (searchTimer) {
     clearTimeout(searchTimer);
   }
+  if (!queryInput.value.trim()) {
+    searchTimer = undefined;
+    clearResults();
+    return;
+  }
   if (!typingFilter()) {
-    searchTimer = setTimeout(runSearch, 250);
+    searchTimer = setTimeout(() => runSearch(), 250);
+  }
+});
+
+ownSelectAll(queryInput);
+
+searchWelcome.addEventListener('click', (event) => {
+  const example = (event.target as HTMLElement).closest<HTMLButtonElement>('button.example');
+  if (example?.dataset.query) {
+    queryInput.value = example.dataset.query;
+    queryInput.focus();
+    runSearch();
+  }
+});
+
+didYouMean.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button.suggestion');
+  if (button?.dataset.query) {
+    queryInput.value = button.dataset.query;
+    queryInput.focus();
+    runSearch();
+  }
+});
+
+serverProblem.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+  switch (button?.dataset.action) {
+    case 'openServerSettings':
+      post({ type: 'command', command: 'openServerSettings' });
+      break;
+    case 'showLog':
+      post({ type: 'command', command: 'showLog' });
+      break;
+    case 'restartServer':
+      post({ type: 'command', command: 'restartServer' });
+      break;
+    case 'copyInstall':
+      post({ type: 'copy', text: button.dataset.text ?? '' });
+      button.textContent = 'Copied';
+      break;
   }
 });
 
@@ -581,9 +732,18 @@ function scrollTranscript(): void {
 }
 
 function renderAsk(): void {
-  transcriptBox.innerHTML = renderTranscript(state.transcript);
   const busy = state.askId !== null;
-  askButton.disabled = busy;
+  transcriptBox.innerHTML = renderTranscript(state.transcript, {
+    pending: busy,
+    streaming: state.streaming,
+    openSteps: new Set(state.openSteps),
+  });
+  // While an answer runs, the Ask button is its Stop button (Escape stops too).
+  askButton.textContent = busy ? 'Stop' : 'Ask';
+  askButton.classList.toggle('stop', busy);
+  askButton.classList.toggle('secondary', busy);
+  askButton.title = busy ? 'Stop this answer (Escape)' : 'Ask (Enter)';
+  askWelcome.hidden = busy || state.transcript.length > 0;
   scopeBox.hidden = !state.askFile;
   scopeFile.textContent = state.askFile ?? '';
   renderModel();
@@ -600,15 +760,45 @@ function ask(question: string, file: string | null = state.askFile): void {
   questionInput.value = '';
 }
 
+function stopAsk(): void {
+  if (state.askId !== null) {
+    post({ type: 'cancelAsk' });
+  }
+}
+
 askForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  ask(questionInput.value);
+  if (state.askId !== null) {
+    stopAsk();
+  } else {
+    ask(questionInput.value);
+  }
 });
 
 questionInput.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) {
     event.preventDefault();
     ask(questionInput.value);
+  }
+});
+
+ownSelectAll(questionInput);
+
+// Escape stops a running answer, wherever the keyboard is in the Ask tab.
+panes.ask.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && state.askId !== null) {
+    event.preventDefault();
+    event.stopPropagation();
+    stopAsk();
+  }
+});
+
+askWelcome.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button');
+  if (button?.dataset.question) {
+    ask(button.dataset.question);
+  } else if (button?.dataset.action === 'chooseModel') {
+    post({ type: 'command', command: 'chooseModel' });
   }
 });
 
@@ -634,10 +824,15 @@ newChatButton.addEventListener('click', () => {
 modelCard.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
   switch (button?.dataset.action) {
+    case 'chooseModel':
+      post({ type: 'command', command: 'chooseModel' });
+      break;
     case 'openSettings':
-      post({ type: 'openSettings', query: '@ext:kb-lsp.kb-lsp' });
+      post({ type: 'openSettings', query: button.dataset.query ?? '@ext:kb-lsp.kb-lsp' });
       break;
     case 'retry':
+      // Ask the server about the model again, and the question again when there was one.
+      post({ type: 'command', command: 'probeModel' });
       if (state.lastQuestion) {
         ask(state.lastQuestion.text, state.lastQuestion.file);
       }
@@ -651,26 +846,34 @@ modelCard.addEventListener('click', (event) => {
 
 transcriptBox.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
-  const source = target.closest<HTMLElement>('a.source');
+  const cite = target.closest<HTMLElement>('a.cite[data-source]');
+  const source = target.closest<HTMLElement>('a.source, a.source-range');
   const choice = target.closest<HTMLElement>('button.choice');
   const copy = target.closest<HTMLButtonElement>('button.copy-answer');
-  const stop = target.closest<HTMLButtonElement>('button.stop');
   const link = target.closest<HTMLAnchorElement>('a');
-  if (stop) {
-    post({ type: 'cancelAsk' });
-  } else if (copy) {
+  if (copy) {
     const entry = state.transcript[Number(copy.dataset.entry)];
     if (entry?.kind === 'answer') {
       post({ type: 'copy', text: entry.response.answer });
       copy.textContent = 'Copied';
     }
+  } else if (cite) {
+    // `[n]` in the answer: source n at its lines.
+    event.preventDefault();
+    const entry = state.transcript[Number(cite.dataset.entry)];
+    const found = entry?.kind === 'answer' ? entry.response.sources[Number(cite.dataset.source)] : undefined;
+    if (found) {
+      post({ type: 'open', uri: found.uri, range: found.range, path: found.path });
+    }
   } else if (source) {
+    // A file of the sources list, or one of its line ranges.
     event.preventDefault();
     const entry = state.transcript[Number(source.dataset.entry)];
     if (entry?.kind === 'answer') {
-      const found = entry.response.sources[Number(source.dataset.source)];
-      if (found) {
-        post({ type: 'open', uri: found.uri, range: found.range, path: found.path });
+      const group = groupSources(entry.response.sources)[Number(source.dataset.group)];
+      const range = group?.ranges[Number(source.dataset.range)]?.range;
+      if (group && range) {
+        post({ type: 'open', uri: group.uri, range, path: group.path });
       }
     }
   } else if (choice) {
@@ -686,6 +889,49 @@ transcriptBox.addEventListener('click', (event) => {
     }
   }
 });
+
+// Steps blocks stay open (or closed) as the user left them when the transcript re-renders.
+transcriptBox.addEventListener(
+  'toggle',
+  (event) => {
+    const details = event.target as HTMLElement;
+    if (!(details instanceof HTMLDetailsElement) || details.dataset.first === undefined) {
+      return;
+    }
+    const first = Number(details.dataset.first);
+    state.openSteps = state.openSteps.filter((n) => n !== first).concat(details.open ? [first] : []);
+    save();
+  },
+  true,
+);
+
+/** One `kb/askEvent` of the running ask: a step, or a piece of the answer. */
+function onAskEvent(event: Extract<ToWebview, { type: 'askEvent' }>['event']): void {
+  if (event.kind === 'answer') {
+    state.streaming = { text: streamedText(state.streaming?.text ?? '', event) };
+    return;
+  }
+  state.transcript.push({ kind: 'step', event });
+  // "Waiting for the model" lasts until the model says something.
+  state.streaming = { text: state.streaming?.text ?? '', waiting: isWaiting(event) ? event.text : undefined };
+}
+
+/** The running ask ended without its answer: what streamed in stays, marked. */
+function abandonAsk(message: string): void {
+  const partial = state.streaming?.text.trim();
+  const stopped = message === 'Stopped.';
+  // A stop is the user's choice, not an error: it reads "Stopped." under what came (if anything).
+  if (partial || stopped) {
+    state.transcript.push({
+      kind: 'answer',
+      response: { answer: partial ?? '', sources: [], stop: stopped ? 'cancelled' : 'error', steps: [], usage: {} },
+    });
+  }
+  if (!stopped) {
+    state.transcript.push({ kind: 'error', text: message });
+  }
+  state.streaming = null;
+}
 
 function pendingQuestionDone(): void {
   state.transcript = state.transcript.map((e) => (e.kind === 'question' && e.pending ? { ...e, pending: false } : e));
@@ -707,11 +953,11 @@ function finishAsk(response: AskResponse): void {
   state.transcript.push({ kind: 'answer', response, lead });
   state.conversationId = response.conversationId ?? state.conversationId;
   state.askId = null;
+  state.streaming = null;
 }
 
 // --- messages from the extension -------------------------------------------------------
 
-let refreshingStale = false;
 let staleIndex: { files: number; chunks: number; sawIndexing: boolean } | undefined;
 
 function onStatus(status: IndexStatus | null): void {
@@ -732,9 +978,8 @@ function onStatus(status: IndexStatus | null): void {
     const changed = status.files !== staleIndex.files || status.chunks !== staleIndex.chunks;
     if (status.state !== 'indexing' && (changed || staleIndex.sawIndexing)) {
       staleIndex = undefined;
-      refreshingStale = true;
       if (state.query.trim()) {
-        runSearch();
+        runSearch(true);
       }
     }
   }
@@ -744,7 +989,7 @@ function onStatus(status: IndexStatus | null): void {
     }
     if (state.rerunWhenReady && state.query.trim()) {
       state.rerunWhenReady = false;
-      runSearch();
+      runSearch(true);
     }
   }
 }
@@ -752,35 +997,59 @@ function onStatus(status: IndexStatus | null): void {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
-    case 'status':
+    case 'status': {
+      const wasFailed = state.server === 'failed';
       state.server = message.server;
       state.serverMessage = message.message;
+      state.failure = message.failure;
+      state.secondsLeft = message.secondsLeft;
       onStatus(message.status);
       renderStatus();
+      if (wasFailed !== (state.server === 'failed')) {
+        renderSearch();
+      }
       break;
+    }
     case 'results':
+      if (message.origin && message.origin !== 'panel') {
+        // KB: Search made the last list: the panel shows it, with its query in the box.
+        queryInput.value = message.response.query;
+        state.query = message.response.query;
+        closeCompletions();
+      }
+      state.listOrigin = message.origin ?? 'panel';
       state.response = message.response;
       state.selected = 0;
       state.searchError = undefined;
-      // The refresh after a stale result keeps saying why the list changed.
-      state.staleNote = refreshingStale ? state.staleNote : undefined;
-      refreshingStale = false;
+      // A refresh after a stale result keeps saying why the list changed (runSearch says
+      // when a search is the user's); another search's list is not that refresh.
+      if (message.origin && message.origin !== 'panel') {
+        state.staleNote = undefined;
+      }
       state.rerunWhenReady = resultsIncomplete(message.response.index);
       renderSearch();
       break;
     case 'searchError':
+      // The error replaces the list: results of an older query are not this query's.
       state.searchError = message.message;
+      state.response = null;
+      state.rerunWhenReady = false;
       renderSearch();
+      break;
+    case 'passage':
+      passages.set(message.key, message.text);
+      if (hovered && hoveredItem && !hoverCard.hidden && passageKey(hovered) === message.key) {
+        showHover(hoveredItem);
+      }
       break;
     case 'stale':
       state.staleNote = message.message;
-      refreshingStale = true;
       // The index may still hold the file for a moment: list again once it has changed.
       staleIndex = { files: state.status?.files ?? -1, chunks: state.status?.chunks ?? -1, sawIndexing: false };
       if (state.tab === 'related') {
         post({ type: 'related' });
       } else {
-        runSearch();
+        runSearch(true);
       }
       renderSearch();
       break;
@@ -814,6 +1083,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'askStarted':
       pendingQuestionDone();
+      state.streaming = null;
       state.askId = message.id;
       state.lastQuestion = { text: message.question, file: message.file ?? null };
       state.transcript.push({ kind: 'question', text: message.question, file: message.file, pending: true });
@@ -822,7 +1092,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'askEvent':
       if (message.id === state.askId) {
-        state.transcript.push({ kind: 'step', event: message.event });
+        onAskEvent(message.event);
         renderAsk();
       }
       break;
@@ -835,7 +1105,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'askFailed':
       if (message.id === state.askId) {
         pendingQuestionDone();
-        state.transcript.push({ kind: 'error', text: message.message });
+        abandonAsk(message.message);
         state.askId = null;
         renderAsk();
       }

@@ -30,7 +30,7 @@ import {
 import { initializationOptions, serverSettings } from '../../src/settings';
 import { reader } from '../shared/settings';
 import { sampleWorkspace, serverPython } from '../shared/server';
-import { request } from '../../src/request';
+import { request, STATUS_PROBE } from '../../src/request';
 import { assertIndexStatus, assertRange, assertShape } from './assertShape';
 
 const DEADLINE_MS = 120_000;
@@ -157,6 +157,11 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     assert.ok(status.chunks >= status.files);
     assert.ok(indexChanges.length > 0, 'kb/indexChanged was sent');
     indexChanges.forEach((s) => assertIndexStatus(s));
+  });
+
+  it('answers kb/status with the probe flag the extension sends on Retry', async () => {
+    const status = await conn.sendRequest<IndexStatus>(Methods.status, STATUS_PROBE);
+    assertIndexStatus(status);
   });
 
   let search: SearchResponse;

@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +54,8 @@ export class CodeServer {
   log = '';
   private server: ChildProcess | undefined;
   private settingsFile = '';
+  /** The user-data folder (User/ and Machine/ settings live in it). */
+  userData = '';
 
   /** Install the .vsix, start code-server on `workspace`, open it in Chromium. `remote`:
    * the Remote (machine) settings — where a remote window reads machine-overridable ones.
@@ -70,6 +72,7 @@ export class CodeServer {
     assert.ok(existsSync(VSIX), `${VSIX} not found: run npm run package`);
     const base = mkdtempSync(join(tmpdir(), 'kb-code-server-'));
     const userData = join(base, 'user-data');
+    this.userData = userData;
     const extensions = join(base, 'extensions');
     mkdirSync(join(userData, 'User'), { recursive: true });
     this.settingsFile = join(userData, 'User', 'settings.json');
@@ -139,6 +142,50 @@ export class CodeServer {
     await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
     await this.runCommand('View: Close Editor');
     await tab.waitFor({ state: 'detached' });
+  }
+
+  /** The User settings as VS Code has them on disk now (what a command wrote included). */
+  readUserSettings(): Record<string, unknown> {
+    // VS Code writes JSON with comments allowed; ours and its writes are plain JSON.
+    return JSON.parse(readFileSync(this.settingsFile, 'utf8')) as Record<string, unknown>;
+  }
+
+  /** Change the Remote (machine) settings while VS Code runs, in their JSON editor. */
+  async setRemoteSettings(settings: Record<string, unknown>): Promise<void> {
+    const page = this.page;
+    await this.runCommand('Preferences: Open Remote Settings (JSON)');
+    const tab = page.locator('.tabs-container .tab.active', { hasText: 'settings.json' });
+    await tab.waitFor();
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(JSON.stringify(settings, null, 2));
+    await page.keyboard.press('Control+S');
+    await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
+    await this.runCommand('View: Close Editor');
+    await tab.waitFor({ state: 'detached' });
+  }
+
+  /** Drag the sash between the side bar and the editor until the side bar is `width` px. */
+  async sideBarWidth(width: number): Promise<number> {
+    const page = this.page;
+    const sidebar = page.locator('.part.sidebar');
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const box = await sidebar.boundingBox();
+      if (!box) {
+        throw new Error('no side bar');
+      }
+      if (Math.abs(box.width - width) <= 2) {
+        return box.width;
+      }
+      const y = box.y + box.height / 2;
+      const edge = box.x + box.width;
+      await page.mouse.move(edge - 1, y);
+      await page.mouse.down();
+      await page.mouse.move(edge - 1 + (width - box.width) / 2, y, { steps: 4 });
+      await page.mouse.move(box.x + width - 1, y, { steps: 4 });
+      await page.mouse.up();
+    }
+    return (await sidebar.boundingBox())?.width ?? 0;
   }
 
   private async waitForHttp(url: string): Promise<void> {

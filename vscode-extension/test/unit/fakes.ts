@@ -46,6 +46,10 @@ export class FakeBackend implements KbBackend {
   status: IndexStatus | undefined = READY;
   state: ServerState = 'running';
   problem: string | undefined;
+  failure: KbBackend['failure'];
+  secondsLeft: number | undefined;
+  answers: { mode?: string; stop: string }[] = [];
+  statusRefreshes = 0;
   requests: { method: string; params: unknown; token?: { isCancellationRequested: boolean } }[] = [];
   handlers: Partial<{ [M in MethodName]: Handler<M> }> = {};
   logShown = 0;
@@ -81,10 +85,20 @@ export class FakeBackend implements KbBackend {
     this.changed.fire();
   }
 
-  setState(state: ServerState, problem?: string): void {
+  setState(state: ServerState, problem?: string, failure?: KbBackend['failure']): void {
     this.state = state;
     this.problem = problem;
+    this.failure = failure;
     this.changed.fire();
+  }
+
+  noteAnswer(response: { mode?: string; stop: string }): void {
+    this.answers.push(response);
+  }
+
+  refreshStatus(): Promise<void> {
+    this.statusRefreshes++;
+    return Promise.resolve();
   }
 
   fireAsk(event: AskEvent): void {

@@ -1,12 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { hitItem, lineSpan, parseResultNumber, relativeTo, statusView } from '../../src/format';
+import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relatedShown, RELATED_RATIO, relativeTo, statusView, suggestedQuery, timeLeft } from '../../src/format';
+import { MIN_SPAN_SECONDS, RateEstimator, WINDOW_SECONDS } from '../../src/estimate';
+import type { IndexPhase, IndexStatus } from '../../src/protocol';
 import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
 import { manifest, reader } from '../shared/settings';
 import { choosePython, diagnoseLaunch, interpreterFromApi } from '../../src/python';
 import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from '../../src/remoteSettings';
 import { Debouncer, errorCode, LatestOnly } from '../../src/util';
 import { hit, READY, tick, deferred } from './fakes';
+import { listFromServer } from '../../src/lastList';
 
 describe('format', () => {
   it('numbers quick-pick items and shows label, lines, score, heading and snippet', () => {
@@ -23,11 +26,86 @@ describe('format', () => {
 
   it('shows the index state: ready, indexing x/y, read-only, no model, error', () => {
     assert.equal(statusView(READY).text, '$(book) KB: ready · 3 files · no model');
-    assert.equal(statusView({ ...READY, state: 'indexing', files: 2, pending: 5 }).text.includes('indexing 2/7'), true);
+    assert.equal(statusView({ ...READY, files: 3038 }).text, '$(book) KB: ready · 3,038 files · no model');
+    assert.equal(statusView({ ...READY, state: 'indexing', files: 2, pending: 5 }).text.includes('Indexing 2/7 files'), true);
     assert.match(statusView({ ...READY, readOnly: true, llm: { ...READY.llm, reachable: true } }).text, /read-only$/);
     assert.equal(statusView({ ...READY, state: 'error' }).kind, 'error');
     assert.equal(statusView(undefined).kind, 'stopped');
     assert.equal(statusView({ ...READY, paused: true }).text, '$(book) KB: ready · 3 files · indexing paused · no model');
+  });
+
+  it('says one label per phase, in its own unit, with the time left when there is an estimate', () => {
+    const at = (phase: IndexPhase, filesDone: number, chunksDone = 0, chunksTotal = 0): IndexStatus => ({
+      ...READY,
+      state: 'indexing',
+      progress: { phase, filesDone, filesTotal: 155, chunksDone, chunksTotal },
+    });
+    assert.equal(indexLabel({ ...at('scanning', 0), progress: { phase: 'scanning', filesDone: 0, filesTotal: 0 } }), 'Scanning files…');
+    assert.equal(indexLabel(at('keyword', 150)), 'Reading 150/155 files');
+    assert.equal(indexLabel(at('vectors', 0, 0, 3038)), 'Keyword search ready · embedding 0/3,038 passages');
+    assert.equal(
+      indexLabel(at('vectors', 18, 256, 3038), 12 * 60 + 10),
+      'Keyword search ready · embedding 256/3,038 passages · about 12 min left',
+    );
+    assert.equal(indexLabel(at('keyword', 3), 20), 'Reading 3/155 files · less than a minute left');
+    assert.equal(indexLabel({ ...at('vectors', 18, 256, 3038), paused: true }, 600), 'Keyword search ready · embedding 256/3,038 passages · paused');
+    assert.equal(timeLeft(2.5 * 3600), 'about 2.5 h left');
+    assert.equal(count(3038), '3,038');
+    // The same words on the status bar, with its icon.
+    assert.equal(statusView(at('vectors', 18, 256, 3038), 600).text, '$(sync~spin) KB: Keyword search ready · embedding 256/3,038 passages · about 10 min left · no model');
+    assert.equal(incompleteNotice(at('keyword', 38)), 'Reading 38/155 files — results may be incomplete');
+    // The bar over both phases never goes back: the end of reading is below the start of embedding.
+    const moments = [at('scanning', 0), at('keyword', 0), at('keyword', 150), at('keyword', 155), at('vectors', 0, 0, 3038), at('vectors', 18, 256, 3038), at('vectors', 155, 3038, 3038)];
+    const fractions = moments.map((m) => overallFraction(m) ?? -1);
+    assert.deepEqual([...fractions].sort((a, b) => a - b), fractions);
+  });
+
+  it('estimates the time left from a recent window of the rate, per phase', () => {
+    const status = (phase: IndexPhase, done: number, total = 3000, paused = false): IndexStatus => ({
+      ...READY,
+      state: 'indexing',
+      paused,
+      progress: phase === 'vectors' ? { phase, filesDone: 0, filesTotal: 155, chunksDone: done, chunksTotal: total } : { phase, filesDone: done, filesTotal: 155 },
+    });
+    const estimator = new RateEstimator();
+    estimator.observe(status('keyword', 0), 0);
+    assert.equal(estimator.secondsLeft(status('keyword', 0), 0), undefined, 'no estimate from one moment');
+    estimator.observe(status('keyword', 10), 5);
+    assert.equal(estimator.secondsLeft(status('keyword', 10), 5), undefined, `none before ${MIN_SPAN_SECONDS} s of samples`);
+    estimator.observe(status('keyword', 40), 20);
+    assert.equal(Math.round(estimator.secondsLeft(status('keyword', 40), 20) ?? -1), Math.round((115 * 20) / 40));
+    // A new phase starts its own measure, in passages.
+    estimator.observe(status('vectors', 0), 30);
+    assert.equal(estimator.secondsLeft(status('vectors', 0), 30), undefined);
+    // Slow at first (10/s), then 2/s for the whole window: the window's rate counts, not the average.
+    for (let t = 0; t <= 100; t += 10) {
+      estimator.observe(status('vectors', t * 10), 30 + t);
+    }
+    let done = 1000;
+    let now = 130;
+    for (let k = 0; k < 40; k++) {
+      now += 10;
+      done += 20;
+      estimator.observe(status('vectors', done), now);
+    }
+    const left = estimator.secondsLeft(status('vectors', done), now) ?? -1;
+    assert.ok(Math.abs(left - (3000 - done) / 2) < (3000 - done) / 2 * 0.1, `about ${(3000 - done) / 2} s at 2/s (${left}), window ${WINDOW_SECONDS} s`);
+    // Numbers that stand still make the estimate grow, never fall to 0.
+    const later = estimator.secondsLeft(status('vectors', done), now + 120) ?? -1;
+    assert.ok(later > left, `${later} > ${left}`);
+    // A pause drops the measure; so does the end of the sync.
+    estimator.observe(status('vectors', done, 3000, true), now + 130);
+    assert.equal(estimator.secondsLeft(status('vectors', done), now + 130), undefined);
+    // A server estimate, once the server sends one, is taken as it is.
+    const fromServer = { ...status('vectors', 5), progress: { ...status('vectors', 5).progress, secondsLeft: 42 } } as IndexStatus;
+    assert.equal(new RateEstimator().secondsLeft(fromServer, 0), 42);
+  });
+
+  it('reads the lines of a passage for the hover', () => {
+    const text = 'a\nb\nc\nd\n';
+    assert.equal(passageText(text, { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } }), 'b\nc');
+    assert.equal(passageText(text, { start: { line: 1, character: 0 }, end: { line: 2, character: 1 } }), 'b\nc');
+    assert.equal(passageText(text, { start: { line: 0, character: 0 }, end: { line: 3, character: 0 } }, 2), 'a\nb…');
   });
 
   it('makes workspace-relative paths with / and refuses files outside', () => {
@@ -191,20 +269,32 @@ describe('python', () => {
     assert.equal(await interpreterFromApi(broken), undefined);
   });
 
-  it('explains a missing Python and a missing package', () => {
+  it('explains a missing Python and a missing package, one fact a sentence, with the README install', () => {
     const py = { command: 'python3', source: 'default' as const };
     assert.equal(diagnoseLaunch(py, { stderr: '' }), undefined);
     const missing = diagnoseLaunch(py, { error: { code: 'ENOENT', message: 'spawn python3 ENOENT' }, stderr: '' });
     assert.equal(missing?.problem, 'python-missing');
-    assert.match(missing?.message ?? '', /Python was not found.*kb\.server\.python/);
+    assert.match(missing?.facts[0] ?? '', /^No Python was found at python3/);
+    assert.match(missing?.message ?? '', /kb\.server\.python/);
     const noPkg = diagnoseLaunch(
       { command: '/v/bin/python', source: 'setting' },
       { error: { code: 1, message: 'exit 1' }, stderr: "ModuleNotFoundError: No module named 'kb_lsp'\n" },
     );
     assert.equal(noPkg?.problem, 'package-missing');
-    assert.match(noPkg?.message ?? '', /\/v\/bin\/python -m pip install kb-lsp/);
+    assert.deepEqual(noPkg?.facts, [
+      'The kb-lsp server is not installed in kb.server.python (/v/bin/python).',
+      'Install it from a clone of the kb-lsp repository, in that folder.',
+      'Set kb.server.python to the .venv/bin/python of that clone.',
+    ]);
+    // The README's way, never a PyPI name that may be someone else's package.
+    assert.equal(noPkg?.install, 'python3 -m venv .venv && .venv/bin/pip install .');
+    assert.doesNotMatch(noPkg?.message ?? '', /pip install kb-lsp/);
+    for (const fact of [...(noPkg?.facts ?? []), ...(missing?.facts ?? [])]) {
+      assert.match(fact, /^[A-Z][^]*\.$/, `one sentence: ${fact}`);
+      assert.equal(fact.split(/\. [A-Z]/).length, 1, `one sentence: ${fact}`);
+    }
     const remote = diagnoseLaunch(py, { error: { code: 'ENOENT', message: 'x' }, stderr: '' }, true);
-    assert.match(remote?.message ?? '', /set kb\.server\.python in the Remote settings/);
+    assert.match(remote?.message ?? '', /kb\.server\.python belongs in the Remote settings/);
     const other = diagnoseLaunch(py, { error: { code: 1, message: 'exit 1' }, stderr: 'Traceback\nImportError: bad' });
     assert.match(other?.message ?? '', /ImportError: bad/);
   });
@@ -245,5 +335,51 @@ describe('util', () => {
     assert.deepEqual(await b, { value: 'new' });
     const c = latest.run(() => Promise.reject(Object.assign(new Error('bad'), { code: -32602 })));
     await assert.rejects(c, (err) => errorCode(err) === -32602);
+  });
+});
+
+describe('relatedShown', () => {
+  it('keeps the notes within RELATED_RATIO of the closest one and drops the tail', () => {
+    const scores = [0.62, 0.55, 0.5, 0.45, 0.4, 0.34];
+    const hits = scores.map((score, i) => hit(i + 1, `n${i + 1}.md`, { score, label: 'related' }));
+    const kept = relatedShown(hits);
+    assert.deepEqual(kept.map((h) => h.score), scores.filter((s) => s >= 0.62 * RELATED_RATIO));
+    assert.deepEqual(kept.map((h) => h.n), [1, 2, 3], 'numbers stay 1..k');
+  });
+
+  it('keeps notes of equal score, and an empty list empty', () => {
+    const same = [1, 2, 3].map((n) => hit(n, `s${n}.md`, { score: 0.3 }));
+    assert.equal(relatedShown(same).length, 3);
+    assert.deepEqual(relatedShown([]), []);
+  });
+});
+
+describe('suggestedQuery', () => {
+  const response = { query: 'mexcio paymnets', results: [], index: READY };
+  it("takes the server's did-you-mean when it differs from the query", () => {
+    assert.equal(suggestedQuery({ ...response, didYouMean: 'mexico payments' } as typeof response), 'mexico payments');
+  });
+  it('ignores none, an empty one, the query itself, and a value that is not text', () => {
+    assert.equal(suggestedQuery(response), undefined);
+    assert.equal(suggestedQuery(null), undefined);
+    for (const didYouMean of ['', '  ', 'mexcio paymnets', 42, null]) {
+      assert.equal(suggestedQuery({ ...response, didYouMean } as typeof response), undefined, String(didYouMean));
+    }
+  });
+});
+
+describe('listFromServer (kb/listChanged)', () => {
+  it('takes {query, results, origin}, with the status given when it carries none', () => {
+    const list = listFromServer({ query: 'deploy', origin: 'cli', results: [hit(1, 'a.md')] }, READY);
+    assert.deepEqual(list, { response: { query: 'deploy', results: [hit(1, 'a.md')], index: READY }, origin: 'cli' });
+  });
+  it('reads an unknown origin as a question, drops entries that are not hits, refuses what is not a list', () => {
+    const list = listFromServer({ query: 'q', origin: 'martian', results: [hit(1, 'a.md'), { n: 'two' }, null] }, READY);
+    assert.equal(list?.origin, 'agent');
+    assert.deepEqual(list?.response.results.map((h) => h.path), ['a.md']);
+    for (const params of [null, 42, { query: 'q' }, { results: [] }, { query: 1, results: [] }]) {
+      assert.equal(listFromServer(params, READY), undefined, JSON.stringify(params));
+    }
+    assert.equal(listFromServer({ query: 'q', results: [] }, undefined), undefined, 'no status to show it with');
   });
 });

@@ -3,21 +3,32 @@ import { describe, it } from 'node:test';
 import { contentSecurityPolicy, panelHtml } from '../../src/panelHtml';
 import {
   clarifyChoices,
+  droppedCitations,
   fallbackReason,
   filterCompletions,
   filterWordAt,
+  fixCommand,
+  groupSources,
   highlight,
   modelProblem,
+  modelSettingsQuery,
   renderAnswer,
   renderHit,
+  renderHover,
   renderMarkdown,
   renderModelCard,
   renderPath,
+  renderSearchError,
+  renderServerProblem,
   renderStep,
   renderTranscript,
+  resultsInfo,
   searchNotice,
   statusLine,
+  stepsSummary,
+  streamedText,
   withoutLead,
+  withoutSourcesParagraph,
 } from '../../src/webview/render';
 import { hit, READY } from './fakes';
 
@@ -55,13 +66,13 @@ describe('webview rendering', () => {
 
   it('says when a list was made while indexing', () => {
     const indexing = { ...READY, state: 'indexing' as const, progress: { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 900, chunksTotal: 3036 } };
-    assert.equal(searchNotice(indexing), 'Indexing 38/155 — results may be incomplete');
+    assert.equal(searchNotice(indexing), 'Keyword search ready · embedding 900/3,036 passages — results may be incomplete');
     assert.equal(searchNotice(READY), '');
     // While the sync still counts its files there is no total to show (never "0/0").
     const scanning = { ...READY, state: 'indexing' as const, progress: { phase: 'scanning' as const, filesDone: 0, filesTotal: 0 } };
-    assert.equal(searchNotice(scanning), 'Indexing — results may be incomplete');
-    assert.equal(statusLine(scanning, 'running').text, 'Indexing scanning files… · no model');
-    assert.equal(searchNotice({ ...READY, vectorsReady: 0.5 }), 'Indexing 3/3 — results may be incomplete');
+    assert.equal(searchNotice(scanning), 'Scanning files… — results may be incomplete');
+    assert.equal(statusLine(scanning, 'running').text, 'Scanning files… · no model');
+    assert.equal(searchNotice({ ...READY, vectorsReady: 0.5 }), 'Indexing not finished — results may be incomplete');
   });
 
   it('renders markdown without raw HTML or javascript: links', () => {
@@ -95,10 +106,105 @@ describe('webview rendering', () => {
       { answer: 'Yes [1].', sources: [{ n: 1, uri: 'file:///ws/a.md', path: 'a.md', range: hit(1, 'a.md').range }, { uri: 'file:///ws/b.md', path: 'b.md', range: hit(1, 'b.md').range }], stop: 'step_limit', steps: [], usage: {} },
       0,
     );
-    assert.match(html, /<ul><li><a href="#" class="source" data-entry="0" data-source="0"[^>]*>\[1\] a\.md L5–7<\/a><\/li><li><a[^>]*>\[2\] b\.md L5–7<\/a>/);
+    const text = (h: string): string => h.replace(/<[^>]+>/g, '');
+    const items = /<ul>(.*)<\/ul>/.exec(html)?.[1]?.split('</li>').filter(Boolean) ?? [];
+    assert.deepEqual(items.map(text), ['[1] a.md L5–7', '[2] b.md L5–7']);
+    assert.match(items[0] ?? '', /<a href="#" class="source" data-entry="0" data-group="0" data-range="0"/);
     assert.doesNotMatch(html, /<ol>/);
     assert.match(html, /step limit/);
     assert.match(html, /class="link-button copy-answer" data-entry="0"/);
+  });
+
+  it('links each [n] of an answer to its source, and leaves code, links and unknown numbers alone', () => {
+    const sources = [
+      { n: 1, uri: 'file:///ws/a.md', path: 'a.md', range: hit(1, 'a.md').range },
+      { n: 2, uri: 'file:///ws/b.md', path: 'b.md', range: hit(2, 'b.md').range },
+    ];
+    const html = renderMarkdown('Run it [1][2], see `x[1]` and [the docs](docs/x.md) [9]; also [docs/c.md:3-5].', { entry: 4, sources });
+    assert.match(html, /<a href="#" class="cite" data-entry="4" data-source="0" title="a\.md L5–7">\[1\]<\/a><a href="#" class="cite" data-entry="4" data-source="1" title="b\.md L9–11">\[2\]<\/a>/);
+    assert.match(html, /<code>x\[1\]<\/code>/, 'not in code');
+    assert.match(html, /<a href="docs\/x\.md">the docs<\/a> \[9\];/, 'an unknown number stays text');
+    assert.match(html, /<a href="docs\/c\.md#L3-L5" class="cite cite-path" title="docs\/c\.md L3–5">\[docs\/c\.md:3-5\]<\/a>/);
+    // Sources without numbers are cited by position; escaping holds in titles.
+    const odd = renderMarkdown('See [1].', { entry: 0, sources: [{ uri: 'file:///ws/%22.md', path: '"<x>.md', range: hit(1, 'a.md').range }] });
+    assert.match(odd, /title="&quot;&lt;x&gt;\.md L5–7"/);
+  });
+
+  it('lists each file once, its cited line ranges merged, and drops the "Sources:" paragraph', () => {
+    const range = (a: number, b: number) => ({ start: { line: a, character: 0 }, end: { line: b, character: 0 } });
+    const sources = [
+      { n: 1, uri: 'file:///ws/cors.md', path: 'cors.md', range: range(0, 1) },
+      { n: 2, uri: 'file:///ws/cors.md', path: 'cors.md', range: range(0, 20) },
+      { n: 3, uri: 'file:///ws/other.md', path: 'other.md', range: range(4, 9) },
+      { n: 4, uri: 'file:///ws/cors.md', path: 'cors.md', range: range(40, 45) },
+      { n: 5, uri: 'file:///ws/cors.md', path: 'cors.md', range: range(20, 25) },
+    ];
+    assert.deepEqual(
+      groupSources(sources).map((g) => ({ path: g.path, ranges: g.ranges.map((r) => [r.range.start.line, r.range.end.line, r.numbers]) })),
+      [
+        { path: 'cors.md', ranges: [[0, 25, [1, 2, 5]], [40, 45, [4]]] },
+        { path: 'other.md', ranges: [[4, 9, [3]]] },
+      ],
+    );
+    const html = renderAnswer(
+      { answer: 'Add it [1][2].\n\nSources: [1] `cors.md` lines 1–1; [2] `cors.md` lines 1–20', sources, stop: 'answer', steps: [], usage: {} },
+      0,
+    );
+    assert.equal((html.match(/<li>/g) ?? []).length, 2, 'one source per file');
+    assert.doesNotMatch(html, /Sources: \[1\]/);
+    assert.match(html, /\[1, 2, 4, 5\]<\/span> <a[^>]*class="source"[^>]*>cors\.md<\/a> <span class="source-lines"><a[^>]*>L1–25<\/a> · <a[^>]*>L41–45<\/a>/);
+    assert.equal(withoutSourcesParagraph('A.\n\nPassages the model was given (its answer cites none of them): [1] x'), 'A.');
+    assert.equal(withoutSourcesParagraph('Sources: only'), 'Sources: only', 'an answer that is only that stays');
+    // A clarification lists no sources beside its choices.
+    const clarify = renderAnswer({ answer: 'Which?\n1. a\n2. b\n\nSources: `a` L1', sources, stop: 'clarify', steps: [], usage: {} }, 1);
+    assert.doesNotMatch(clarify, /class="sources"|Sources/);
+  });
+
+  it('folds the steps of an answered question into one line that opens; streams the pending answer', () => {
+    const events = [
+      { kind: 'tool_call' as const, text: '', tool: 'search_knowledge_base', args: { query: 'cors' } },
+      { kind: 'tool_result' as const, text: '3 files', tool: 'search_knowledge_base' },
+      { kind: 'tool_call' as const, text: '', tool: 'read_file', args: { path: 'docs/cors.md' } },
+      { kind: 'tool_call' as const, text: '', tool: 'search_in_document', args: { path: 'docs/cors.md', query: 'x' } },
+      { kind: 'tool_call' as const, text: '', tool: 'read_file', args: { path: 'docs/cors.md', start_line: 40 } },
+    ];
+    assert.equal(stepsSummary(events), 'Searched 2×, read 1 file');
+    assert.equal(stepsSummary([{ kind: 'status', text: 'Mode: grounded' }]), '1 step');
+    assert.equal(
+      stepsSummary([
+        { kind: 'status', text: 'Mode: grounded — the best passages are given to the model' },
+        { kind: 'tool_result', text: '4 passages for the model: [1] a.md lines 1–4; [2] b.md lines 3–9' },
+      ]),
+      'Gave the model 4 passages',
+    );
+    const entries = [
+      { kind: 'question' as const, text: 'How?' },
+      ...events.map((event) => ({ kind: 'step' as const, event })),
+      { kind: 'answer' as const, response: { answer: 'So.', sources: [], stop: 'answer' as const, steps: [], usage: {} } },
+    ];
+    const done = renderTranscript(entries);
+    assert.match(done, /<details class="steps" data-first="1"><summary>Searched 2×, read 1 file<\/summary><div class="step tool-call">/);
+    assert.match(renderTranscript(entries, { openSteps: new Set([1]) }), /<details class="steps" data-first="1" open>/);
+    // While the ask runs, its steps are live and the answer streams in below them.
+    const live = renderTranscript([{ kind: 'question', text: 'How?', pending: true }, ...entries.slice(1, 3)], {
+      pending: true,
+      streaming: { text: 'Add the **middleware**' },
+    });
+    assert.match(live, /<div class="steps live"><div class="step tool-call">/);
+    assert.match(live, /<div class="answer pending-answer" aria-busy="true"><div class="markdown"><p>Add the <strong>middleware<\/strong><\/p>/);
+    assert.doesNotMatch(live, /<details/);
+  });
+
+  it('says "Waiting for the model" only while the model is silent', () => {
+    const waiting = { kind: 'step' as const, event: { kind: 'status' as const, text: 'Waiting for the model (qwen at x)…' } };
+    const pending = [{ kind: 'question' as const, text: 'How?', pending: true }, waiting];
+    assert.match(renderTranscript(pending, { pending: true, streaming: { text: '', waiting: waiting.event.text } }), /class="step status-step waiting">Waiting for the model/);
+    // The model spoke since: the line goes; it never shows in the folded steps.
+    assert.doesNotMatch(renderTranscript(pending, { pending: true, streaming: { text: 'Add' } }), /Waiting/);
+    assert.doesNotMatch(
+      renderTranscript([...pending, { kind: 'answer', response: { answer: 'A', sources: [], stop: 'answer', steps: [], usage: {} } }]),
+      /Waiting/,
+    );
   });
 
   it('shows how an answer was made and marks ungrounded answers', () => {
@@ -122,7 +228,7 @@ describe('webview rendering', () => {
       { kind: 'step', event: { kind: 'error', text: 'the tool failed' } },
     ]);
     assert.equal((html.match(/not reachable/g) ?? []).length, 0);
-    assert.match(html, /<div class="step status-step">Waiting for the model…<\/div>/);
+    assert.doesNotMatch(html, /Waiting for the model/, 'not once the ask is over');
     assert.match(html, /Best matching passages/);
     assert.match(html, /Error:<\/span> the tool failed/, 'errors of other asks stay');
     // The server of issue 11 says why once, as a "No model: …" status step.
@@ -142,10 +248,10 @@ describe('webview rendering', () => {
     assert.equal(withoutLead('a\n\nb', 'c'), 'a\n\nb');
   });
 
-  it('puts Stop next to the pending question', () => {
+  it('marks the pending question, with no Stop of its own (the Ask button is Stop then)', () => {
     const html = renderTranscript([{ kind: 'question', text: 'Why?', pending: true }]);
-    assert.match(html, /<div class="question pending">.*<button id="stop-button" type="button" class="secondary stop"/);
-    assert.doesNotMatch(renderTranscript([{ kind: 'question', text: 'Why?' }]), /stop/);
+    assert.match(html, /<div class="question pending">/);
+    assert.doesNotMatch(html, /button/);
   });
 
   it('builds one model card with actions from the server message', () => {
@@ -156,10 +262,59 @@ describe('webview rendering', () => {
     const down = modelProblem('Ollama is not reachable at http://127.0.0.1:11434');
     assert.equal(down.kind, 'unreachable');
     const card = renderModelCard(down, llm);
-    assert.match(card, /data-action="openSettings"/);
+    assert.match(card, /data-action="openSettings" data-query="@id:kb\.llm\.provider [^"]*@id:kb\.ollama\.host/);
     assert.match(card, /data-action="retry"/);
+    assert.match(card, /data-action="chooseModel"/);
     assert.match(card, /data-text="ollama serve"/);
     assert.equal(modelProblem('The model did not answer within 120 s').kind, 'timeout');
+  });
+
+  it('follows the configured provider and port: no `ollama serve` for an OpenAI-compatible server', () => {
+    const down = modelProblem('The model server is not reachable');
+    const openai = (host: string, model = 'smollm2') => ({ host, model, reachable: false, provider: 'openai' as const });
+    assert.equal(fixCommand(down, openai('http://127.0.0.1:8081/v1')), 'llama-server -m model.gguf --port 8081');
+    assert.equal(fixCommand(down, openai('http://127.0.0.1:8080/v1', 'qwen.gguf')), 'llama-server -m qwen.gguf --port 8080');
+    assert.equal(fixCommand(down, openai('http://127.0.0.1:1234/v1')), 'lms server start --port 1234');
+    assert.equal(fixCommand(down, openai('http://127.0.0.1:8000/v1', 'Qwen/Qwen2.5-7B')), 'vllm serve Qwen/Qwen2.5-7B --port 8000');
+    assert.equal(fixCommand(modelProblem('model smollm3 not found'), openai('http://127.0.0.1:8080/v1')), undefined);
+    assert.equal(fixCommand(down, { host: 'http://127.0.0.1:11500', model: 'q', provider: 'ollama' }), 'OLLAMA_HOST=127.0.0.1:11500 ollama serve');
+    const card = renderModelCard(down, openai('http://127.0.0.1:8081/v1'));
+    assert.doesNotMatch(card, /ollama/i);
+    assert.match(card, /llama-server, LM Studio, vLLM/);
+    assert.match(card, /data-text="llama-server -m model\.gguf --port 8081"/);
+    assert.doesNotMatch(modelSettingsQuery(openai('x')), /ollama/);
+  });
+
+  it('shows a search error with the character it names, and the list query above results', () => {
+    const html = renderSearchError("query, character 19: '2026-13-01' is not a date: there is no month 13 (in 'payments modified>2026-13-01')");
+    assert.match(html, /The query has a problem at character 19: &#39;2026-13-01&#39; is not a date: there is no month 13\./);
+    assert.match(html, /<code class="search-error-where">payments modified&gt;<mark class="search-error-at">2<\/mark>026-13-01<\/code>/);
+    assert.match(renderSearchError('filter, character 1: this \'(\' is never closed (in \'(tag:x\')'), /<mark class="search-error-at">\(<\/mark>tag:x/);
+    assert.equal(renderSearchError('index is broken'), '<div class="search-error-text">index is broken</div>');
+    assert.equal(resultsInfo(3038, 'payments'), '3,038 files for “payments”');
+    assert.equal(resultsInfo(7, 'mexico', 'quickPick'), '7 files for “mexico” (from KB: Search)');
+    assert.equal(resultsInfo(2, 'How do I deploy?', 'agent'), '2 files for “How do I deploy?” (from the last question)');
+    assert.equal(resultsInfo(1, 'deploy', 'cli'), '1 file for “deploy” (from kb search)');
+  });
+
+  it('says why the server did not start, one fact a line, with its actions', () => {
+    const html = renderServerProblem({
+      facts: ['The kb-lsp server is not installed in python3.', 'Install it from a clone of the kb-lsp repository.'],
+      kind: 'package-missing',
+      install: 'python3 -m venv .venv && .venv/bin/pip install .',
+      remote: true,
+    });
+    assert.equal((html.match(/<p class="empty-fact">/g) ?? []).length, 2);
+    assert.match(html, /data-action="copyInstall" data-text="python3 -m venv \.venv &amp;&amp; \.venv\/bin\/pip install \."/);
+    assert.match(html, /data-action="openServerSettings" title="kb\.server\.python, in the Remote settings/);
+    assert.match(html, /data-action="showLog"/);
+    assert.doesNotMatch(html, /pip install kb-lsp/);
+  });
+
+  it('hovers with the passage once read, the snippet until then', () => {
+    const h = hit(1, 'a.md', { snippet: 'short…', marks: ['install'] });
+    assert.match(renderHover(h, undefined), /<div class="hover-passage">short…<\/div>/);
+    assert.match(renderHover(h, undefined, 'line one\nthen install it'), /<div class="hover-passage is-passage">line one\nthen <mark>install<\/mark> it<\/div>/);
   });
 
   it('completes filter values from the schema', () => {
@@ -181,18 +336,26 @@ describe('webview rendering', () => {
     assert.equal(filterCompletions(schema, 'tag', '')[0]?.detail, '5 files');
     assert.deepEqual(filterCompletions(schema, 'owner', ''), []);
     assert.deepEqual(filterCompletions(null, 'tag', ''), []);
+    // The files at the top of the workspace: `folder:/`, never a blank `folder:`.
+    const folders = { files: 14, fields: [{ name: 'folder', types: ['string'], files: 14, top: [{ value: 'payments', count: 4 }, { value: '', count: 2 }] }] };
+    assert.deepEqual(filterCompletions(folders, 'folder', '').map((c) => [c.insert, c.label, c.detail]), [
+      ['folder:payments ', 'folder:payments', '4 files'],
+      ['folder:/ ', 'folder:/', 'top level · 2 files'],
+    ]);
+    assert.deepEqual(filterCompletions({ ...folders, fields: [{ ...folders.fields[0], name: 'status' }] }, 'status', '').map((c) => c.label), ['status:payments']);
   });
 
   it('describes the index state on top', () => {
-    assert.deepEqual(statusLine(READY, 'running'), { text: 'Ready · 3 files · 12 chunks · no model', cls: 'ready' });
+    assert.deepEqual(statusLine(READY, 'running'), { text: 'Ready · 3 files · 12 passages · no model', cls: 'ready' });
+    assert.equal(statusLine({ ...READY, files: 155, chunks: 3038 }, 'running').text, 'Ready · 155 files · 3,038 passages · no model');
     assert.equal(statusLine({ ...READY, state: 'indexing', files: 4, pending: 6 }, 'running').text, 'Indexing 4/10 files · no model');
     const progress = { phase: 'vectors' as const, filesDone: 38, filesTotal: 155, chunksDone: 1204, chunksTotal: 3036 };
     assert.equal(
-      statusLine({ ...READY, state: 'indexing', files: 30, progress }, 'running').text,
-      'Indexing 38/155 files · 1,204/3,036 chunks · embedding · no model',
+      statusLine({ ...READY, state: 'indexing', files: 30, progress }, 'running', 125).text,
+      'Keyword search ready · embedding 1,204/3,036 passages · about 2 min left · no model',
     );
     assert.match(statusLine({ ...READY, state: 'indexing', progress, paused: true }, 'running').text, /· paused ·/);
-    assert.equal(statusLine(null, 'failed', 'no python').text, 'no python');
+    assert.equal(statusLine(null, 'failed').text, 'The server is not running.');
   });
 
   it('builds a page with a strict CSP', () => {
@@ -202,5 +365,37 @@ describe('webview rendering', () => {
     const html = panelHtml({ cspSource: 'vscode-resource:', nonce: 'abc', scriptUri: 'w.js', styleUri: 's.css' });
     assert.match(html, /<script nonce="abc" src="w\.js"><\/script>/);
     assert.equal((html.match(/<script/g) ?? []).length, 1);
+  });
+});
+
+describe('streamedText', () => {
+  it('adds pieces, starts over on replace, and takes an answer sent whole as it is', () => {
+    let text = '';
+    for (const piece of ['Run `make ', 'deploy`', ' from main']) {
+      text = streamedText(text, { text: piece, args: { piece: true } });
+    }
+    assert.equal(text, 'Run `make deploy` from main');
+    assert.equal(streamedText(text, { text: 'Deploy with', args: { piece: true, replace: true } }), 'Deploy with');
+    // A server that does not stream sends the whole answer once, at the end (today's wire);
+    // one that streams and then sends it whole too shows it once.
+    assert.equal(streamedText('', { text: 'The whole answer.' }), 'The whole answer.');
+    assert.equal(streamedText('The whole', { text: 'The whole answer.', args: null }), 'The whole answer.');
+  });
+});
+
+describe('dropped citations', () => {
+  const base = { answer: 'Use SPEI [1].', sources: [], stop: 'answer' as const, steps: [], usage: {}, mode: 'grounded' as const };
+  it('says which citations the server left out, as the model wrote them', () => {
+    const response = { ...base, dropped: ['[7]', '[docs/x.md:3]'] };
+    assert.deepEqual(droppedCitations(response as never), ['[7]', '[docs/x.md:3]']);
+    const html = renderAnswer(response, 0);
+    assert.match(html, /Left out <code>\[7\]<\/code>, <code>\[docs\/x\.md:3\]<\/code>: the model cited passages it was not given\./);
+  });
+  it('says nothing for a server that sends none, or a value that is not a list of text', () => {
+    assert.deepEqual(droppedCitations(base as never), []);
+    for (const dropped of [null, 'x', [1, null, ''], {}]) {
+      assert.deepEqual(droppedCitations({ ...base, dropped } as never), [], JSON.stringify(dropped));
+    }
+    assert.doesNotMatch(renderAnswer(base, 0), /Left out/);
   });
 });

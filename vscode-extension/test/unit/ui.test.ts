@@ -1,6 +1,7 @@
 import * as vscode from './vscodeStub';
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { beforeEach, describe, it } from 'node:test';
 import { registerCommands } from '../../src/commands';
@@ -11,15 +12,20 @@ import { panelHtml } from '../../src/panelHtml';
 import type { SearchHit } from '../../src/protocol';
 import { SearchQuickPick } from '../../src/quickPick';
 import { KbStatusBar } from '../../src/statusBar';
-import { rememberList } from '../../src/lastList';
+import { listFromServer, rememberList } from '../../src/lastList';
 import { IndexProgressNotification } from '../../src/indexProgress';
+import { AnsweredModel } from '../../src/answeredModel';
+import { statusView } from '../../src/format';
+import { checkBaseUrl, listModels, PRESETS } from '../../src/modelPicker';
+import { freePort } from '../shared/codeServer';
+import { startStandIn } from '../shared/standIns';
 import { deferred, FakeBackend, hit, READY, searchResponse, tick } from './fakes';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
 beforeEach(() => {
   vscode.reset();
-  rememberList([]);
+  rememberList(undefined);
 });
 
 describe('KB: Search quick pick', () => {
@@ -56,6 +62,28 @@ describe('KB: Search quick pick', () => {
     );
     assert.ok(items.every((i) => i.alwaysShow), 'items are not filtered away by the quick pick');
     assert.equal(pick.busy, false);
+  });
+
+  it("offers the server's did-you-mean above the results; Enter still opens result 1; picking it searches it", async () => {
+    const backend = new FakeBackend().on('kb/search', (p) =>
+      Promise.resolve(
+        p.query === 'mexcio paymnets'
+          ? { ...searchResponse(p.query, [hit(1, 'glossary.md'), hit(2, 'payments/mexico-payments.md')]), didYouMean: 'mexico payments' }
+          : searchResponse(p.query, [hit(1, 'payments/mexico-payments.md')]),
+      ),
+    );
+    const qp = new SearchQuickPick(backend, { debounceMs: 1 });
+    const pick = vscode.quickPicks[0] as vscode.FakeQuickPick<{ label: string; hit?: SearchHit; suggestion?: string }>;
+    pick.type('mexcio paymnets');
+    await until(() => pick.items.length > 0, 'the list');
+    assert.deepEqual(pick.items.map((i) => i.label), ['$(lightbulb) Did you mean “mexico payments”?', '1 · glossary.md', '2 · payments/mexico-payments.md']);
+    assert.equal(pick.activeItems[0]?.hit?.n, 1, 'Enter opens result 1');
+    pick.accept(pick.items[0]);
+    await qp.running;
+    assert.equal(pick.value, 'mexico payments');
+    assert.deepEqual(backend.requests.at(-1)?.params, { query: 'mexico payments' });
+    assert.deepEqual(pick.items.map((i) => i.label), ['1 · payments/mexico-payments.md'], 'no suggestion for a query the index knows');
+    qp.dispose();
   });
 
   it('opens the accepted result at its range', async () => {
@@ -99,7 +127,10 @@ function makePanel(backend: FakeBackend) {
   const executed: string[] = [];
   const panel = new KbPanel(vscode.Uri.file('/ext') as never, backend, {
     open: (uri, range) => Promise.resolve(opened.push({ uri, line: range.start.line })),
-    executeCommand: (id) => Promise.resolve(executed.push(id)),
+    executeCommand: (id, ...args) => {
+      executed.push(id);
+      return vscode.commands.executeCommand(id, ...args);
+    },
     openExternal: () => Promise.resolve(true),
   });
   const view = {
@@ -247,6 +278,27 @@ describe('commands', () => {
     assert.equal(vscode.calls.shown[0]?.uri, 'file:///ws/docs/b.md');
     assert.equal(vscode.calls.shown[0]?.options.selection?.start.line, 8);
     assert.equal(vscode.calls.revealed[0]?.end.line, 11);
+    // The passage's lines are selected, the cursor on its first line.
+    const selection = vscode.calls.selections[0];
+    assert.deepEqual([selection?.active.line, selection?.anchor.line], [8, 11]);
+  });
+
+  it("a list the server reports changed (kb/listChanged: an ask's own search) is the panel's and Open Result's", async () => {
+    const { backend, panel, posted } = setup();
+    backend.on('kb/search', (p) => Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'docs/b.md')])));
+    await panel.search('setup');
+    const told = listFromServer({ query: 'How do I deploy?', origin: 'agent', results: [hit(1, 'runbooks/deploy.md'), hit(2, 'notes/c.md')] }, READY);
+    assert.ok(told);
+    rememberList(told.response, told.origin);
+    const shown = posted.filter((m) => m.type === 'results').at(-1);
+    assert.equal(shown?.type === 'results' && shown.origin, 'agent');
+    assert.deepEqual(shown?.type === 'results' && shown.response.results.map((h) => h.path), ['runbooks/deploy.md', 'notes/c.md']);
+    const running = vscode.commands.executeCommand('kb.openResult');
+    const pick = vscode.quickPicks.at(-1) as vscode.FakeQuickPick<{ label: string }>;
+    assert.equal(pick.title, 'KB: Open Result — “How do I deploy?”');
+    assert.deepEqual(pick.items.map((i) => i.label), ['1 · runbooks/deploy.md', '2 · notes/c.md']);
+    pick.hide();
+    await running;
   });
 
   it('KB: Open Result… without a list asks the server for result N', async () => {
@@ -309,17 +361,18 @@ describe('commands', () => {
 });
 
 describe('status bar', () => {
-  it('follows the index state and points at the log when the server failed', () => {
+  it('follows the index state and points at the panel (its empty state) when the server failed', () => {
     const backend = new FakeBackend();
     const bar = new KbStatusBar(backend);
     const item = vscode.statusBarItems[0];
     assert.equal(item.text, '$(book) KB: ready · 3 files · no model');
     assert.equal(item.command, 'kb.showPanel');
     backend.updateStatus({ ...READY, state: 'indexing', files: 1, pending: 2 });
-    assert.match(item.text, /indexing 1\/3/);
+    assert.match(item.text, /Indexing 1\/3 files/);
     backend.setState('failed', 'kb-lsp: Python was not found');
     assert.equal(item.text, '$(error) KB: not running');
-    assert.equal(item.command, 'kb.showLog');
+    // The panel says why, with the actions that fix it.
+    assert.equal(item.command, 'kb.showPanel');
     bar.dispose();
   });
 });
@@ -402,8 +455,8 @@ describe('no dead ends', () => {
     registerCommands(backend, panel);
     await vscode.commands.executeCommand('kb.showStatus');
     const modal = vscode.calls.modals[0];
-    assert.equal(modal?.text, 'KB: indexing 38/155 · no model');
-    assert.match(modal?.detail ?? '', /^Progress: 38\/155 files · 1,204\/3,036 chunks · embedding\n/);
+    assert.equal(modal?.text, 'KB: Keyword search ready · embedding 1,204/3,036 passages · no model');
+    assert.match(modal?.detail ?? '', /^Progress: Keyword search ready · embedding 1,204\/3,036 passages\n/);
     assert.match(modal?.detail ?? '', /Embedder: minilm/);
     assert.match(modal?.detail ?? '', /skipped big\.md: larger than 2 MiB/);
     assert.deepEqual(modal?.items, ['Show Panel', 'Reindex', 'Show Log']);
@@ -411,23 +464,26 @@ describe('no dead ends', () => {
 });
 
 describe('one progress', () => {
-  it('the notification shows the status bar’s numbers and cancels the sync', async () => {
+  it('the notification shows the status bar’s label and cancels the sync', async () => {
     const backend = new FakeBackend().onAny('kb/indexControl', () => Promise.resolve({ ...INDEXING, message: 'cancelling' }));
     const bar = new KbStatusBar(backend);
     const notification = new IndexProgressNotification(backend);
     backend.updateStatus({ ...INDEXING, progress: { phase: 'scanning', filesDone: 0, filesTotal: 0, chunksDone: 0, chunksTotal: 0 } });
-    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: indexing … /, 'no 0/0 while the sync counts its files');
-    backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesTotal: 5, filesDone: 1 } });
+    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: Scanning files… /, 'no 0/0 while the sync counts its files');
+    backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, phase: 'keyword', filesTotal: 5, filesDone: 1 } });
     assert.equal(vscode.calls.progress.length, 0, 'no notification for a small sync');
-    backend.updateStatus(INDEXING);
+    backend.updateStatus({ ...INDEXING, progress: { phase: 'keyword', filesDone: 150, filesTotal: 155 } });
     const shown = vscode.calls.progress[0];
     assert.equal(shown?.options.location, vscode.ProgressLocation.Notification);
     assert.equal(shown?.options.cancellable, true);
-    assert.equal(shown?.reports.at(-1)?.message, '38/155 files · 1,204/3,036 chunks · embedding');
-    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: indexing 38\/155/);
+    assert.equal(shown?.reports.at(-1)?.message, 'Reading 150/155 files');
+    backend.secondsLeft = 720;
+    backend.updateStatus(INDEXING);
+    const label = 'Keyword search ready · embedding 1,204/3,036 passages · about 12 min left';
+    assert.equal(shown?.reports.at(-1)?.message, label);
+    assert.equal(vscode.statusBarItems[0]?.text, `$(sync~spin) KB: ${label} · no model`, 'the same words on both');
     backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesDone: 80, chunksDone: 2000 } });
-    assert.equal(shown?.reports.at(-1)?.message, '80/155 files · 2,000/3,036 chunks · embedding');
-    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: indexing 80\/155/);
+    assert.equal(shown?.reports.at(-1)?.message, 'Keyword search ready · embedding 2,000/3,036 passages · about 12 min left');
     assert.ok((shown?.reports ?? []).every((r) => r.increment === undefined || r.increment >= 0));
     shown?.cancel.cancel();
     await until(() => backend.requests.some((r) => r.method === 'kb/indexControl'), 'the cancel request');
@@ -456,7 +512,10 @@ describe('searching while indexing', () => {
     const qp = new SearchQuickPick(backend, { initialQuery: 'cors', debounceMs: 1 });
     const pick = vscode.quickPicks[0] as vscode.FakeQuickPick<{ label: string; kind?: number }>;
     await until(() => pick.items.length > 0, 'the first list');
-    assert.deepEqual(pick.items[0], { label: 'Indexing 38/155 — results may be incomplete', kind: vscode.QuickPickItemKind.Separator });
+    assert.deepEqual(pick.items[0], {
+      label: 'Keyword search ready · embedding 1,204/3,036 passages — results may be incomplete',
+      kind: vscode.QuickPickItemKind.Separator,
+    });
     index = READY;
     backend.updateStatus(READY);
     await until(() => backend.requests.length === 2, 'the second search');
@@ -490,6 +549,21 @@ describe('related notes', () => {
     assert.equal(backend.requests.length, count, 'the same file is not asked again');
   });
 
+  it('lists the notes near the closest one, not the far tail', async () => {
+    const scores = [0.7, 0.64, 0.6, 0.41, 0.34];
+    const backend = new FakeBackend().onAny('kb/related', (p: { path: string }) =>
+      Promise.resolve({ path: p.path, results: scores.map((score, i) => hit(i + 1, `n${i}.md`, { label: 'related', score })), index: READY }),
+    );
+    const { panel, posted, view } = makePanel(backend);
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/notes/b.md'), languageId: 'markdown' } });
+    await until(() => posted.some((m) => m.type === 'related' && m.path === 'notes/b.md'), 'the related list of b.md');
+    const related = posted.find((m) => m.type === 'related' && m.path === 'notes/b.md');
+    assert.deepEqual(related?.type === 'related' && related.response?.results.map((h) => h.score), [0.7, 0.64, 0.6]);
+  });
+
   it('say so when the server has no kb/related', async () => {
     const backend = new FakeBackend();
     const { panel, posted, view } = makePanel(backend);
@@ -505,5 +579,235 @@ describe('related notes', () => {
       response: null,
       message: 'This kb-lsp server does not offer related notes.',
     });
+  });
+});
+
+describe('one last list', () => {
+  it("the panel shows the quick pick's list, and Open Result N opens the panel's N", async () => {
+    const seven = Array.from({ length: 7 }, (_, i) => hit(i + 1, `notes/n${i + 1}.md`));
+    const backend = new FakeBackend().on('kb/search', (p) =>
+      Promise.resolve(searchResponse(p.query, p.query === 'mexico' ? seven : [hit(1, 'old.md')])),
+    );
+    const { panel, posted, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    registerCommands(backend, panel);
+    await panel.search('older query');
+    const qp = new SearchQuickPick(backend, { initialQuery: 'mexico', debounceMs: 1 });
+    await until(() => vscode.quickPicks[0]?.items.length === 7, "the quick pick's list");
+    await qp.running;
+    const shown = posted.filter((m) => m.type === 'results').at(-1);
+    assert.equal(shown?.type === 'results' && shown.origin, 'quickPick');
+    assert.equal(shown?.type === 'results' && shown.response.query, 'mexico');
+    assert.deepEqual(shown?.type === 'results' && shown.response.results.map((h) => h.path), seven.map((h) => h.path));
+    qp.dispose();
+    const running = vscode.commands.executeCommand('kb.openResult');
+    const pick = vscode.quickPicks.at(-1) as vscode.FakeQuickPick<{ label: string }>;
+    assert.equal(pick.title, 'KB: Open Result — “mexico”');
+    pick.type('7');
+    pick.accept(pick.items[0]);
+    await running;
+    assert.equal(vscode.calls.shown.at(-1)?.uri, 'file:///ws/notes/n7.md');
+    // The panel's own search is the last list again; the panel is not sent it twice.
+    const before = posted.filter((m) => m.type === 'results').length;
+    await panel.search('again');
+    assert.equal(posted.filter((m) => m.type === 'results').length, before + 1);
+  });
+});
+
+describe('panel actions', () => {
+  it('reads a passage for the hover, and says when it cannot', async () => {
+    const backend = new FakeBackend();
+    const posted: ToWebview[] = [];
+    const panel = new KbPanel(vscode.Uri.file('/ext') as never, backend, {
+      open: () => Promise.resolve(),
+      executeCommand: () => Promise.resolve(),
+      openExternal: () => Promise.resolve(true),
+      readFile: (uri) => (uri.endsWith('a.md') ? Promise.resolve(new TextEncoder().encode('# A\nline 2\nline 3\nline 4\n')) : Promise.reject(new Error('gone'))),
+    });
+    panel.post = (m) => void posted.push(m);
+    const range = { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } };
+    await panel.handle({ type: 'passage', key: 'k1', uri: 'file:///ws/a.md', range });
+    await panel.handle({ type: 'passage', key: 'k2', uri: 'file:///ws/gone.md', range });
+    assert.deepEqual(posted, [
+      { type: 'passage', key: 'k1', text: 'line 2\nline 3' },
+      { type: 'passage', key: 'k2', text: null },
+    ]);
+  });
+
+  it("runs the empty state's and the model card's commands", async () => {
+    const backend = new FakeBackend();
+    const { panel, executed } = makePanel(backend);
+    await panel.handle({ type: 'command', command: 'showLog' });
+    await panel.handle({ type: 'command', command: 'restartServer' });
+    await panel.handle({ type: 'command', command: 'openServerSettings' });
+    await panel.handle({ type: 'command', command: 'chooseModel' });
+    await panel.handle({ type: 'command', command: 'probeModel' });
+    assert.deepEqual([backend.logShown, backend.restarts, backend.statusRefreshes], [1, 1, 1]);
+    assert.deepEqual(executed, ['kb.openServerSettings', 'kb.chooseModel']);
+  });
+
+  it('sends the failure, fact by fact, and the estimate with the status', async () => {
+    const backend = new FakeBackend();
+    const { panel, posted, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    const failure = { facts: ['No Python was found at python3.'], kind: 'python-missing' as const, remote: false, install: 'x' };
+    backend.setState('failed', 'kb-lsp: No Python was found at python3.', failure);
+    assert.deepEqual(posted.at(-1), { type: 'status', status: null, server: 'failed', message: 'kb-lsp: No Python was found at python3.', failure, secondsLeft: undefined });
+    backend.secondsLeft = 90;
+    backend.setState('running');
+    assert.deepEqual(posted.at(-1), { type: 'status', status: READY, server: 'running', message: undefined, failure: undefined, secondsLeft: 90 });
+  });
+
+  it('tells the backend an answer came, so "no model" can end', async () => {
+    const backend = new FakeBackend().on('kb/ask', () =>
+      Promise.resolve({ answer: 'A', sources: [], stop: 'answer' as const, mode: 'grounded' as const, steps: [], usage: {} }),
+    );
+    const { panel } = makePanel(backend);
+    await panel.runAsk('How?', null);
+    assert.deepEqual(backend.answers, [{ answer: 'A', sources: [], stop: 'answer', mode: 'grounded', steps: [], usage: {} }]);
+  });
+
+  it('KB: Show Panel puts the keyboard in the search box', async () => {
+    const backend = new FakeBackend();
+    const { panel, posted, executed, view } = makePanel(backend);
+    panel.resolveWebviewView(view as never);
+    await panel.handle({ type: 'ready' });
+    registerCommands(backend, panel);
+    await vscode.commands.executeCommand('kb.showPanel');
+    assert.ok(executed.includes('kb.panel.focus'), executed.join(','));
+    assert.equal(posted.at(-1)?.type, 'focusSearch');
+  });
+
+  it('KB: Open Server Settings opens kb.server.python on the User tab, or the Remote tab in a remote window', async () => {
+    const backend = new FakeBackend();
+    const { panel } = makePanel(backend);
+    registerCommands(backend, panel);
+    await vscode.commands.executeCommand('kb.openServerSettings');
+    vscode.env.remoteName = 'ssh-remote';
+    await vscode.commands.executeCommand('kb.openServerSettings');
+    assert.deepEqual(
+      vscode.calls.commands.filter((c) => c.id.startsWith('workbench.')).map((c) => [c.id, c.args]),
+      [
+        ['workbench.action.openGlobalSettings', [{ query: 'kb.server.python' }]],
+        ['workbench.action.openRemoteSettings', [{ query: 'kb.server.python' }]],
+      ],
+    );
+  });
+});
+
+describe('"no model" ends when a model answers', () => {
+  it('reads reachable after an answer from that model, until it falls back or the settings change', () => {
+    const memory = new AnsweredModel();
+    const down = { ...READY, llm: { ...READY.llm, reachable: false } };
+    assert.equal(memory.apply(down).llm.reachable, false);
+    memory.note({ mode: 'agent', stop: 'answer' }, down.llm);
+    assert.equal(memory.apply(down).llm.reachable, true);
+    assert.equal(statusView(memory.apply(down)).text, '$(book) KB: ready · 3 files', 'the status bar drops "no model"');
+    assert.equal(memory.apply({ ...down, llm: { ...down.llm, model: 'other' } }).llm.reachable, false, 'another model: not known');
+    memory.note({ mode: 'fallback', stop: 'answer' }, down.llm);
+    assert.equal(memory.apply(down).llm.reachable, false);
+    memory.note({ mode: 'grounded', stop: 'length' }, down.llm);
+    memory.forget();
+    assert.equal(memory.apply(down).llm.reachable, false);
+  });
+});
+
+describe('KB: Choose a Model…', () => {
+  it('lists the models an OpenAI-compatible server and Ollama report, and says when nothing answers', async () => {
+    const openai = await startStandIn('openai', ['smollm2', 'qwen2.5-7b']);
+    const ollama = await startStandIn('ollama', ['qwen2.5:7b', 'llama3.1:8b']);
+    try {
+      assert.deepEqual(await listModels('openai', openai.url), { models: ['smollm2', 'qwen2.5-7b'] });
+      assert.deepEqual(await listModels('ollama', ollama.url), { models: ['qwen2.5:7b', 'llama3.1:8b'] });
+      // Ollama's /v1 address lists its models too (its own API answers).
+      assert.deepEqual(await listModels('ollama', `${ollama.url}/v1`), { models: ['qwen2.5:7b', 'llama3.1:8b'] });
+      // An OpenAI server asked with Ollama's API: a clear HTTP error, not a crash.
+      const wrong = await listModels('ollama', openai.url);
+      assert.ok('error' in wrong && /answered HTTP 404/.test(wrong.error), JSON.stringify(wrong));
+    } finally {
+      openai.stop();
+      ollama.stop();
+    }
+    const refused = await listModels('openai', `http://127.0.0.1:${await freePort()}/v1`);
+    assert.ok('error' in refused && /^Nothing answers at http:\/\/127\.0\.0\.1:\d+\/v1\/models \(ECONNREFUSED\)\.$/.test(refused.error), JSON.stringify(refused));
+    // A server that accepts and never answers: the short timeout says so.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const hung = await listModels('openai', `http://127.0.0.1:${port}/v1`, undefined, 300);
+      assert.deepEqual(hung, { error: `http://127.0.0.1:${port}/v1/models did not answer within 0 s.` });
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+    assert.equal(checkBaseUrl('http://127.0.0.1:8080/v1'), undefined);
+    assert.match(checkBaseUrl('127.0.0.1:8080') ?? '', /http/);
+  });
+
+  it('"llama-server" sets the provider, the base URL and a model the server lists', async () => {
+    const server = await startStandIn('openai', ['smollm2', 'qwen2.5-7b']);
+    try {
+      const backend = new FakeBackend();
+      const { panel } = makePanel(backend);
+      registerCommands(backend, panel);
+      vscode.responses.quickPick.push((items) => items.find((i) => i.label.startsWith('llama-server')));
+      vscode.responses.inputBox.push(server.url);
+      vscode.responses.quickPick.push((items) => items.find((i) => i.label === 'qwen2.5-7b'));
+      await vscode.commands.executeCommand('kb.chooseModel');
+      assert.deepEqual(vscode.calls.configUpdates, [
+        { key: 'llm.provider', value: 'openai', target: vscode.ConfigurationTarget.Global },
+        { key: 'llm.baseUrl', value: server.url, target: vscode.ConfigurationTarget.Global },
+        { key: 'llm.model', value: 'qwen2.5-7b', target: vscode.ConfigurationTarget.Global },
+      ]);
+      const input = vscode.calls.inputBoxes[0] as { value: string };
+      assert.equal(input.value, 'http://127.0.0.1:8080/v1', "llama-server's address, to edit");
+      assert.deepEqual(vscode.calls.quickPicks[0]?.items.map((i) => (i as { label: string }).label), PRESETS.map((p) => p.label));
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('a server that does not answer: says how to start it, saves the address when asked, never a model it did not list', async () => {
+    const backend = new FakeBackend();
+    const { panel } = makePanel(backend);
+    registerCommands(backend, panel);
+    const url = `http://127.0.0.1:${await freePort()}/v1`;
+    vscode.responses.quickPick.push((items) => items.find((i) => i.label === 'LM Studio'));
+    vscode.responses.inputBox.push(url);
+    vscode.responses.message.push('Save the Address');
+    await vscode.commands.executeCommand('kb.chooseModel');
+    assert.match(vscode.calls.messages.find((m) => m.level === 'warning')?.text ?? '', /Nothing answers at .*\(ECONNREFUSED\)\. Start it \(lms server start\), then choose again/);
+    assert.deepEqual(vscode.calls.configUpdates.map((u) => [u.key, u.value]), [
+      ['llm.provider', 'openai'],
+      ['llm.baseUrl', url],
+    ]);
+  });
+});
+
+describe('the walkthrough', () => {
+  it('runs registered commands and shows media that ship with the extension', () => {
+    const backend = new FakeBackend();
+    const { panel } = makePanel(backend);
+    registerCommands(backend, panel);
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      contributes: { walkthroughs: { steps: { description: string; media: { markdown?: string }; completionEvents?: string[] }[] }[] };
+    };
+    const steps = manifest.contributes.walkthroughs.flatMap((w) => w.steps);
+    assert.equal(steps.length, 3);
+    const commands = steps.flatMap((s) => [...s.description.matchAll(/\(command:([\w.]+)\)/g)].map((m) => m[1]));
+    const events = steps.flatMap((s) => s.completionEvents ?? []).filter((e) => e.startsWith('onCommand:')).map((e) => e.slice('onCommand:'.length));
+    for (const id of [...commands, ...events]) {
+      assert.ok(vscode.registeredCommands.has(id ?? ''), `${id} is registered`);
+    }
+    for (const step of steps) {
+      assert.ok(existsSync(join(ROOT, step.media.markdown ?? 'missing')), `${step.media.markdown} exists`);
+      // What it says to run is the README's install, never a PyPI name that may be another package.
+      const blocks = readFileSync(join(ROOT, step.media.markdown ?? ''), 'utf8').match(/```[^]*?```/g) ?? [];
+      assert.ok(blocks.every((block) => !/pip install kb-lsp\b/.test(block)), blocks.join('\n'));
+    }
+    assert.match(readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8'), /python3 -m venv \.venv && \.venv\/bin\/pip install \./);
   });
 });

@@ -60,6 +60,15 @@ export class Range {
   }
 }
 
+export class Selection extends Range {
+  constructor(
+    public anchor: Position,
+    public active: Position,
+  ) {
+    super(anchor, active);
+  }
+}
+
 export class Uri {
   private constructor(
     public scheme: string,
@@ -91,10 +100,14 @@ export const StatusBarAlignment = { Left: 1, Right: 2 };
 export const TextEditorRevealType = { Default: 0, InCenter: 1, InCenterIfOutsideViewport: 2, AtTop: 3 };
 export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 };
 export const QuickPickItemKind = { Separator: -1, Default: 0 };
+export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 };
 
 /** What the extension did through the stub, for assertions. */
 export const calls = {
   shown: [] as { uri: string; options: { selection?: Range } }[],
+  selections: [] as Selection[],
+  configUpdates: [] as { key: string; value: unknown; target: number }[],
+  quickPicks: [] as { items: unknown[]; options: unknown }[],
   revealed: [] as Range[],
   messages: [] as { level: string; text: string }[],
   commands: [] as { id: string; args: unknown[] }[],
@@ -108,6 +121,10 @@ export const responses = {
   inputBox: [] as (string | undefined)[],
   /** Answers of modal messages (the button chosen), in order. */
   modal: [] as (string | undefined)[],
+  /** Answers of non-modal messages with buttons (the button chosen), in order. */
+  message: [] as (string | undefined)[],
+  /** What `showQuickPick` picks: given its items, the chosen one. */
+  quickPick: [] as ((items: { label: string }[]) => unknown)[],
 };
 
 /** Files that exist, by path, for `workspace.fs.stat`. */
@@ -189,7 +206,7 @@ function message(level: string, text: string, rest: unknown[]): Promise<string |
     return Promise.resolve(responses.modal.shift());
   }
   calls.messages.push({ level, text });
-  return Promise.resolve(undefined);
+  return Promise.resolve(rest.length > 0 ? responses.message.shift() : undefined);
 }
 
 export const window = {
@@ -208,7 +225,17 @@ export const window = {
   },
   showTextDocument(uri: Uri, options: { selection?: Range }): Promise<unknown> {
     calls.shown.push({ uri: uri.toString(), options });
-    return Promise.resolve({ revealRange: (range: Range) => calls.revealed.push(range) });
+    return Promise.resolve({
+      revealRange: (range: Range) => calls.revealed.push(range),
+      set selection(selection: Selection) {
+        calls.selections.push(selection);
+      },
+    });
+  },
+  showQuickPick(items: { label: string }[], options: unknown): Promise<unknown> {
+    calls.quickPicks.push({ items, options });
+    const choose = responses.quickPick.shift();
+    return Promise.resolve(choose ? choose(items) : undefined);
   },
   showInputBox(options: unknown): Promise<string | undefined> {
     calls.inputBoxes.push(options);
@@ -260,8 +287,15 @@ export const workspace = {
   get workspaceFolders(): typeof workspaceFolders {
     return workspaceFolders;
   },
-  getConfiguration(): { get: (key: string) => unknown } {
-    return { get: (key: string) => configuration.get(key) };
+  getConfiguration(): { get: (key: string) => unknown; update: (key: string, value: unknown, target: number) => Promise<void> } {
+    return {
+      get: (key: string) => configuration.get(key),
+      update: (key: string, value: unknown, target: number) => {
+        calls.configUpdates.push({ key, value, target });
+        configuration.set(key, value);
+        return Promise.resolve();
+      },
+    };
   },
   fs: {
     stat(uri: Uri): Promise<object> {
@@ -271,6 +305,7 @@ export const workspace = {
 };
 
 export const env = {
+  remoteName: undefined as string | undefined,
   openExternal: (): Promise<boolean> => Promise.resolve(true),
   clipboard: {
     writeText(text: string): Promise<void> {
@@ -294,8 +329,14 @@ export function reset(): void {
   calls.modals.length = 0;
   calls.clipboard.length = 0;
   calls.progress.length = 0;
+  calls.selections.length = 0;
+  calls.configUpdates.length = 0;
+  calls.quickPicks.length = 0;
   responses.inputBox.length = 0;
   responses.modal.length = 0;
+  responses.message.length = 0;
+  responses.quickPick.length = 0;
+  env.remoteName = undefined;
   existingFiles.clear();
   quickPicks.length = 0;
   statusBarItems.length = 0;

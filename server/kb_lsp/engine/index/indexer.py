@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb_lsp.config import Settings
-from kb_lsp.embeddings import Embedder
+from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.index.prepare import (
     embedding_text as embedding_text,  # re-exported: its old home
 )
@@ -44,7 +44,7 @@ from kb_lsp.engine.memory import release_free_memory
 from kb_lsp.engine.metadata import FileMetadata
 from kb_lsp.engine.records import ReadOnlyStore, SyncReport
 from kb_lsp.engine.store import FileRecord, NewChunk, Store
-from kb_lsp.workspace import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
+from kb_lsp.engine.workspace.files import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
 

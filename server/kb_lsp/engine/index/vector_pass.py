@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kb_lsp.embeddings import Embedder
+from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.index.prepare import embedding_text
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.records import SyncReport

@@ -8,7 +8,7 @@ a model was answering (a timeout, HTTP 500) and ends that request with its messa
 
 from __future__ import annotations
 
-from kb_lsp.contract.errors import Cancelled, Failed
+from kb_lsp.errors import Cancelled, Failed
 
 
 class LlmError(Failed):

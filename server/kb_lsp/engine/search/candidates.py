@@ -10,13 +10,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pathspec
 
 from kb_lsp.engine.metadata.cards import Card
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search.weights import CARD_CANDIDATES, Fusion
 from kb_lsp.engine.store import Store, chunk_id
+from kb_lsp.globs import GlobList
 from kb_lsp.protocol import SearchMode
 
 
@@ -126,8 +126,8 @@ def allowed_paths(
     """The paths of `source` that the globs and the filter keep; None for all."""
     allowed: list[str] | None = None
     if globs:
-        spec = pathspec.GitIgnoreSpec.from_lines(globs)
-        allowed = [p for p in source.store.catalog.manifest() if spec.match_file(source.display(p))]
+        spec = GlobList(globs)
+        allowed = [p for p in source.store.catalog.manifest() if spec.matches(source.display(p))]
     if filter is not None:
         matching = source.store.notes.filter_paths(filter, source.prefix)
         allowed = sorted(matching) if allowed is None else [p for p in allowed if p in matching]

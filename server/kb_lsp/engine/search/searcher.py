@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
-from kb_lsp.embeddings import Embedder
+from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.search.candidates import (
     Candidate,

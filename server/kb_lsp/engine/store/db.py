@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from filelock import FileLock, Timeout
 
 from kb_lsp.engine.metadata import tables as metadata_tables
+from kb_lsp.engine.private import private_folder
 from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK
 from kb_lsp.engine.terms import TOKENIZE
@@ -76,7 +77,9 @@ class Database:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        # Whether this opening makes the store (`Store` tightens an older one's modes).
+        self.existed = (directory / DATABASE).exists()
+        private_folder(directory)
         self._lock = FileLock(str(directory / WRITER_LOCK))
         try:
             self._lock.acquire(timeout=0)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from kb_lsp.engine.metadata.extract import FileMetadata
+from kb_lsp.engine.private import tighten
 from kb_lsp.engine.records import ReadOnlyStore, VectorHit
 from kb_lsp.engine.store import upkeep
 from kb_lsp.engine.store.cache import VectorCache
@@ -68,6 +69,7 @@ class Store:
         # that only this process writes it, and a failed write makes it check again.
         self._vectors_trusted = False
         if not self.read_only:
+            tighten(directory, say=self.db.existed)  # after SQLite and Chroma made files
             upkeep.check_embedder(self.db, self.vectors, embedder_identity, dimension, str(root))
             self.notes.check_version()
             self.chunks.check_stems_version()

@@ -19,10 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-import pathspec
-
 from kb_lsp.config import Settings
-from kb_lsp.embeddings import Embedder, make_embedder
+from kb_lsp.engine.embed.embeddings import Embedder, make_embedder
 from kb_lsp.engine.index.indexer import Indexer
 from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.memory import release_free_memory
@@ -42,6 +40,8 @@ from kb_lsp.engine.search import Searcher, SearchSource, query_terms
 from kb_lsp.engine.storage import default_storage as default_storage  # its home before storage.py
 from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.engine.store import FileRecord, Store
+from kb_lsp.engine.workspace.files import PathOutsideWorkspace, WorkspaceRoot
+from kb_lsp.globs import GlobList
 from kb_lsp.protocol import (
     FileProblem,
     HitMeta,
@@ -54,7 +54,6 @@ from kb_lsp.protocol import (
     SearchMode,
     SkippedFile,
 )
-from kb_lsp.workspace import PathOutsideWorkspace, WorkspaceRoot
 
 __all__ = [
     "FileInfo",
@@ -412,13 +411,13 @@ class KnowledgeBase:
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """Indexed files, optionally filtered by a glob on the path."""
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern]) if pattern else None
+        spec = GlobList([pattern]) if pattern else None
         out = []
         for index in self._snapshot():
             records = [
                 record
                 for record in index.store.catalog.manifest().values()
-                if spec is None or spec.match_file(index.prefix + record.path)
+                if spec is None or spec.matches(index.prefix + record.path)
             ]
             cards = index.store.notes.cards(r.path for r in records)
             for record in records:

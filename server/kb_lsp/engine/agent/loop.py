@@ -50,15 +50,23 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from kb_lsp.agent import grounded, prompts, references
-from kb_lsp.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
-from kb_lsp.agent.conversations import Conversations, Turn
-from kb_lsp.agent.errors import InvalidInput
-from kb_lsp.agent.fallback import degraded_answer
-from kb_lsp.agent.summarize import Summarizer
-from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS, Toolbox, ToolError, ToolOutput, source_of
-from kb_lsp.agent.usage import Meter
 from kb_lsp.config import Settings
+from kb_lsp.engine.agent import grounded, prompts, references
+from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
+from kb_lsp.engine.agent.conversations import Conversations, Turn
+from kb_lsp.engine.agent.errors import InvalidInput
+from kb_lsp.engine.agent.fallback import degraded_answer
+from kb_lsp.engine.agent.summarize import Summarizer
+from kb_lsp.engine.agent.tools import (
+    ALL_TOOLS,
+    FILE_TOOLS,
+    Toolbox,
+    ToolError,
+    ToolOutput,
+    source_of,
+)
+from kb_lsp.engine.agent.usage import Meter
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.llm import (
     ChatModel,
     ChatResult,
@@ -69,7 +77,7 @@ from kb_lsp.engine.llm import (
     create_llm,
 )
 from kb_lsp.engine.llm.base import WAIT_NOTICE_SECONDS
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.workspace.files import UnreadableFile
 from kb_lsp.protocol import (
     AskEventKind,
     AskMode,
@@ -82,7 +90,6 @@ from kb_lsp.protocol import (
     StopReason,
     SummarizeResponse,
 )
-from kb_lsp.workspace import UnreadableFile
 
 log = logging.getLogger(__name__)
 

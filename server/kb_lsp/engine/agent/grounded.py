@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kb_lsp.agent import prompts
-from kb_lsp.agent.summarize import read_lines
-from kb_lsp.agent.tools import PASSAGE_THRESHOLD_FACTOR, defuse
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent.summarize import read_lines
+from kb_lsp.engine.agent.tools import PASSAGE_THRESHOLD_FACTOR, defuse
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.workspace.files import UnreadableFile
 from kb_lsp.protocol import Range, SearchHit, Source
-from kb_lsp.workspace import UnreadableFile
 
 MAX_PASSAGES = 5
 MAX_FILES = 4  # files of the workspace search whose chunks are candidates

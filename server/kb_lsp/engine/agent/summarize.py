@@ -21,12 +21,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kb_lsp.agent import prompts
-from kb_lsp.agent.budget import CHARS_PER_TOKEN
-from kb_lsp.agent.usage import Meter
+from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN
+from kb_lsp.engine.agent.usage import Meter
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.engine.llm import ChatModel, EmptyAnswer
 from kb_lsp.engine.metadata.links import plain_links
-from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
 
 # Bumped when the prompts or the key change, so that old cached summaries are not served
 # (v2: keys carry the provider; v1 caches could hold empty summaries).

@@ -19,16 +19,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_lsp.agent import prompts
-from kb_lsp.agent.budget import truncate
-from kb_lsp.agent.summarize import Summarizer
-from kb_lsp.agent.usage import Meter
+from kb_lsp.engine import reading
+from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent.budget import truncate
+from kb_lsp.engine.agent.summarize import Summarizer
+from kb_lsp.engine.agent.usage import Meter
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, StoredChunk
 from kb_lsp.engine.llm import LlmCancelled, LlmError
 from kb_lsp.engine.metadata.filters import FilterError
-from kb_lsp.engine.workspace import reading
-from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
+from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile
+from kb_lsp.globs import GlobRefused
 from kb_lsp.protocol import Range, SearchHit, Source
-from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,10 @@ class Toolbox:
             glob = pattern.strip()
             if not any(c in glob for c in "*?["):
                 glob = f"*{glob}*"  # a plain word filters by substring
-        files = self.kb.files(glob)
+        try:
+            files = self.kb.files(glob)
+        except GlobRefused as err:
+            raise ToolError(f"{err}. Use a shorter pattern.") from None
         if not files:
             where = f" matching {glob!r}" if glob else ""
             return ToolOutput(f"No files{where}.", f"No files{where}")

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from kb_lsp.engine.knowledge import FileInfo
 from kb_lsp.engine.search import FILE_WORDS
-from kb_lsp.knowledge import FileInfo
 
 ORDINALS = {
     "first": 1,

@@ -14,10 +14,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from kb_lsp.agent.errors import InvalidInput
+from kb_lsp.engine.agent.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from kb_lsp.agent.loop import Agent, AskOutcome
+    from kb_lsp.engine.agent.loop import Agent, AskOutcome
 
 __all__ = ["Agent", "AskOutcome", "InvalidInput"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kb_lsp.agent.tools import PASSAGE_CHARS, PASSAGE_THRESHOLD_FACTOR, defuse, source_of
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.agent.tools import PASSAGE_CHARS, PASSAGE_THRESHOLD_FACTOR, defuse, source_of
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.protocol import SearchHit, Source
 
 MAX_PASSAGES = 5

@@ -24,6 +24,8 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
+# LSP's: a request before `initialize` was answered.
+SERVER_NOT_INITIALIZED = -32002
 
 
 class KbError(Exception):

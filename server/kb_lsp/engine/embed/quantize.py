@@ -65,7 +65,7 @@ def derive(source: Path, dest: Path) -> None:
     import onnxruntime as ort
     from onnxruntime.quantization import quantize_dynamic
 
-    from kb_lsp.fusion import fuse
+    from kb_lsp.engine.embed.fusion import fuse
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kb-int8-", dir=dest.parent) as tmp:
@@ -86,6 +86,9 @@ def derive(source: Path, dest: Path) -> None:
         os.replace(quantized, dest)
 
 
+MAX_THREADS = 8  # more intra-op threads did not pay off on a batch of chunks
+
+
 def available_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -99,7 +102,7 @@ def fastest_threads(run: Callable[[int], Callable[[], object]], cores: int | Non
     open together while measuring: a few tens of MiB each, for seconds). Candidates are
     1, 2, 4… up to the cores this process may use (at most 8); the fewest threads within
     10 % of the best time win, leaving cores to the editor beside us."""
-    cores = min(cores or available_cores(), 8)
+    cores = min(cores or available_cores(), MAX_THREADS)
     candidates = sorted({t for t in (1, 2, 4, 8, cores) if t <= cores})
     if len(candidates) == 1:
         return candidates[0]

@@ -34,15 +34,16 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 from tokenizers import Tokenizer
 
-from kb_lsp import quantize
+from kb_lsp.engine.embed import quantize
 from kb_lsp.engine.memory import release_free_memory
 
 if TYPE_CHECKING:
@@ -444,15 +445,10 @@ class MiniLMEmbedder:
             )
             return None
         if record is not None and model.is_file():
+            kept = _kept_record(record, record_path)
             digest = _hash_verified(model, None, "int8 model copy")
-            if digest == record.get("sha256"):
-                return Int8Copy(
-                    model,
-                    digest,
-                    int(record["threads"]),
-                    float(record["min_cosine"]),
-                    float(record["mean_cosine"]),
-                )
+            if kept is not None and digest == kept.sha256:
+                return Int8Copy(model, digest, kept.threads, kept.min_cosine, kept.mean_cosine)
             log.warning("The cached int8 model %s is damaged; making it again.", model)
         log.info(
             "making the int8 copy of the embedding model, once per machine (a minute or "
@@ -494,6 +490,34 @@ class MiniLMEmbedder:
             threads,
         )
         return copy
+
+
+class _Int8Record(BaseModel):
+    """What `int8.json` may say of a verified copy: the file is on disk, anyone who can
+    write the cache can edit it, so nothing is taken as written (unknown keys ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    threads: StrictInt
+    min_cosine: Annotated[StrictFloat, Field(ge=INT8_MIN_COSINE, le=1.0 + 1e-6)]
+    mean_cosine: Annotated[StrictFloat, Field(ge=INT8_MIN_COSINE, le=1.0 + 1e-6)]
+
+
+def _kept_record(record: dict[str, Any], path: Path) -> _Int8Record | None:
+    """The record's values when they can be used, `threads` clamped to the cores this
+    process may use (a copied cache, a hand edit: `"threads": 1000000` once made
+    onnxruntime start a million threads); None when a value is missing or wrong."""
+    try:
+        kept = _Int8Record.model_validate(record)
+    except ValidationError as err:
+        log.warning("%s is not usable (%s)", path, err.errors()[0]["msg"])
+        return None
+    cores = min(quantize.available_cores(), quantize.MAX_THREADS)
+    threads = min(max(kept.threads, 1), cores)
+    if threads != kept.threads:
+        log.warning("%s: %d threads is not possible here; using %d", path, kept.threads, threads)
+    return kept.model_copy(update={"threads": threads})
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from kb_lsp.knowledge import FileInfo, KnowledgeBase
-from kb_lsp.workspace import PathOutsideWorkspace, UnreadableFile
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile
 
 PAGE_LINES = 200  # lines of one page at most
 PAGE_CHARS = 12_000  # characters of one page at most (long lines end a page early)

@@ -12,7 +12,10 @@ Rules, in the order they are applied:
 * `kb.exclude` globs, then `.gitignore` files (when `kb.respectGitignore`), prune whole
   directories; a file is in the knowledge base when it matches a `kb.include` glob and
   is neither excluded nor ignored. All globs use gitignore syntax (pathspec's
-  `GitIgnoreSpec`), relative to the root: `**/*.md`, `drafts/`, `!keep.md`.
+  `GitIgnoreSpec` rules, matched without backtracking: `globs.py`), relative to the
+  root: `**/*.md`, `drafts/`, `!keep.md`. A pattern over the glob limits (a cloned
+  repository's `.gitignore` is not trusted to be reasonable) is left out with a warning
+  naming it; the file's other patterns still count.
 * `.gitignore` semantics follow git: patterns are relative to the folder of their file,
   a deeper file wins over a shallower one, negations work within what git can see (a
   file inside an ignored directory cannot be re-included), `.git/info/exclude` counts.
@@ -48,9 +51,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from pathspec import GitIgnoreSpec
-
 from kb_lsp.config import Settings
+from kb_lsp.globs import GlobList, GlobRefused
 
 try:
     import fcntl
@@ -143,14 +145,13 @@ class _Ignore:
 
     base: str  # the file's folder relative to the root ('' or 'sub/dir/')
     prefix: str  # for files above the root: the root's path relative to their folder + '/'
-    spec: GitIgnoreSpec
+    spec: GlobList
 
     def decide(self, rel: str) -> bool | None:
         """True: ignored, False: re-included by a negation, None: no pattern matches."""
         if not rel.startswith(self.base):
             return None
-        result: bool | None = self.spec.check_file(self.prefix + rel[len(self.base) :]).include
-        return result
+        return self.spec.decide(self.prefix + rel[len(self.base) :])
 
 
 _Chain = tuple[_Ignore, ...]
@@ -164,16 +165,11 @@ def _is_ignored(chain: _Chain, rel: str) -> bool:
     return False
 
 
-def _compile(patterns: Iterable[str], setting: str) -> GitIgnoreSpec:
-    good: list[str] = []
-    for pattern in patterns:
-        try:
-            GitIgnoreSpec.from_lines([pattern])
-        except Exception as err:  # pathspec raises several types for a bad pattern
-            log.warning("kb.%s: ignoring the invalid glob %r (%s)", setting, pattern, err)
-        else:
-            good.append(pattern)
-    return GitIgnoreSpec.from_lines(good)
+def _compile(patterns: Iterable[str], setting: str) -> GlobList:
+    def refused(err: GlobRefused) -> None:
+        log.warning("kb.%s: ignoring %s", setting, err)
+
+    return GlobList(patterns, refused)
 
 
 def _human_size(size: int) -> str:
@@ -212,7 +208,7 @@ class WorkspaceRoot:
         self._include = _compile(settings.include, "include")
         self._exclude = _compile(settings.exclude, "exclude")
         # .gitignore specs by folder, with the (mtime_ns, size) they were read at.
-        self._gitignores: dict[Path, tuple[int, int, GitIgnoreSpec | None]] = {}
+        self._gitignores: dict[Path, tuple[int, int, GlobList | None]] = {}
         self._outer = self._outer_ignores() if settings.respect_gitignore else ()
 
     # --- the walk -------------------------------------------------------------------------
@@ -305,14 +301,14 @@ class WorkspaceRoot:
     def _dir_excluded(self, name: str, rel: str, chain: _Chain) -> bool:
         if name in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info"):
             return True
-        if self._exclude.match_file(rel + "/"):
+        if self._exclude.matches(rel + "/"):
             return True
         return self.settings.respect_gitignore and _is_ignored(chain, rel + "/")
 
     def _file(
         self, abs_path: Path, rel: str, chain: _Chain, is_link: bool
     ) -> FileEntry | Skipped | None:
-        if not self._include.match_file(rel) or self._exclude.match_file(rel):
+        if not self._include.matches(rel) or self._exclude.matches(rel):
             return None
         if self.settings.respect_gitignore and _is_ignored(chain, rel):
             return None
@@ -337,7 +333,7 @@ class WorkspaceRoot:
 
     # --- .gitignore files -----------------------------------------------------------------
 
-    def _gitignore(self, folder: Path, name: str = _GITIGNORE) -> GitIgnoreSpec | None:
+    def _gitignore(self, folder: Path, name: str = _GITIGNORE) -> GlobList | None:
         path = folder / name
         try:
             st = os.stat(path)
@@ -352,13 +348,15 @@ class WorkspaceRoot:
             # elsewhere is not used.
             data = read_confined(path, Path(os.path.realpath(folder)), _GITIGNORE_MAX_SIZE)
             lines = data.decode("utf-8", errors="replace").splitlines()
-            spec: GitIgnoreSpec | None = GitIgnoreSpec.from_lines(lines)
         except UnreadableFile as err:
             log.warning("%s is not used: %s", path, err.reason)
-            spec = None
-        except Exception as err:  # a pattern pathspec refuses
-            log.warning("%s is not used: %s", path, err)
-            spec = None
+            spec: GlobList | None = None
+        else:
+
+            def refused(err: GlobRefused) -> None:
+                log.warning("%s: ignoring %s", path, err)
+
+            spec = GlobList(lines, refused)
         self._gitignores[path] = (st.st_mtime_ns, st.st_size, spec)
         return spec
 
@@ -375,7 +373,7 @@ class WorkspaceRoot:
         if top is None:
             return ()
 
-        def placed(folder: Path, spec: GitIgnoreSpec | None) -> list[_Ignore]:
+        def placed(folder: Path, spec: GlobList | None) -> list[_Ignore]:
             if spec is None:
                 return []
             prefix = "" if folder == self.root else self.root.relative_to(folder).as_posix()

@@ -1,0 +1,144 @@
+"""MCP over HTTP: a cap on open sessions, the least recently used idle one closed first.
+
+The SDK keeps a session until its client deletes it or it has been idle for
+`session_idle_timeout` (`--session-idle`), and at `max_sessions` it answers a new one
+503. Clients that never close their sessions (400 of them once took the server from 261
+to 300 MiB and growing) would then lock every new client out until the oldest expire.
+`SessionCap` sits in front of the SDK's app and, when a new session is asked for at the
+cap, first closes the idle session (no request in flight, no open stream) that was used
+least recently — through the SDK itself, as that session's client would with `DELETE`.
+When every session is busy the SDK's 503 stands.
+
+The DELETE carries the Host, Origin and Authorization of the request that asked for the
+new session, so a request the SDK would refuse (a rebound Host, a foreign Origin) closes
+nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SESSION_HEADER = b"mcp-session-id"
+DEFAULT_MAX_SESSIONS = 64
+DEFAULT_IDLE_SECONDS = 30 * 60.0
+_CARRIED = (b"host", b"origin", b"authorization")
+
+
+@dataclass
+class _Session:
+    last_used: float
+    in_flight: int = 0
+
+
+class SessionCap:
+    """ASGI middleware over the SDK's Streamable HTTP app (module docstring)."""
+
+    def __init__(self, app: Asgi, max_sessions: int, idle_seconds: float) -> None:
+        self.app = app
+        self.max_sessions = max_sessions
+        self.idle_seconds = idle_seconds
+        self.sessions: dict[str, _Session] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        session_id = headers.get(SESSION_HEADER, b"").decode("latin-1")
+        if not session_id:
+            await self._open(scope, receive, send, headers)
+            return
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.in_flight += 1
+            session.last_used = time.monotonic()
+        status = [0]
+
+        async def noting(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            if session is not None:
+                session.in_flight -= 1
+                session.last_used = time.monotonic()
+            ended = status[0] == 404 or (scope.get("method") == "DELETE" and status[0] < 300)
+            if ended:
+                self.sessions.pop(session_id, None)
+
+    async def _open(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
+    ) -> None:
+        """A request without a session: room made first when at the cap, and the
+        session the SDK opens (its id in the response's header) noted."""
+        self._forget_expired()
+        if scope.get("method") == "POST" and len(self.sessions) >= self.max_sessions:
+            await self._close_least_recently_used(scope, headers)
+
+        async def noting(message: Message) -> None:
+            if message["type"] == "http.response.start" and int(message["status"]) < 300:
+                for name, value in message.get("headers") or []:
+                    if name.lower() == SESSION_HEADER:
+                        self.sessions[value.decode("latin-1")] = _Session(time.monotonic())
+            await send(message)
+
+        await self.app(scope, receive, noting)
+
+    def _forget_expired(self) -> None:
+        """Sessions the SDK has closed for idleness meanwhile."""
+        cutoff = time.monotonic() - self.idle_seconds
+        for session_id, session in list(self.sessions.items()):
+            if not session.in_flight and session.last_used < cutoff:
+                del self.sessions[session_id]
+
+    async def _close_least_recently_used(self, scope: Scope, headers: dict[bytes, bytes]) -> None:
+        idle = [(s.last_used, sid) for sid, s in self.sessions.items() if not s.in_flight]
+        if not idle:
+            return  # every session is busy: the SDK answers 503
+        _, session_id = min(idle)
+        carried = [(name, value) for name, value in headers.items() if name in _CARRIED]
+        delete = {
+            **scope,
+            "method": "DELETE",
+            "query_string": b"",
+            "headers": [*carried, (SESSION_HEADER, session_id.encode("latin-1"))],
+        }
+        sent = False
+        status = [0]
+
+        async def empty_body() -> Message:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def note(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+
+        await self.app(delete, empty_body, note)
+        if status[0] < 300 or status[0] == 404:
+            self.sessions.pop(session_id, None)
+        if status[0] < 300:
+            log.info(
+                "closed the MCP session %s (idle, used least recently) to make room for a "
+                "new one: at most %d sessions",
+                session_id[:8],
+                self.max_sessions,
+            )
