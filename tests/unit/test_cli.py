@@ -201,10 +201,11 @@ def test_status_probe_waits_no_longer_than_its_help_says(
     server behaves: here one that never answers, held until the test lets it go."""
     import kb_lsp.engine.llm as llm_package
     from kb_lsp import cli
+    from kb_lsp.cli import status as status_command
 
     helped = run("status", "--help", storage=storage)
     assert "waits up to 2 s" in " ".join(helped.stdout.split())
-    assert cli.PROBE_SECONDS == 2.0
+    assert status_command.PROBE_SECONDS == 2.0
     monkeypatch.setenv("KB_STORAGE", str(storage))
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHED["KB_EMBEDDER_FACTORY"])
     monkeypatch.setenv("KB_OLLAMA_HOST", "http://127.0.0.1:9")
@@ -223,7 +224,7 @@ def test_status_probe_waits_no_longer_than_its_help_says(
         return model
 
     monkeypatch.setattr(llm_package, "create_llm", hanging)
-    monkeypatch.setattr(cli, "PROBE_SECONDS", 0.05)  # the same bound, shorter for the test
+    monkeypatch.setattr(status_command, "PROBE_SECONDS", 0.05)  # the same bound, shorter
     capsys.readouterr()
     try:
         assert cli.main(["status", "-w", str(workspace), "--probe", "--json"]) == 0

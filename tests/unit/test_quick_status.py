@@ -105,9 +105,10 @@ def test_quick_status_is_the_full_status_on_the_wire(
 @pytest.mark.parametrize("command", [["ask", "q"], ["mcp"]])
 def test_model_flag_sets_the_same_setting_for_ask_and_mcp(command: list[str]) -> None:
     from kb_lsp import cli
+    from kb_lsp.cli.common import model_setting
 
     args = cli.build_parser().parse_args([*command, "--model", "llama3:8b"])
-    overrides = cli.model_setting(args.model)
+    overrides = model_setting(args.model)
     assert overrides == {"llm.model": "llama3:8b"}
     settings = load_settings(overrides).settings
     for provider in ("ollama", "openai"):

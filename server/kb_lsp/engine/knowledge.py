@@ -1,6 +1,6 @@
 """The knowledge base of a workspace: its roots, their stores, one indexer, one searcher.
 
-This is the facade the front ends use (`lsp/`, `cli.py`, `agent/`). It owns one
+This is the facade the front ends use (`lsp/`, `cli/`, `agent/`). It owns one
 `RootIndex` per workspace folder (each with its own store under
 `<storage>/<sha of root>/`) and answers for all of them at once.
 

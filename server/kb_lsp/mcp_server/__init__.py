@@ -1,6 +1,6 @@
 """`kb mcp`: the knowledge base as an MCP server, for agents (Copilot agent mode, Claude
 Code, Continue, …). A third thin front end over the runtime, beside the language server
-(`lsp/`) and the command line (`cli.py`); built on the official `mcp` SDK.
+(`lsp/`) and the command line (`cli/`); built on the official `mcp` SDK.
 
 The package is `mcp_server`, not `mcp`, so that `import mcp` is always the SDK.
 

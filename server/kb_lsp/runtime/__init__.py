@@ -1,5 +1,5 @@
 """The runtime: one workspace's knowledge base alive in one process, shared by every
-front end (`lsp/`, `cli.py`, the MCP server). Nothing here imports pygls or lsprotocol.
+front end (`lsp/`, `cli/`, the MCP server). Nothing here imports pygls or lsprotocol.
 
 Public surface (see `runtime.py` for the threading rules):
 
