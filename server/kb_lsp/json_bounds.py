@@ -1,5 +1,5 @@
 """JSON-RPC bodies read within bounds, shared by the LSP stream (`lsp/jsonrpc.py`) and the
-local socket (`runtime/listener.py`), which must not import pygls.
+local socket (`listener.py`), which must not import pygls.
 
 A body nesting deeper than `MAX_DEPTH` or holding an integer of more than
 `MAX_INT_DIGITS` digits is not parsed (Python's parser would recurse, or build a huge

@@ -24,6 +24,7 @@ from pygls.uris import to_fs_path
 from kb_lsp import __version__
 from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
 from kb_lsp.contract.operations import INDEX_CHANGED
+from kb_lsp.listener import Listeners
 from kb_lsp.lsp import logs
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
@@ -69,6 +70,7 @@ class KbLanguageServer(LanguageServer):
         self.runtime = Runtime(
             Hooks(tell=self._tell, start_progress=self._start_progress), listen=True
         )
+        self.runtime.follow_writes(Listeners(self.runtime).follow)
         self.runtime.subscribe(self._send_status)
         self.init_options: Any = None
         # The `kb` settings a client last pushed in workspace/didChangeConfiguration (the

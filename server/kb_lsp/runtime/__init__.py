@@ -3,9 +3,9 @@ front end (`lsp/`, `cli/`, the MCP server). Nothing here imports pygls or lsprot
 
 Public surface (see `runtime.py` for the threading rules):
 
-* `Runtime(hooks, watch=…, probe_llm=…, persist_lists=…, listen=…)`; with `listen`, a
-  process that writes an index answers the `kb` command line on a local socket in its
-  store folder (`listener.py`, `local_socket.py`);
+* `Runtime(hooks, watch=…, probe_llm=…, persist_lists=…, listen=…)`; `follow_writes`
+  tells a front end the stores this process writes, where it answers the `kb` command
+  line on a local socket (`kb_lsp/listener.py`, `local_socket.py`);
 * life cycle: `open(roots, settings)`, `apply_settings(settings)`,
   `change_roots(added, removed)`, `notify_changed(paths)`, `reindex(full, cancel)`,
   `close()`; `opened` is done once the first opening has ended;

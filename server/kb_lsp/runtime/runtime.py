@@ -77,7 +77,6 @@ from kb_lsp.runtime.embedders import embedder_from_environment
 from kb_lsp.runtime.errors import Failed, InvalidRequest, KbError, Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
-from kb_lsp.runtime.listener import Listeners
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.numbered import NumberedLists
 from kb_lsp.runtime.probe import LlmProbe, RunningWork
@@ -180,9 +179,9 @@ class Runtime:
         process writes the index, become the writer once it goes away (`takeover.py`);
         `log_file`: log to a file in
         the storage folder; `persist_lists`: the clients whose numbered list is kept on
-        disk for a later process (the CLI); `listen`: while this process writes an
-        index, answer the `kb` command line on a local socket in its store folder
-        (`listener.py`; the command line's list is then kept on disk here);
+        disk for a later process (the CLI); `listen`: a front end serves the `kb` command
+        line on a local socket in the stores this process writes (`follow_writes`,
+        `listener.py`), so the command line's list is kept on disk here;
         `exact_vectors`: a one-shot process, which searches vectors without opening
         Chroma (`Store`)."""
         self._exact_vectors = exact_vectors
@@ -205,7 +204,8 @@ class Runtime:
         if listen:
             persist_lists |= {CLI_CLIENT}
         self.lists = NumberedLists(self._list_folder, persist_lists)
-        self._listeners = Listeners(self) if listen else None
+        # A front end that writes the index serves the command line in its stores.
+        self._follow_writes: Callable[[list[Path]], None] | None = None
         # The settings in use, and the latest asked for (they differ while a reopen waits).
         self.settings = self._wanted = Settings()
         self.roots: list[Path] = []
@@ -805,17 +805,25 @@ class Runtime:
             return
         watcher.add_root(rules.root, rules.is_ignored_dir)
 
+    def follow_writes(self, follow: Callable[[list[Path]], None]) -> None:
+        """`follow(stores)` now and whenever the store folders this process writes change
+        ([] when it stops writing): the front ends that write an index listen for the
+        command line there (`listener.py`)."""
+        self._follow_writes = follow
+        if self._kb is not None:
+            self.worker.submit(Job(fn=self._listen, title="Listening for the command line"))
+
     def _listen(self) -> None:
-        """(The worker.) A socket for the command line in each store this process writes."""
+        """(The worker.) The stores this process writes, to whoever follows them."""
         kb = self._kb
-        if self._listeners is not None:
+        if self._follow_writes is not None:
             stores = {} if kb is None else kb.store_folders()
-            self._listeners.follow([store for store, read_only in stores.items() if not read_only])
+            self._follow_writes([store for store, read_only in stores.items() if not read_only])
 
     def _close_knowledge(self) -> None:
         """Stop watching and close the stores (releases the writer lock)."""
-        if self._listeners is not None:
-            self._listeners.stop()
+        if self._follow_writes is not None:
+            self._follow_writes([])
         if self._takeover is not None:
             self._takeover.stop()
             self._takeover = None

@@ -280,5 +280,10 @@ class Listeners:
                     if listener.start():
                         self._by_store[store] = listener
 
+    def listening(self) -> list[Listener]:
+        """The listeners serving now, one per store folder."""
+        with self._lock:
+            return list(self._by_store.values())
+
     def stop(self) -> None:
         self.follow([])
