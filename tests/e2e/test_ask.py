@@ -57,14 +57,20 @@ async def expect_error(kb: KbClient, method: str, params: object, code: int) -> 
 
 
 def events_of(kb: KbClient, ask_id: str, *, waiting: bool = False) -> list[dict[str, Any]]:
-    """The events of one ask; "Waiting for the model…" comes whenever the machine is slow,
-    so it is left out unless asked for."""
+    """The steps of one ask; "Waiting for the model…" comes whenever the machine is slow,
+    so it is left out unless asked for, and so are the answer's pieces (`pieces_of`)."""
     return [
         event
         for event in kb.ask_events
         if event["askId"] == ask_id
         and (waiting or not event["text"].startswith("Waiting for the model"))
+        and not (event.get("args") or {}).get("piece")
     ]
+
+
+def pieces_of(kb: KbClient) -> list[dict[str, Any]]:
+    """The answer's pieces streamed so far, of every ask."""
+    return [e for e in kb.ask_events if e["kind"] == "answer" and (e.get("args") or {}).get("piece")]
 
 
 def progress_titled(kb: KbClient, title: str) -> list[list[Any]]:
@@ -129,7 +135,12 @@ async def test_two_step_answer_streams_its_steps_and_cites_sources(
     assert isinstance(bar[-1], types.WorkDoneProgressEnd)
     reports = [r.message for r in bar if isinstance(r, types.WorkDoneProgressReport)]
     assert "Calling search_knowledge_base" in reports
-    assert len(reports) == len(events_of(kb, events[0]["askId"], waiting=True))
+    # The answer's pieces say "Answering…" on the bar once, not once each.
+    assert reports.count("Answering…") == 1
+    steps = [r for r in reports if r != "Answering…"]
+    assert len(steps) == len(events_of(kb, events[0]["askId"], waiting=True))
+    # The pieces, in order, are the model's answer.
+    assert "".join(e["text"] for e in pieces_of(kb)) == response["answer"]
 
     # The search the agent ran is the client's numbered list now.
     opened = await kb.request("kb/openResult", {"n": 1})
@@ -264,6 +275,53 @@ async def test_cancel_mid_stream_answers_at_once_and_keeps_serving(
     ollama.add(answer("At 14:30."))
     response = await ask(kb, CUTOFF)
     assert response["stop"] == "answer"
+
+
+async def test_the_answer_streams_in_pieces_before_the_model_ends(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    # The model writes three pieces of its answer, then stalls until released.
+    ollama.add(stall(after_chunks=3, content="Payments are released before 14:30 in Mexico."))
+    running = asyncio.ensure_future(ask(kb, CUTOFF))
+    first = await wait_for(lambda: _true(bool(pieces_of(kb))), "the first piece of the answer")
+    assert first and not running.done()  # the model has not ended its answer
+    assert not ollama.released
+    # What the model wrote before it went silent is not held back during the silence.
+    await wait_for(
+        lambda: _true("".join(e["text"] for e in pieces_of(kb)) == "Payments are relea"),
+        "every piece written before the stall",
+    )
+    ollama.release()
+    response = await running
+    assert response["stop"] == "answer"
+    assert "".join(e["text"] for e in pieces_of(kb)) == response["answer"] == "Payments are relea"
+    assert pieces_of(kb)[0]["args"] == {"piece": True}
+    # The final answer still comes whole, as the last answer event.
+    assert [e for e in kb.ask_events if e["kind"] == "answer"][-1]["text"] == response["answer"]
+
+
+async def test_cancelling_mid_answer_stops_its_pieces(kb: KbClient, ollama: ScriptedOllama) -> None:
+    ollama.add(stall(after_chunks=2, content="Payments are released before 14:30."))
+    pending = kb.send_raw("kb/ask", {"question": CUTOFF}, msg_id="ask-to-stop")
+    running = asyncio.ensure_future(pending)
+    await wait_for(
+        lambda: _true("".join(e["text"] for e in pieces_of(kb)) == "Payments are"),
+        "the pieces written before the stall",
+    )
+    kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="ask-to-stop"))
+    with pytest.raises(JsonRpcException) as err:
+        await running
+    assert err.value.code == -32800
+    await wait_for(lambda: _ended(kb, "Asking…"), "the ask's progress to end")
+    ask_id = pieces_of(kb)[0]["askId"]
+    before = [e for e in kb.ask_events if e["askId"] == ask_id]
+    ollama.release()  # the model would go on now: nothing more reaches the client
+    ollama.add(answer("At 14:30."))
+    assert (await ask(kb, CUTOFF))["stop"] == "answer"
+    assert [e for e in kb.ask_events if e["askId"] == ask_id] == before
+    stopped = [e for e in before if e["kind"] == "answer"]
+    assert all((e.get("args") or {}).get("piece") for e in stopped)  # no final answer
+    assert "".join(e["text"] for e in stopped) == "Payments are"
 
 
 async def test_new_settings_stop_a_running_ask_with_stop_cancelled(

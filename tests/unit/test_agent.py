@@ -4,6 +4,7 @@ real `ollama` client, and `ScriptedOllama` playing the model."""
 from __future__ import annotations
 
 import hashlib
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -70,7 +71,9 @@ def ask(
         on_event=events.append,
         cancel=cancel,
     )
-    assert events == outcome.response.steps  # every step was streamed, in order
+    # Every step was streamed, in order; the answer's pieces come besides them.
+    events = [e for e in events if not (e.args and e.args.get("piece") is True)]
+    assert events == outcome.response.steps
     if not keep_waiting:
         events = [e for e in events if not e.text.startswith("Waiting for the model")]
     return outcome, events
@@ -641,14 +644,21 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
     response = outcome.response
     assert (response.stop, response.mode, response.grounded) == ("answer", "grounded", True)
     assert steps[0].kind == "status" and "qwen2.5:7b does not call tools" in steps[0].text
-    assert [s.path for s in response.sources] == [MEXICO]
+    # Every passage the model was given is a numbered source, in the model's numbering.
+    given = [line for line in shown["prompt"].splitlines() if re.match(r"\[\d+\] ", line)]
+    assert [s.n for s in response.sources] == list(range(1, len(given) + 1))
+    assert [f"[{s.n}] {s.path}" for s in response.sources] == [
+        line.split(" (lines")[0] for line in given
+    ]
+    cited = next(s for s in response.sources if s.path == MEXICO)
     # The source points at lines that hold the passage the model was shown.
-    passage = lines_of(workspace, response.sources[0])
+    passage = lines_of(workspace, cited)
     assert "14:30" in passage and passage in shown["prompt"]
-    assert f"Sources: [{response.sources[0].n}] `{MEXICO}` lines" in response.answer
+    assert f"[{cited.n}] `{MEXICO}` lines" in response.answer
+    assert response.dropped == []
     # "file N" now means passage N, as numbered in the answer.
     assert outcome.numbered is not None
-    assert outcome.numbered[response.sources[0].n - 1].path == MEXICO
+    assert outcome.numbered[cited.n - 1].path == MEXICO
     assert response.usage.calls == 1
 
 
@@ -659,6 +669,36 @@ def test_a_grounded_answer_citing_nothing_is_marked_ungrounded(kb: KnowledgeBase
     assert (response.mode, response.grounded) == ("grounded", False)
     assert "its answer cites none of them" in response.answer
     assert response.sources  # what the model was given, for the user to check
+
+
+def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) -> None:
+    model = "Before 14:30 [1][9], per [payments/peru.md:3-4] and [1, 12]."
+    with ScriptedOllama([answer(model)], capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+    response = outcome.response
+    assert len(response.sources) < 9  # [9] and [12] name no passage it was given
+    assert response.dropped == ["[9]", "[1, 12]", "[payments/peru.md:3-4]"]
+    body = response.answer.split("\n\n")[0]
+    assert body == "Before 14:30 [1], per and [1]."
+    assert response.grounded is True  # [1] is a passage it was given
+
+
+def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) -> None:
+    events: list[Step] = []
+    model = "Before 14:30 [1][9]."
+    with ScriptedOllama([answer(model)], capabilities=["completion"]) as server:
+        outcome = make_agent(kb, server.url).ask(
+            AskParams(question="What is the cut-off for Mexico payments?"), on_event=events.append
+        )
+    pieces = [e for e in events if e.args and e.args.get("piece")]
+    text = ""
+    for piece in pieces:
+        text = piece.text if piece.args and piece.args.get("replace") else text + piece.text
+    # The client's pending answer ends as the answer without the dropped citation.
+    assert text == "Before 14:30 [1]."
+    assert pieces[-1].args == {"piece": True, "replace": True}
+    assert outcome.response.answer.startswith(text)
+    assert [s for s in outcome.response.steps if s.args and s.args.get("piece")] == []
 
 
 def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None:

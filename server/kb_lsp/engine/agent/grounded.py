@@ -19,7 +19,6 @@ passages (at least one each, whatever the score), instead of a workspace search.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from kb_lsp.engine.agent import prompts
@@ -35,10 +34,6 @@ PER_FILE = 2  # best chunks of each such file
 PER_FOCUS_FILE = 4
 GRADE_RELATIVE = 0.5
 PASSAGE_MAX_CHARS = 1500
-# "[1]", "[1, 3]", "[1][2]", "[Source 2]", "[#2]"
-_NUMBER_CITATION = re.compile(
-    r"\[\s*(?:sources?\s*|#)?(\d{1,3}(?:\s*[,;]\s*(?:#)?\d{1,3})*)\s*\]", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -189,15 +184,4 @@ def messages(
             "content": prompts.GROUNDED_USER.format(sources=sources, question=question),
         }
     )
-    return out
-
-
-def cited_numbers(answer: str, count: int) -> list[int]:
-    """The source numbers the answer cites, in order of first citation, valid ones only."""
-    out: list[int] = []
-    for match in _NUMBER_CITATION.finditer(answer):
-        for token in re.findall(r"\d+", match.group(1)):
-            n = int(token)
-            if 1 <= n <= count and n not in out:
-                out.append(n)
     return out

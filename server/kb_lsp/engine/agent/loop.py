@@ -51,7 +51,8 @@ from datetime import date
 from typing import Any
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import grounded, prompts, references
+from kb_lsp.engine.agent import citations, grounded, prompts, references
+from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
 from kb_lsp.engine.agent.conversations import Conversations, Turn
 from kb_lsp.engine.agent.errors import InvalidInput
@@ -70,6 +71,7 @@ from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.llm import (
     ChatModel,
     ChatResult,
+    Delta,
     EmptyAnswer,
     LlmCancelled,
     LlmError,
@@ -235,7 +237,11 @@ class Agent:
     ) -> AskOutcome:
         """Answer `params.question`. Never raises for what can go wrong in a request
         (bad references, tool errors, no model, cancellation): those end in `stop`."""
-        return _Ask(self, params, numbered, on_event, cancel or threading.Event()).run()
+        request = _Ask(self, params, numbered, on_event, cancel or threading.Event())
+        try:
+            return request.run()
+        finally:
+            request.stream.abandon()  # its thread ends with the request, whatever happened
 
     # --- kb/summarize ----------------------------------------------------------------------
 
@@ -343,6 +349,8 @@ class _Ask:
         self.history = agent.conversations.turns(self.conversation_id)
         self.toolbox = Toolbox(self.kb, agent.summarizer)
         self.tool_names = FILE_TOOLS if (params.file or params.n) else ALL_TOOLS
+        self.stream = AnswerStream(self.send_piece)
+        self.dropped: list[str] = []  # citations taken out of the answer
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -363,6 +371,22 @@ class _Ask:
                 self.on_event(step)
             except Exception:  # a broken listener must not break the answer
                 log.exception("ask event listener failed")
+
+    def send_piece(self, text: str, replace: bool) -> None:
+        """A piece of the answer as it comes (on the stream's thread). Not a step: the
+        response's steps keep the whole answer only."""
+        args: dict[str, Any] = {"piece": True}
+        if replace:
+            args["replace"] = True
+        if self.on_event is not None:
+            try:
+                self.on_event(Step(kind="answer", text=text, args=args))
+            except Exception:  # a broken listener must not break the answer
+                log.exception("ask event listener failed")
+
+    def on_delta(self, delta: Delta) -> None:
+        if delta.kind == "content":
+            self.stream.feed(delta.text)
 
     def waiting(self) -> None:
         """The model has been silent for a second: say so (the timer is in the client)."""
@@ -391,19 +415,23 @@ class _Ask:
             if stop == "clarify"
             else "error"
         )
-        if stop != "cancelled":
+        if stop == "cancelled":
+            self.stream.abandon()
+        else:
+            self.stream.close()
             self.emit(kind, answer)
         if stop in ("answer", "clarify", "step_limit", "length"):
             self.agent.conversations.add(self.conversation_id, self.params.question, answer, stop)
         response = AskResponse(
             answer=answer,
-            sources=sources[:MAX_SOURCES],
+            sources=citations.merge_sources(sources)[:MAX_SOURCES],
             stop=stop,
             steps=list(self.steps),
             usage=self.meter.usage(),
             mode=self.mode,
             grounded=grounded_answer,
             conversation_id=self.conversation_id,
+            dropped=self.dropped,
         )
         return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
 
@@ -414,7 +442,19 @@ class _Ask:
         a second empty one ends the request with `stop: "empty"`."""
         for attempt in (1, 2):
             self.check_cancel()
-            result = self.llm.chat(messages, tools, cancel=self.cancel, on_wait=self.waiting)
+            try:
+                result = self.llm.chat(
+                    messages,
+                    tools,
+                    cancel=self.cancel,
+                    on_wait=self.waiting,
+                    on_delta=self.on_delta,
+                )
+            except LlmCancelled:
+                self.stream.abandon()  # nothing more goes out once Stop was pressed
+                raise
+            if result.tool_calls:
+                self.stream.restart()  # what it wrote before its tool calls is not the answer
             self.meter.add(result)
             if result.thinking:
                 self.emit("thinking", result.thinking)
@@ -658,28 +698,24 @@ class _Ask:
         history = [(t.question, t.answer) for t in self.history]
         messages = grounded.messages(question, passages, history, focus)
         result = self.model_call(fit(messages, budget))
-        answer = result.content.strip()
-        numbers = grounded.cited_numbers(answer, len(passages))
-        cited = [passages[n - 1] for n in numbers]
-        # A path citation ("[payments/mexico.md:9-11]") counts when it names a passage shown.
-        cited += [
-            p
-            for p in passages
-            if p not in cited and any(s.path == p.path for s in self.cited(answer))
-        ]
-        shown = [p.source() for p in (cited or passages)]
-        if cited:
-            tail = "Sources: " + "; ".join(
-                f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in cited
-            )
+        checked = citations.check(result.content.strip(), passages)
+        self.dropped = checked.dropped
+        answer = checked.answer
+        self.stream.replace(answer)  # the pending answer without the dropped citations
+        listing = "; ".join(f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages)
+        if checked.cited:
+            tail = f"Sources: {listing}"
         else:
-            tail = "Passages the model was given (its answer cites none of them): " + "; ".join(
-                f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages
-            )
+            tail = f"Passages the model was given (its answer cites none of them): {listing}"
+        # Every passage is a source of the answer, numbered as the model saw it: it is
+        # what the answer was made from, whatever the model cites.
+        shown = [p.source() for p in passages]
         if result.truncated:
             text = f"{answer}\n\n{cut_off_note(self.llm)}\n\n{tail}".lstrip()
-            return self.respond("length", text, shown, grounded_answer=bool(cited))
-        return self.respond("answer", f"{answer}\n\n{tail}", shown, grounded_answer=bool(cited))
+            return self.respond("length", text, shown, grounded_answer=bool(checked.cited))
+        return self.respond(
+            "answer", f"{answer}\n\n{tail}", shown, grounded_answer=bool(checked.cited)
+        )
 
     # --- the tool loop -----------------------------------------------------------------------
 

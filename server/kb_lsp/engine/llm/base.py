@@ -301,6 +301,9 @@ class ChatModel(ABC):
         result = ChatResult()
         last_byte = time.monotonic()
         told_waiting = False
+        # "Waiting" again after the model spoke and went silent once more, each time
+        # after twice the silence: a slow but steady model is not announced per token.
+        wait_after = WAIT_NOTICE_SECONDS
         try:
             while True:
                 if cancel.is_set():
@@ -309,13 +312,15 @@ class ChatModel(ABC):
                     item = items.get(timeout=CANCEL_POLL_SECONDS)
                 except queue.Empty:
                     silent = time.monotonic() - last_byte
-                    if on_wait is not None and not told_waiting and silent >= WAIT_NOTICE_SECONDS:
+                    if on_wait is not None and not told_waiting and silent >= wait_after:
                         told_waiting = True
                         on_wait()
                     if silent >= self.timeout:
                         raise self.timeout_error() from None
                     continue
                 last_byte = time.monotonic()
+                if told_waiting:
+                    told_waiting, wait_after = False, wait_after * 2
                 if item is _END:
                     break
                 if isinstance(item, BaseException):
