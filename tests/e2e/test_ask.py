@@ -70,7 +70,9 @@ def events_of(kb: KbClient, ask_id: str, *, waiting: bool = False) -> list[dict[
 
 def pieces_of(kb: KbClient) -> list[dict[str, Any]]:
     """The answer's pieces streamed so far, of every ask."""
-    return [e for e in kb.ask_events if e["kind"] == "answer" and (e.get("args") or {}).get("piece")]
+    return [
+        e for e in kb.ask_events if e["kind"] == "answer" and (e.get("args") or {}).get("piece")
+    ]
 
 
 def progress_titled(kb: KbClient, title: str) -> list[list[Any]]:

@@ -680,7 +680,9 @@ def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) 
     assert response.dropped == ["[9]", "[1, 12]", "[payments/peru.md:3-4]"]
     body = response.answer.split("\n\n")[0]
     assert body == "Before 14:30 [1], per and [1]."
-    assert response.grounded is True  # [1] is a passage it was given
+    # A citation outside the passages makes the answer unverified, said with the reason.
+    assert response.grounded is False
+    assert "> Unverified: cites passages it was not given: [9], [1, 12]" in response.answer
 
 
 def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) -> None:
@@ -708,7 +710,10 @@ def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None
     def only_the_file(request: dict[str, Any]) -> Turn:
         prompt = request["messages"][-1]["content"]
         seen.append(prompt)
-        return answer("It is funded monthly [1].")
+        # Cite the passage that says it (the check reads the passages cited).
+        blocks = re.findall(r"^\[(\d+)\] .*?<passage>\n(.*?)\n</passage>", prompt, re.S | re.M)
+        n = next(n for n, text in blocks if "funded once a month" in text)
+        return answer(f"The subsidiary is funded once a month, on the third business day [{n}].")
 
     # The model calls tools, but kb.llm.mode says grounded.
     with ScriptedOllama([only_the_file]) as server:

@@ -83,7 +83,9 @@ def test_replace_with_the_same_text_sends_nothing() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=12), st.tuples(st.just("replace"), st.text(max_size=12)))))
+@given(
+    st.lists(st.one_of(st.text(max_size=12), st.tuples(st.just("replace"), st.text(max_size=12))))
+)
 def test_what_the_client_rebuilds_is_what_was_fed(ops: list[str | tuple[str, str]]) -> None:
     sent = Sent()
     stream = AnswerStream(sent, interval=0.001)

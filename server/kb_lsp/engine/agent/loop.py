@@ -51,7 +51,7 @@ from datetime import date
 from typing import Any
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import citations, grounded, prompts, references
+from kb_lsp.engine.agent import citations, grounded, grounded_answer, prompts, references
 from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
 from kb_lsp.engine.agent.conversations import Conversations, Turn
@@ -698,24 +698,16 @@ class _Ask:
         history = [(t.question, t.answer) for t in self.history]
         messages = grounded.messages(question, passages, history, focus)
         result = self.model_call(fit(messages, budget))
-        checked = citations.check(result.content.strip(), passages)
-        self.dropped = checked.dropped
-        answer = checked.answer
-        self.stream.replace(answer)  # the pending answer without the dropped citations
-        listing = "; ".join(f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages)
-        if checked.cited:
-            tail = f"Sources: {listing}"
-        else:
-            tail = f"Passages the model was given (its answer cites none of them): {listing}"
+        composed = grounded_answer.compose(result.content, passages, question)
+        self.dropped = composed.dropped
+        self.stream.replace(composed.body)  # the pending answer without dropped citations
         # Every passage is a source of the answer, numbered as the model saw it: it is
         # what the answer was made from, whatever the model cites.
         shown = [p.source() for p in passages]
         if result.truncated:
-            text = f"{answer}\n\n{cut_off_note(self.llm)}\n\n{tail}".lstrip()
-            return self.respond("length", text, shown, grounded_answer=bool(checked.cited))
-        return self.respond(
-            "answer", f"{answer}\n\n{tail}", shown, grounded_answer=bool(checked.cited)
-        )
+            text = composed.text(cut_off_note(self.llm))
+            return self.respond("length", text, shown, grounded_answer=composed.grounded)
+        return self.respond("answer", composed.text(), shown, grounded_answer=composed.grounded)
 
     # --- the tool loop -----------------------------------------------------------------------
 
