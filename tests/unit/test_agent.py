@@ -4,7 +4,6 @@ real `ollama` client, and `ScriptedOllama` playing the model."""
 from __future__ import annotations
 
 import hashlib
-import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -15,6 +14,8 @@ from typing import Any
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
+from tests.fakes.openai_server import ScriptedOpenAI
+from tests.helpers.prompts import given_passages, number_of
 
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput
@@ -631,12 +632,7 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
         assert not request.get("tools")  # nothing the model cannot use
         prompt = request["messages"][-1]["content"]
         shown["prompt"] = prompt
-        number = next(
-            line.split("]")[0].lstrip("[")
-            for line in prompt.splitlines()
-            if line.startswith("[") and MEXICO in line
-        )
-        return answer(f"Payments must be released before 14:30 [{number}].")
+        return answer(f"Payments must be released before 14:30 [{number_of(prompt, MEXICO)}].")
 
     with ScriptedOllama([cite_the_mexico_passage], capabilities=["completion"]) as server:
         outcome, steps = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
@@ -645,11 +641,9 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
     assert (response.stop, response.mode, response.grounded) == ("answer", "grounded", True)
     assert steps[0].kind == "status" and "qwen2.5:7b does not call tools" in steps[0].text
     # Every passage the model was given is a numbered source, in the model's numbering.
-    given = [line for line in shown["prompt"].splitlines() if re.match(r"\[\d+\] ", line)]
+    given = given_passages(shown["prompt"])
     assert [s.n for s in response.sources] == list(range(1, len(given) + 1))
-    assert [f"[{s.n}] {s.path}" for s in response.sources] == [
-        line.split(" (lines")[0] for line in given
-    ]
+    assert [(s.n, s.path) for s in response.sources] == [(g.n, g.path) for g in given]
     cited = next(s for s in response.sources if s.path == MEXICO)
     # The source points at lines that hold the passage the model was shown.
     passage = lines_of(workspace, cited)
@@ -711,8 +705,7 @@ def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None
         prompt = request["messages"][-1]["content"]
         seen.append(prompt)
         # Cite the passage that says it (the check reads the passages cited).
-        blocks = re.findall(r"^\[(\d+)\] .*?<passage>\n(.*?)\n</passage>", prompt, re.S | re.M)
-        n = next(n for n, text in blocks if "funded once a month" in text)
+        n = next(g.n for g in given_passages(prompt) if "funded once a month" in g.text)
         return answer(f"The subsidiary is funded once a month, on the third business day [{n}].")
 
     # The model calls tools, but kb.llm.mode says grounded.
@@ -724,9 +717,7 @@ def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None
     assert "kb.llm.mode is grounded" in steps[1].text
     # Only the file the question names gives passages; the client's list is kept.
     assert {s.path for s in response.sources} == {MEXICO}
-    assert all(
-        f"] {MEXICO} (lines" in line for line in seen[0].splitlines() if line.startswith("[")
-    )
+    assert {g.path for g in given_passages(seen[0])} == {MEXICO}
     assert outcome.numbered is None
 
 
@@ -736,3 +727,45 @@ def test_grounded_with_nothing_relevant_does_not_ask_the_model(kb: KnowledgeBase
         assert server.chat_requests == []
     assert outcome.response.mode == "grounded"
     assert "Nothing matches the question well enough" in outcome.response.answer
+
+
+# --- issue 29: a context fitted to the model, sampling, the guard by structure ------------------
+
+
+def test_a_small_context_gets_two_short_passages_at_a_low_temperature(kb: KnowledgeBase) -> None:
+    def quote_the_first(request: dict[str, Any]) -> dict[str, Any]:
+        first = given_passages(request["messages"][-1]["content"])[0]
+        return {"content": f"{first.text.splitlines()[-1]} [1]"}
+
+    with ScriptedOpenAI(default=quote_the_first, tools=False, n_ctx=2048) as server:
+        agent = make_agent(kb, server.url, llm={"provider": "openai", "baseUrl": server.base_url})
+        outcome, _ = ask(agent, "What is the cut-off for Mexico payments?")
+        (request,) = server.chat_requests
+        assert server.errors == []
+    assert outcome.response.mode == "grounded"
+    given = given_passages(request["messages"][-1]["content"])
+    assert 1 <= len(given) <= 2 and all(len(g.text) <= 600 for g in given)
+    assert request["temperature"] <= 0.2
+    assert request["max_tokens"] <= 384
+    # The passages are data by their tags; no quotable sentence about instructions.
+    system = request["messages"][0]["content"]
+    assert "instruction" not in system.lower()
+    assert len(outcome.response.sources) == len(given)
+
+
+def test_a_large_context_gets_up_to_five_passages(kb: KnowledgeBase) -> None:
+    with ScriptedOpenAI(default={"content": "No."}, tools=False, n_ctx=32768) as server:
+        agent = make_agent(kb, server.url, llm={"provider": "openai", "baseUrl": server.base_url})
+        ask(agent, "payments cut-off approvals treasury")
+        (request,) = server.chat_requests
+    assert 2 < len(given_passages(request["messages"][-1]["content"])) <= 5
+
+
+def test_summaries_are_sampled_low_and_bounded(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(
+        [answer("Mexico payments go by SPEI before 14:30, funded monthly.")]
+    ) as server:
+        make_agent(kb, server.url).summarize(MEXICO)
+        (request,) = server.chat_requests
+    assert request["options"]["temperature"] <= 0.2
+    assert request["options"]["num_predict"] <= 512

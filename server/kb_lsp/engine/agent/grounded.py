@@ -34,6 +34,8 @@ PER_FILE = 2  # best chunks of each such file
 PER_FOCUS_FILE = 4
 GRADE_RELATIVE = 0.5
 PASSAGE_MAX_CHARS = 1500
+SMALL_CONTEXT = 4096  # tokens: under this, 2 passages of 600 characters
+MEDIUM_CONTEXT = 8192  # under this, 3 of 1000
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,25 @@ class Passage:
         )
 
 
+def fitted(num_ctx: int) -> tuple[int, int]:
+    """How many passages, of how many characters at most, a model with `num_ctx` tokens
+    of context gets: a small one reads one or two short passages better than five long
+    ones (issue 29: SmolLM2 answered from passage [1] alone, not from five)."""
+    if num_ctx < SMALL_CONTEXT:
+        return 2, 600
+    if num_ctx < MEDIUM_CONTEXT:
+        return 3, 1000
+    return MAX_PASSAGES, PASSAGE_MAX_CHARS
+
+
 def gather(
-    kb: KnowledgeBase, question: str, focus: list[FileInfo], *, budget_chars: int
+    kb: KnowledgeBase,
+    question: str,
+    focus: list[FileInfo],
+    *,
+    budget_chars: int,
+    max_passages: int = MAX_PASSAGES,
+    passage_chars: int = PASSAGE_MAX_CHARS,
 ) -> tuple[list[Passage], list[SearchHit]]:
     """The graded passages for `question` (numbered from 1), and the file hits of the
     workspace search they came from (empty with focus files)."""
@@ -90,12 +109,12 @@ def gather(
             candidates += [h for h in found if h.score >= threshold] or [file_hit]
     graded = _grade(candidates, keep_first=bool(focus))
     per_passage = max(
-        300, min(PASSAGE_MAX_CHARS, budget_chars // max(1, min(len(graded), MAX_PASSAGES)))
+        300, min(passage_chars, budget_chars // max(1, min(len(graded), max_passages)))
     )
     passages: list[Passage] = []
     used = 0
     for hit in graded:
-        if len(passages) >= MAX_PASSAGES or used >= budget_chars:
+        if len(passages) >= max_passages or used >= budget_chars:
             break
         start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
         if any(p.path == hit.path and p.start <= end and start <= p.end for p in passages):
@@ -166,7 +185,7 @@ def messages(
             path=p.path,
             start=p.start + 1,
             end=p.end + 1,
-            where=f" — {p.heading}" if p.heading else "",
+            where=f' section="{_attribute(p.heading)}"' if p.heading else "",
             text=defuse(p.text),
         )
         for p in passages
@@ -185,3 +204,8 @@ def messages(
         }
     )
     return out
+
+
+def _attribute(text: str) -> str:
+    """`text` as a tag attribute's value: no quote or angle bracket can end the tag."""
+    return " ".join(text.split()).replace('"', "'").replace("<", "(").replace(">", ")")

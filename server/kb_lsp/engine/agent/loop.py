@@ -51,7 +51,14 @@ from datetime import date
 from typing import Any
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import citations, grounded, grounded_answer, prompts, references
+from kb_lsp.engine.agent import (
+    citations,
+    grounded,
+    grounded_answer,
+    prompts,
+    references,
+    sampling,
+)
 from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
 from kb_lsp.engine.agent.conversations import Conversations, Turn
@@ -283,7 +290,7 @@ class Agent:
             raise InvalidInput(f"{info.path} cannot be read now: {err.reason}.") from err
         text = summary.text
         if summary.truncated:
-            text += "\n\n" + cut_off_note(self.llm)
+            text += "\n\n" + cut_off_note(self.llm, sampling.summary_max_tokens(self.llm))
         return SummarizeResponse(
             path=info.path,
             summary=text,
@@ -314,10 +321,11 @@ class _Found:
         return "\n".join(lines) if lines else "- nothing yet"
 
 
-def cut_off_note(llm: ChatModel) -> str:
+def cut_off_note(llm: ChatModel, limit: int | None = None) -> str:
     setting = "kb.llm.maxTokens"
     return (
-        f"> Cut off: the model reached its limit of {llm.num_predict} tokens for one reply "
+        f"> Cut off: the model reached its limit of {limit or llm.num_predict} tokens for "
+        "one reply "
         f"({setting}). Ask a narrower question, or raise the limit."
     )
 
@@ -436,7 +444,12 @@ class _Ask:
         return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
 
     def model_call(
-        self, messages: list[dict[str, Any]], tools: list[Any] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[Any] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> ChatResult:
         """One model turn. A reply with no text (and no tool call) is asked once more;
         a second empty one ends the request with `stop: "empty"`."""
@@ -449,6 +462,8 @@ class _Ask:
                     cancel=self.cancel,
                     on_wait=self.waiting,
                     on_delta=self.on_delta,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
                 )
             except LlmCancelled:
                 self.stream.abandon()  # nothing more goes out once Stop was pressed
@@ -666,7 +681,8 @@ class _Ask:
         self.emit("tool_result", f"Summarized {info.path}{cached}", tool="summarize_document")
         source = source_of(info, 0, max(0, summary.line_count - 1))
         if summary.truncated:
-            answer = f"{summary.text}\n\n{cut_off_note(self.llm)}\n\n{sources_line([source])}"
+            note = cut_off_note(self.llm, sampling.summary_max_tokens(self.llm))
+            answer = f"{summary.text}\n\n{note}\n\n{sources_line([source])}"
             return self.respond("length", answer, [source])
         answer = f"{summary.text}\n\n{sources_line([source])}"
         return self.respond("answer", answer, [source])
@@ -676,10 +692,17 @@ class _Ask:
     def grounded(self, focus: list[FileInfo], question: str) -> AskOutcome:
         overhead = estimate_tokens(prompts.GROUNDED_SYSTEM + prompts.GROUNDED_USER + question)
         history_tokens = sum(estimate_tokens(t.question + t.answer) for t in self.history)
-        budget = max(1024, self.llm.num_ctx - self.llm.num_predict - overhead - 64)
+        limit = sampling.grounded_max_tokens(self.llm)
+        budget = max(1024, self.llm.num_ctx - limit - overhead - 64)
         passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
+        count, each = grounded.fitted(self.llm.num_ctx)
         passages, _files = grounded.gather(
-            self.kb, question, focus, budget_chars=min(passage_chars, 8 * 1500)
+            self.kb,
+            question,
+            focus,
+            budget_chars=min(passage_chars, count * each),
+            max_passages=count,
+            passage_chars=each,
         )
         self.found.passages = passages
         self.found.sources = [p.source() for p in passages]
@@ -697,7 +720,9 @@ class _Ask:
             self.numbered_out = [p.hit() for p in passages]
         history = [(t.question, t.answer) for t in self.history]
         messages = grounded.messages(question, passages, history, focus)
-        result = self.model_call(fit(messages, budget))
+        result = self.model_call(
+            fit(messages, budget), max_tokens=limit, temperature=sampling.TEMPERATURE
+        )
         composed = grounded_answer.compose(result.content, passages, question)
         self.dropped = composed.dropped
         self.stream.replace(composed.body)  # the pending answer without dropped citations
@@ -705,7 +730,7 @@ class _Ask:
         # what the answer was made from, whatever the model cites.
         shown = [p.source() for p in passages]
         if result.truncated:
-            text = composed.text(cut_off_note(self.llm))
+            text = composed.text(cut_off_note(self.llm, limit))
             return self.respond("length", text, shown, grounded_answer=composed.grounded)
         return self.respond("answer", composed.text(), shown, grounded_answer=composed.grounded)
 

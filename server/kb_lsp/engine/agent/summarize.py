@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent import prompts, sampling
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN
 from kb_lsp.engine.agent.usage import Meter
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, StoredChunk
@@ -172,7 +172,11 @@ class Summarizer:
         assert self.llm is not None
         for _ in range(2):
             result = self.llm.chat(
-                [{"role": "user", "content": prompt}], cancel=run.cancel, on_wait=run.on_wait
+                [{"role": "user", "content": prompt}],
+                cancel=run.cancel,
+                on_wait=run.on_wait,
+                max_tokens=sampling.summary_max_tokens(self.llm),
+                temperature=sampling.TEMPERATURE,
             )
             if run.meter is not None:
                 run.meter.add(result)

@@ -235,10 +235,16 @@ class ChatModel(ABC):
         on_delta: Callable[[Delta], None] | None = None,
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> ChatResult:
         """Run `chat_stream` to the end and return its result."""
         stream = self.chat_stream(
-            messages, tools, cancel=cancel, on_wait=on_wait, max_tokens=max_tokens
+            messages,
+            tools,
+            cancel=cancel,
+            on_wait=on_wait,
+            max_tokens=max_tokens,
+            temperature=temperature,
         )
         for item in stream:
             if isinstance(item, ChatResult):
@@ -255,6 +261,7 @@ class ChatModel(ABC):
         cancel: threading.Event | None = None,
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Iterator[Delta | ChatResult]:
         """Stream one chat call: `Delta`s as they arrive, then exactly one `ChatResult`.
 
@@ -263,6 +270,7 @@ class ChatModel(ABC):
         and `tool_name`); each provider converts them. Raises an `LlmError` subclass on
         failure, `LlmTimeout` after the configured silence, and `LlmCancelled` as soon as
         `cancel` is set (the HTTP response is closed; nothing more is read).
+        `temperature` None leaves the server's own; `max_tokens` None is `num_predict`.
         """
         started = time.monotonic()
         cancel = cancel or threading.Event()
@@ -275,7 +283,9 @@ class ChatModel(ABC):
         def pump() -> None:
             # Runs on its own thread so that the caller can give up on a silent stream.
             try:
-                stream = self._open(list(messages), list(tools) if tools else None, limit)
+                stream = self._open(
+                    list(messages), list(tools) if tools else None, limit, temperature
+                )
                 with opened_lock:
                     opened.append(stream)
                 for piece in stream.pieces:
@@ -392,7 +402,11 @@ class ChatModel(ABC):
 
     @abstractmethod
     def _open(
-        self, messages: list[Message], tools: list[Mapping[str, Any]] | None, max_tokens: int
+        self,
+        messages: list[Message],
+        tools: list[Mapping[str, Any]] | None,
+        max_tokens: int,
+        temperature: float | None,
     ) -> Stream:
         """Open the HTTP stream (on the reader thread); errors are raised as they are."""
 
