@@ -172,7 +172,9 @@ def test_follow_up_sees_earlier_turns_without_usage(
     kb: KnowledgeBase, ollama: ScriptedOllama
 ) -> None:
     agent = make_agent(kb, ollama.url)
-    ollama.add(answer("The cut-off is 14:30.\n\nUsage: 812 prompt tokens, 2 calls"))
+    ollama.add(
+        answer(f"The cut-off is 14:30 [{MEXICO}:9-10].\n\nUsage: 812 prompt tokens, 2 calls")
+    )
     first, _ = ask(agent, "When is the Mexico cut-off?")
     cid = first.response.conversation_id
     ollama.add(answer("Then it goes out the next business day."))
@@ -188,6 +190,16 @@ def test_follow_up_sees_earlier_turns_without_usage(
     ollama.add(answer("Hello."))
     ask(agent, "And if I miss it?")
     assert [m["role"] for m in ollama.chat_requests[-1]["messages"]] == ["system", "user"]
+    # An answer that cites nothing is not kept: its question is, without it.
+    ollama.add(answer("Probably noon."))
+    third, _ = ask(agent, "When is the Brazil cut-off?", conversationId=cid)
+    assert third.response.grounded is False
+    ollama.add(answer("Hello."))
+    ask(agent, "And Peru?", conversationId=cid)
+    roles = [m["role"] for m in ollama.chat_requests[-1]["messages"]]
+    # Kept: the first answer (it cites its file); the uncited ones are questions only.
+    assert roles == ["system", "user", "assistant", "user", "user", "user"]
+    assert "Probably noon" not in str(ollama.chat_requests[-1]["messages"])
 
 
 # --- references resolved before the model -------------------------------------------------------
@@ -356,7 +368,7 @@ def test_tool_error_is_relayed_to_the_user(kb: KnowledgeBase, ollama: ScriptedOl
 
 def test_the_same_failing_call_is_not_retried(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
     ollama.add(call("read_file", path="nope.md"), call("read_file", path="nope.md"))
-    outcome, steps = ask(make_agent(kb, ollama.url), "Read nope.md")
+    outcome, steps = ask(make_agent(kb, ollama.url), "Read the nope file")
     assert outcome.response.stop == "error"
     assert "same failing call" in outcome.response.answer
     assert "'nope.md' is not a file of the knowledge base" in outcome.response.answer
@@ -530,20 +542,22 @@ def test_summary_is_cached_by_content_hash(
     kb: KnowledgeBase, workspace: Path, ollama: ScriptedOllama
 ) -> None:
     agent = make_agent(kb, ollama.url)
-    ollama.add(answer("First summary."))
+    first_text = "First summary: Mexico is paid by SPEI before the 14:30 cut-off."
+    ollama.add(answer(first_text))
     first = agent.summarize(file=MEXICO)
-    assert (first.summary, first.cached, first.extractive) == ("First summary.", False, False)
+    assert (first.summary, first.cached, first.extractive) == (first_text, False, False)
 
     again = agent.summarize(file=MEXICO)
-    assert (again.summary, again.cached) == ("First summary.", True)
+    assert (again.summary, again.cached) == (first_text, True)
     assert len(ollama.chat_requests) == 1  # the cache answered
 
     with (workspace / MEXICO).open("a", encoding="utf-8") as handle:
         handle.write("\n## New section\n\nA new rule.\n")
     kb.sync()
-    ollama.add(answer("Second summary."))
+    second_text = "Second summary: Mexico is paid by SPEI, and there is a new rule."
+    ollama.add(answer(second_text))
     changed = agent.summarize(file=MEXICO)
-    assert (changed.summary, changed.cached) == ("Second summary.", False)
+    assert (changed.summary, changed.cached) == (second_text, False)
 
 
 def test_summarize_target_errors(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
@@ -595,14 +609,15 @@ def test_an_empty_summary_is_never_cached(kb: KnowledgeBase, ollama: ScriptedOll
     assert outcome.response.stop == "empty"
     assert "nothing was cached" in outcome.response.answer
     # The next request asks the model again, and its real summary is cached.
-    ollama.add(answer("Mexico is paid by SPEI."))
+    text = "Mexico is paid by SPEI before the 14:30 Mexico City cut-off."
+    ollama.add(answer(text))
     outcome, steps = ask(agent, "summarize file 1", numbered=numbered)
     assert outcome.response.stop == "answer" and "SPEI" in outcome.response.answer
     assert not any("(cached)" in s.text for s in steps)
     again = agent.summarize(file=MEXICO)
-    assert (again.summary, again.cached) == ("Mexico is paid by SPEI.", True)
-    # The cache key names the provider and the model.
-    assert agent.summarizer.cache_key().startswith("ollama/qwen2.5:7b#")
+    assert (again.summary, again.cached) == (text, True)
+    # The cache key names the provider, the server and the model.
+    assert agent.summarizer.cache_key().startswith(f"ollama@{ollama.url}/qwen2.5:7b#")
 
 
 def test_a_cut_off_summary_is_not_cached(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
@@ -769,3 +784,49 @@ def test_summaries_are_sampled_low_and_bounded(kb: KnowledgeBase) -> None:
         (request,) = server.chat_requests
     assert request["options"]["temperature"] <= 0.2
     assert request["options"]["num_predict"] <= 512
+
+
+def test_a_near_empty_summary_is_not_cached(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
+    agent = make_agent(kb, ollama.url)
+    ollama.add(answer("OK."))
+    assert agent.summarize(file=MEXICO).summary == "OK."
+    ollama.add(answer("Mexico is paid by SPEI before the 14:30 Mexico City cut-off."))
+    assert agent.summarize(file=MEXICO).cached is False  # "OK." was not kept
+    assert agent.summarize(file=MEXICO).cached is True
+
+
+def test_a_summary_cached_for_one_server_is_not_served_by_another(kb: KnowledgeBase) -> None:
+    text = "Mexico is paid by SPEI before the 14:30 Mexico City cut-off."
+    with ScriptedOllama([answer(text)]) as stand_in:
+        assert make_agent(kb, stand_in.url).summarize(file=MEXICO).cached is False
+    # Another server naming its model the same: its own summary, not the stand-in's.
+    with ScriptedOllama([answer("Payments to Mexico go by SPEI; funded monthly in MXN.")]) as real:
+        other = make_agent(kb, real.url).summarize(file=MEXICO)
+        assert len(real.chat_requests) == 1
+    assert (other.cached, other.summary.startswith("Payments to Mexico")) == (False, True)
+
+
+def test_a_named_file_that_does_not_exist_is_said_before_any_search(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(capabilities=["completion"]) as server:
+        outcome, steps = ask(make_agent(kb, server.url), "summarize payments/peru-payments.md")
+        assert server.chat_requests == []  # no model call, no passages from other files
+    response = outcome.response
+    assert response.stop == "error" and response.sources == []
+    assert response.answer.startswith("`payments/peru-payments.md` is not in the knowledge base")
+    assert f"`{MEXICO}`" in response.answer.split("Did you mean ")[1]
+    assert not any(s.kind == "tool_result" for s in steps)
+
+
+def test_the_step_limit_answer_lists_each_file_once(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(
+        default=lambda _: call("search_knowledge_base", query="payments")
+    ) as server:
+        agent = make_agent(kb, server.url, agent={"maxSteps": 5})
+        outcome, _ = ask(agent, "Compare every country's payment rules")
+    answer_text = outcome.response.answer
+    assert outcome.response.stop == "step_limit"
+    assert "- 5 searches" in answer_text
+    assert " results: " not in answer_text  # no list of files per search
+    found = next(line for line in answer_text.splitlines() if line.startswith("- Found in: "))
+    paths = [part.split("`")[1] for part in found.removeprefix("- Found in: ").split("; ")]
+    assert paths and len(paths) == len(set(paths))

@@ -196,7 +196,8 @@ def messages(
     out = [{"role": "system", "content": system}]
     for asked, answered in history:
         out.append({"role": "user", "content": asked})
-        out.append({"role": "assistant", "content": answered})
+        if answered:  # only grounded answers are kept (`Conversations`)
+            out.append({"role": "assistant", "content": answered})
     out.append(
         {
             "role": "user",

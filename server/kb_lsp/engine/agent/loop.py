@@ -106,6 +106,8 @@ MAX_SOURCES = 8
 # Seconds to ask the server about the model before any answer (at most the configured
 # timeout): a server that does not answer that is taken as hung, and passages answer.
 CAPABILITIES_TIMEOUT = 10.0
+# A search's tool_result summary ("10 results: a.md, b.md …", "No results for …").
+_SEARCH_NOTE = re.compile(r"\d+ results: |No results for ")
 STEP_TEXT_CHARS = 4000  # a thinking step longer than this is cut (the panel is not a log)
 _CITATION = re.compile(
     r"(?P<path>[\w./-]+\.(?:md|markdown))`?"
@@ -315,9 +317,25 @@ class _Found:
                 self.sources.append(source)
 
     def report(self) -> str:
-        lines = [f"- {note}" for note in self.notes if not note.startswith("Error")]
+        """What was found, once: how many searches (not each one's list of files, which
+        repeat), the other steps, then each file found with its lines."""
+        searches = [n for n in self.notes if _SEARCH_NOTE.match(n)]
+        others = dict.fromkeys(
+            n for n in self.notes if not n.startswith("Error") and not _SEARCH_NOTE.match(n)
+        )
+        lines = [f"- {len(searches)} search{'es' if len(searches) > 1 else ''}"] if searches else []
+        lines += [f"- {note}" for note in others]
         if self.sources:
-            lines.append("- " + sources_line(self.sources[:MAX_SOURCES]))
+            merged = citations.merge_sources(
+                [s.model_copy(update={"n": None}) for s in self.sources]
+            )
+            by_file: dict[str, list[str]] = {}
+            for source in merged:
+                by_file.setdefault(source.path, []).append(_lines(source))
+            shown = list(by_file.items())[:MAX_SOURCES]
+            lines.append(
+                "- Found in: " + "; ".join(f"`{path}` {', '.join(spans)}" for path, spans in shown)
+            )
         return "\n".join(lines) if lines else "- nothing yet"
 
 
@@ -429,7 +447,10 @@ class _Ask:
             self.stream.close()
             self.emit(kind, answer)
         if stop in ("answer", "clarify", "step_limit", "length"):
-            self.agent.conversations.add(self.conversation_id, self.params.question, answer, stop)
+            # History keeps questions and grounded answers only: an answer nothing
+            # supports would go back to the model as if it were true.
+            kept = answer if grounded_answer and self.mode != "fallback" else ""
+            self.agent.conversations.add(self.conversation_id, self.params.question, kept, stop)
         response = AskResponse(
             answer=answer,
             sources=citations.merge_sources(sources)[:MAX_SOURCES],
@@ -626,6 +647,9 @@ class _Ask:
                         focus.append(info)
                 elif len(name_ref.candidates) > 1:
                     raise self.clarify(name_ref)
+                else:
+                    # Before any search: answering from other files would be worse.
+                    raise _Stop("error", references.not_found(name_ref.text, self.kb.files()))
         return focus, self.annotate(question, annotations), question, spans
 
     def numbered_file(self, n: int, text: str) -> FileInfo:
@@ -696,9 +720,11 @@ class _Ask:
         budget = max(1024, self.llm.num_ctx - limit - overhead - 64)
         passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
         count, each = grounded.fitted(self.llm.num_ctx)
+        # A follow-up ("and for Peru?") is searched together with the question before it.
+        wanted = f"{self.history[-1].question}\n{question}" if self.history else question
         passages, _files = grounded.gather(
             self.kb,
-            question,
+            wanted,
             focus,
             budget_chars=min(passage_chars, count * each),
             max_passages=count,
@@ -755,7 +781,8 @@ class _Ask:
         ]
         for turn in self.history:
             messages.append({"role": "user", "content": turn.question})
-            messages.append({"role": "assistant", "content": turn.answer})
+            if turn.answer:
+                messages.append({"role": "assistant", "content": turn.answer})
         user = question
         if self.params.file or self.params.n:
             user += "\n\n" + prompts.FOCUS_ONE.format(path=focus[0].path, title=focus[0].title)

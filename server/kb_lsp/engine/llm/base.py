@@ -159,8 +159,9 @@ class ChatModel(ABC):
 
     @property
     def cache_identity(self) -> str:
-        """What a cached model output is keyed by: provider and model."""
-        return f"{self.provider}/{self.model}"
+        """What a cached model output is keyed by: provider, server and model (two
+        servers may serve different models under one name: a stand-in and the real one)."""
+        return f"{self.provider}@{self.host}/{self.model}"
 
     # --- what it can do ---------------------------------------------------------------------
 
