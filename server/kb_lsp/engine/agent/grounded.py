@@ -94,19 +94,7 @@ def gather(
 ) -> tuple[list[Passage], list[SearchHit]]:
     """The graded passages for `question` (numbered from 1), and the file hits of the
     workspace search they came from (empty with focus files)."""
-    threshold = kb.settings.search.threshold * PASSAGE_THRESHOLD_FACTOR
-    candidates: list[SearchHit] = []
-    files: list[SearchHit] = []
-    if focus:
-        for info in focus:
-            found = kb.search_in_file(info.path, question, limit=PER_FOCUS_FILE)
-            # The file was named: its best passage is shown whatever it scores.
-            candidates += found[:1] + [h for h in found[1:] if h.score >= threshold]
-    else:
-        files = kb.search(question, limit=kb.settings.search.limit)
-        for file_hit in files[:MAX_FILES]:
-            found = kb.search_in_file(file_hit.path, question, limit=PER_FILE)
-            candidates += [h for h in found if h.score >= threshold] or [file_hit]
+    candidates, files = _candidates(kb, question, focus)
     graded = _grade(candidates, keep_first=bool(focus))
     per_passage = max(
         300, min(passage_chars, budget_chars // max(1, min(len(graded), max_passages)))
@@ -144,6 +132,26 @@ def gather(
         )
         used += len(text)
     return passages, files
+
+
+def _candidates(
+    kb: KnowledgeBase, question: str, focus: list[FileInfo]
+) -> tuple[list[SearchHit], list[SearchHit]]:
+    """The chunks that may become passages, and the file hits they came from."""
+    threshold = kb.settings.search.threshold * PASSAGE_THRESHOLD_FACTOR
+    candidates: list[SearchHit] = []
+    files: list[SearchHit] = []
+    if focus:
+        for info in focus:
+            found = kb.search_in_file(info.path, question, limit=PER_FOCUS_FILE)
+            # The file was named: its best passage is shown whatever it scores.
+            candidates += found[:1] + [h for h in found[1:] if h.score >= threshold]
+    else:
+        files = kb.search(question, limit=kb.settings.search.limit)
+        for file_hit in files[:MAX_FILES]:
+            found = kb.search_in_file(file_hit.path, question, limit=PER_FILE)
+            candidates += [h for h in found if h.score >= threshold] or [file_hit]
+    return candidates, files
 
 
 def _grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
