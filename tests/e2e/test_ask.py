@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, stall
 from tests.fakes.openai_server import ScriptedOpenAI
 from tests.fakes.silent_server import SilentServer
+from tests.helpers.prompts import number_of
 
 from .conftest import KbClient, initialize_like_vscode, running_server, wait_for
 
@@ -217,11 +218,11 @@ async def test_bad_ask_params(kb: KbClient) -> None:
 async def test_summarize_a_file_then_the_cache_answers(
     kb: KbClient, ollama: ScriptedOllama
 ) -> None:
-    ollama.add(answer("Mexico is paid by SPEI; the cut-off is 14:30."))
+    ollama.add(answer("Mexico is paid by SPEI; the cut-off is 14:30 Mexico City time."))
     first = await kb.request("kb/summarize", {"file": MEXICO})
     assert first == {
         "path": MEXICO,
-        "summary": "Mexico is paid by SPEI; the cut-off is 14:30.",
+        "summary": "Mexico is paid by SPEI; the cut-off is 14:30 Mexico City time.",
         "cached": False,
         "extractive": False,
     }
@@ -450,12 +451,7 @@ async def test_openai_provider_without_tools_answers_grounded(
 ) -> None:
     def cite_mexico(request: dict[str, Any]) -> Turn:
         prompt = request["messages"][-1]["content"]
-        number = next(
-            line.split("]")[0].lstrip("[")
-            for line in prompt.splitlines()
-            if line.startswith("[") and MEXICO in line
-        )
-        return answer(f"Before 14:30 Mexico City time [{number}].")
+        return answer(f"Before 14:30 Mexico City time [{number_of(prompt, MEXICO)}].")
 
     with ScriptedOpenAI([cite_mexico], tools=False) as server:
         options = {"llm": {"provider": "openai", "baseUrl": server.base_url, "timeout": 30}}
