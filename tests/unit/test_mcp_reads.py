@@ -18,7 +18,7 @@ from kb_lsp.runtime.deadline import READ_TIMEOUT
 
 @pytest.fixture
 def runtime() -> Iterator[Runtime]:
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     yield runtime
     runtime.close()
 
