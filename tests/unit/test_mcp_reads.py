@@ -11,7 +11,7 @@ import pytest
 from mcp.client import Client
 from mcp.types import TextContent
 
-from kb_lsp.mcp_server.server import KbMcpServer
+from kb_lsp.mcp.server import KbMcpServer
 from kb_lsp.runtime import Runtime
 from kb_lsp.runtime.deadline import READ_TIMEOUT
 

@@ -173,7 +173,7 @@ def _imports(path: Path) -> set[str]:
 # line's own helpers.
 FRONT_ENDS: dict[str, tuple[str, ...]] = {
     "lsp/": ("kb_lsp.lsp",),
-    "mcp_server/": ("kb_lsp.mcp_server",),
+    "mcp/": ("kb_lsp.mcp",),
     # The command line and its terminal helpers are one front end.
     "cli/": ("kb_lsp.cli", "kb_lsp.terminal"),
     "terminal/": ("kb_lsp.terminal",),
@@ -182,9 +182,9 @@ LAUNCHERS = {"cli/serve.py", "cli/parser.py", "__main__.py"}
 
 
 def test_import_graph_points_down_only() -> None:
-    """Front ends (lsp/, mcp_server/, cli/) → runtime → engine: no arrow back up, no
+    """Front ends (lsp/, mcp/, cli/) → runtime → engine: no arrow back up, no
     front end imports another, and only lsp/ imports pygls or lsprotocol (only
-    mcp_server/ the MCP SDK)."""
+    mcp/ the MCP SDK)."""
     checked = 0
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()
@@ -192,7 +192,7 @@ def test_import_graph_points_down_only() -> None:
         checked += 1
         if not relative.startswith("lsp/"):
             assert not {n for n in imports if n.split(".")[0] in {"pygls", "lsprotocol"}}, relative
-        if not relative.startswith("mcp_server/"):
+        if not relative.startswith("mcp/"):
             assert not {n for n in imports if n.split(".")[0] == "mcp"}, relative
         own = next((m for prefix, m in FRONT_ENDS.items() if relative.startswith(prefix)), None)
         every = tuple(prefix for owned in FRONT_ENDS.values() for prefix in owned)
