@@ -40,10 +40,10 @@ from typing import Any
 
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
-from kb_lsp.agent import Agent
 from kb_lsp.config import load_settings
 from kb_lsp.devtools import llama
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.agent import Agent
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import AskParams
 
 _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")

@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.search import fts_query, query_words
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.search import fts_query, query_words
 
 DEPTH = 100  # chunks taken from each list
 RRF_K = 60
 
 
 def _roots(kb: KnowledgeBase) -> list[Any]:
-    return kb._snapshot()
+    return kb.indexes()
 
 
 def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
@@ -32,7 +32,7 @@ def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
     match = fts_query(query_words(query))
     out: list[tuple[str, str]] = []
     for index in _roots(kb):
-        db = index.store._reader()
+        db = index.store.db.reader()
         try:
             rows = db.execute(
                 "SELECT f.chunk_id, c.path FROM chunks_fts f JOIN chunks c ON c.id = f.chunk_id "

@@ -3,7 +3,7 @@
     python bench/embed_speed.py [--corpus ../shared/corpora/fastapi-docs] [--runs 3] [--limit N]
 
 Splits every Markdown file of the corpus into ~800-character pieces at paragraph breaks
-(no dependency on kb_lsp.markdown), embeds them with both functions and prints chunks/s
+(no dependency on the chunker), embeds them with both functions and prints chunks/s
 (median of the runs), the ratio, the median single-query latency and the agreement of the
 two sets of vectors. Nothing is downloaded: Chroma's function is pointed at a temporary
 folder laid out as its download cache, holding the model files our embedder uses (see
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_lsp import embeddings
-from kb_lsp.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed import embeddings
+from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "fastapi-docs"

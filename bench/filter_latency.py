@@ -31,8 +31,8 @@ from bench.quality import QueryCache
 from bench.report import percentiles, table, write_json
 from bench.search_latency import make_queries
 from kb_lsp.config import load_settings
-from kb_lsp.embeddings import MiniLMEmbedder
-from kb_lsp.knowledge import KnowledgeBase, model_cache
+from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
 LIMIT = 10
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from kb_lsp.storage import WRITER_LOCK, store_dir_for
+from kb_lsp.engine.storage import WRITER_LOCK, store_dir_for
 
 
 @contextmanager

@@ -31,8 +31,8 @@ from bench import corpora
 from bench.lsp_client import LspClient
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import Settings
-from kb_lsp.indexer import text_hash
-from kb_lsp.markdown import parse_markdown
+from kb_lsp.engine.index.indexer import text_hash
+from kb_lsp.engine.markdown.document import parse_markdown
 
 EDITS = 20
 PAGES = 1000

@@ -51,11 +51,11 @@ from typing import Any
 from bench import corpora
 from bench.baselines import baseline_rankings
 from bench.report import table, write_json
-from kb_lsp import search as search_module
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.embeddings import MiniLMEmbedder
-from kb_lsp.knowledge import KnowledgeBase, model_cache
-from kb_lsp.search import DEFAULT_FUSION, STOPWORDS, Fusion, Searcher
+from kb_lsp.engine import search as search_module
+from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
+from kb_lsp.engine.search import DEFAULT_FUSION, STOPWORDS, Fusion, Searcher
 
 QUERIES = Path(__file__).resolve().parent / "queries" / "fastapi.json"
 NOTES_QUERIES = Path(__file__).resolve().parent / "queries" / "dendron.json"
@@ -222,7 +222,7 @@ def build(
     a no-op), which makes trying queries cheap. The embedder is the product's default,
     the int8 copy of the model (made in the model cache if missing), or with
     `float_model` the shipped file as it is. `exact`: vectors searched as the command
-    line searches them (`exact_vectors.py`), not with Chroma's HNSW."""
+    line searches them (`store/exact.py`), not with Chroma's HNSW."""
     workspace = workspace_parent / "fastapi-docs"
     if not workspace.exists():
         corpora.copy_fastapi(workspace)

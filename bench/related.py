@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.quality import build
 from bench.report import percentiles, table, write_json
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 NAIVE_CHARS = 2000
 
@@ -36,7 +36,7 @@ def naive_related(kb: KnowledgeBase, path: str, limit: int = 10) -> list[str]:
     """Embed the file's text and list the files of the nearest chunks (the alternative)."""
     text = "\n".join(chunk.text for chunk in kb.chunks_of(path))[:NAIVE_CHARS]
     vector = np.asarray(kb.embedder.embed_documents([text])[0], dtype=np.float32)
-    source = kb._snapshot()[0].source
+    source = kb.indexes()[0].source
     seen: list[str] = []
     for hit in source.store.vector_search(vector, limit * 8):
         if hit.path != path and hit.path not in seen:

@@ -25,8 +25,8 @@ from bench.index import QUICK_FILES, trim
 from bench.lsp_client import LspClient
 from bench.report import table, write_json
 from kb_lsp.config import load_settings
-from kb_lsp.embeddings import MiniLMEmbedder
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 RUNS = 3
 

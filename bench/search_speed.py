@@ -48,8 +48,8 @@ WORKER = """
 import json, sys, time
 from pathlib import Path
 from kb_lsp.config import load_settings
-from kb_lsp.embeddings import MiniLMEmbedder
-from kb_lsp.knowledge import KnowledgeBase, model_cache
+from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
 workspace, storage, queries_file = sys.argv[1:4]
 LIMIT = int(sys.argv[4])
@@ -87,8 +87,8 @@ def queries_for(corpus: str, count: int | None) -> list[str]:
 
 def build(store: Path, corpus: str, pages: int | None) -> tuple[Path, Path]:
     from kb_lsp.config import load_settings
-    from kb_lsp.embeddings import MiniLMEmbedder
-    from kb_lsp.knowledge import KnowledgeBase, model_cache
+    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
     workspace = store / corpus
     if not workspace.exists():
@@ -178,14 +178,14 @@ def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> d
     import numpy as np
 
     from kb_lsp.config import load_settings
-    from kb_lsp.embeddings import MiniLMEmbedder
-    from kb_lsp.knowledge import KnowledgeBase, model_cache
+    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
     workspace, storage = build(store, corpus, pages)
     settings = load_settings({"search": {"threshold": 0.0}}).settings
     embedder = MiniLMEmbedder(int8_cache=model_cache())
     kb = KnowledgeBase([workspace], settings, embedder=embedder, storage=storage)
-    chroma = kb._snapshot()[0].store
+    chroma = kb.indexes()[0].store
     k = 50  # `Searcher._rank_files` asks for max(40, 5 * limit) at limit 10
     started = time.perf_counter()
     rows = (

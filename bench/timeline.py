@@ -30,8 +30,8 @@ def keyword_pass(corpus: str, files: int | None, models: Path, repeat: int = 3) 
 
     from bench import corpora
     from kb_lsp.config import load_settings
-    from kb_lsp.embeddings import MiniLMEmbedder
-    from kb_lsp.knowledge import KnowledgeBase
+    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.knowledge import KnowledgeBase
 
     embedder = MiniLMEmbedder(int8_cache=models)
     embedder.load()
@@ -49,7 +49,7 @@ def keyword_pass(corpus: str, files: int | None, models: Path, repeat: int = 3) 
                 [workspace], load_settings().settings, embedder=embedder, storage=storage
             )
             started = time.perf_counter()
-            kb._roots[0].indexer.sync(vectors=False)
+            kb.indexes()[0].indexer.sync(vectors=False)
             took.append(time.perf_counter() - started)
             kb.close()
             shutil.rmtree(storage)
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.keyword_only:
-        from kb_lsp.knowledge import model_cache
+        from kb_lsp.engine.knowledge import model_cache
 
         took = keyword_pass(args.corpus, args.files, args.models or model_cache())
         print(

@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
-    from kb_lsp.lsp.server import serve
-    from kb_lsp.private import owner_only_umask
+    from kb_lsp.engine.private import owner_only_umask
+    from kb_lsp.lsp.setup import serve
 
     owner_only_umask()  # the index, logs and caches are the user's alone (private.py)
 

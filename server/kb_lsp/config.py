@@ -32,6 +32,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
 from kb_lsp import setting_values
@@ -93,7 +94,10 @@ OptionalText = Annotated[str | None, BeforeValidator(setting_values.blank_is_uns
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    # VS Code's settings are camelCase (`kb.embedder.modelPath`); Python uses snake_case.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
 
 
 class EmbedderSettings(_Section):
@@ -117,7 +121,6 @@ class EmbedderSettings(_Section):
     )
     model_path: OptionalText = Field(
         default=None,
-        alias="modelPath",
         description=(
             "A folder with your own ONNX sentence-transformer (`model.onnx` + "
             "`tokenizer.json`), used instead of the bundled MiniLM. Empty: the bundled model."
@@ -134,7 +137,6 @@ class EmbedderSettings(_Section):
         default=32,
         ge=1,
         le=512,
-        alias="batchSize",
         description="Passages embedded per batch while indexing.",
         json_schema_extra=ui(350, "advanced"),
     )
@@ -202,13 +204,11 @@ class OllamaSettings(_Section):
         default=8192,
         ge=512,
         le=262144,
-        alias="numCtx",
         description="The model's context window, in tokens (Ollama's `num_ctx`).",
         json_schema_extra=ui(400, "advanced"),
     )
     keep_alive: str = Field(
         default="10m",
-        alias="keepAlive",
         description=(
             "How long Ollama keeps the model loaded after a request (Ollama's `keep_alive`, "
             "e.g. `10m`, `1h`, `0` to unload at once)."
@@ -249,7 +249,6 @@ class LlmSettings(_Section):
     )
     base_url: OptionalText = Field(
         default=None,
-        alias="baseUrl",
         description=(
             "Where the model server runs: for `openai` its URL ending in /v1 (empty: "
             "http://127.0.0.1:8080/v1, llama-server's); for `ollama` its host (empty: "
@@ -259,7 +258,6 @@ class LlmSettings(_Section):
     )
     api_key_env: OptionalText = Field(
         default=None,
-        alias="apiKeyEnv",
         description=(
             "The NAME of an environment variable holding the API key (`openai` only), "
             "e.g. `OPENAI_API_KEY`. The key itself is never a setting."
@@ -296,7 +294,6 @@ class LlmSettings(_Section):
         default=0,
         ge=0,
         le=32768,
-        alias="maxTokens",
         description=(
             "The most tokens one model reply may have; a reply cut there ends with stop "
             "`length`. 0: a quarter of the context (256 to 2048)."
@@ -316,7 +313,6 @@ class LlmSettings(_Section):
         default=0,
         ge=0,
         le=1048576,
-        alias="contextSize",
         description=(
             "The model's context window in tokens. 0: what an `openai` server reports "
             "(/props, /v1/models), else `kb.ollama.numCtx`."
@@ -353,7 +349,6 @@ class AgentSettings(_Section):
         default=7,
         ge=1,
         le=50,
-        alias="maxSteps",
         description="The most tool-calling steps the model may take for one question.",
         json_schema_extra=ui(140, "search", env="KB_AGENT_MAX_STEPS"),
     )
@@ -425,14 +420,12 @@ class Settings(_Section):
     )
     respect_gitignore: bool = Field(
         default=True,
-        alias="respectGitignore",
         description="Leave out the files that `.gitignore` ignores.",
         json_schema_extra=ui(230, "files"),
     )
     max_file_size: int = Field(
         default=2 * MIB,
         ge=1,
-        alias="maxFileSize",
         description="Files larger than this many bytes are skipped (the reason is in the status).",
         json_schema_extra=ui(240, "files"),
     )
@@ -440,7 +433,6 @@ class Settings(_Section):
         default=800,
         ge=100,
         le=20000,
-        alias="chunkSize",
         description="Target size of an indexed passage, in characters.",
         json_schema_extra=ui(360, "advanced"),
     )
@@ -448,7 +440,6 @@ class Settings(_Section):
         default=200,
         ge=0,
         le=10000,
-        alias="chunkOverlap",
         description="Characters shared by neighbouring passages.",
         json_schema_extra=ui(370, "advanced"),
     )
@@ -465,7 +456,6 @@ class Settings(_Section):
     reconcile_seconds: float = Field(
         default=300.0,
         ge=5,
-        alias="reconcileSeconds",
         description=(
             "Seconds between full checks of the workspace against the index (catches "
             "changes the file watcher missed)."
@@ -476,7 +466,6 @@ class Settings(_Section):
         default=300,
         ge=0,
         le=10000,
-        alias="debounceMs",
         description="Milliseconds of quiet after a file changes on disk before it is reindexed.",
         json_schema_extra=ui(420, "advanced"),
     )

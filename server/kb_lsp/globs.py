@@ -29,7 +29,7 @@ import re2
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 from pathspec.util import normalize_file
 
-from kb_lsp.agent.errors import InvalidInput
+from kb_lsp.errors import InvalidInput
 
 MAX_GLOB_CHARS = 1024
 MAX_GLOB_WILDCARDS = 32

@@ -1,5 +1,5 @@
 """JSON-RPC bodies read within bounds, shared by the LSP stream (`lsp/jsonrpc.py`) and the
-local socket (`runtime/listener.py`), which must not import pygls.
+local socket (`listener.py`), which must not import pygls.
 
 A body nesting deeper than `MAX_DEPTH` or holding an integer of more than
 `MAX_INT_DIGITS` digits is not parsed (Python's parser would recurse, or build a huge
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
+from kb_lsp.errors import INVALID_REQUEST, PARSE_ERROR, InvalidInput
+
+INVALID_PARAMS = InvalidInput.code
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 20

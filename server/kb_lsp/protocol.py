@@ -1,4 +1,5 @@
-"""The wire contract of DESIGN.md: method names and payload shapes, in one place.
+"""The wire contract's payloads: what every kb/* method takes and returns, in one place
+(the method names, pools and errors are the operations table, `contract/`).
 
 Both the engine (which builds results) and the LSP layer (which sends them) use these
 models. The extension's `vscode-extension/src/protocol.ts` and the contract test's shapes
@@ -15,44 +16,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic.alias_generators import to_camel
 
 from kb_lsp import globs
-
-# --- method, notification and command names -------------------------------------------
-
-SEARCH = "kb/search"
-OPEN_RESULT = "kb/openResult"
-ASK = "kb/ask"
-SUMMARIZE = "kb/summarize"
-STATUS = "kb/status"
-REINDEX = "kb/reindex"
-# The files nearest to one file by meaning (the panel's Related tab).
-RELATED = "kb/related"
-# The metadata fields a filter can use (types, file counts, frequent values).
-SCHEMA = "kb/schema"
-# Pause, resume or cancel the running sync (the panel's and the progress notification's
-# buttons).
-INDEX_CONTROL = "kb/indexControl"
-
-INDEX_CHANGED = "kb/indexChanged"
-ASK_EVENT = "kb/askEvent"
-
-REQUESTS = (SEARCH, OPEN_RESULT, ASK, SUMMARIZE, STATUS, REINDEX, RELATED, INDEX_CONTROL, SCHEMA)
-NOTIFICATIONS = (INDEX_CHANGED, ASK_EVENT)
-
-# `workspace/executeCommand` names: `kb.search` for `kb/search`, and so on.
-COMMANDS = {name.replace("/", "."): name for name in REQUESTS}
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 MAX_PATH_CHARS = 4096
 MAX_PATHS = 64
-
-# JSON-RPC error codes the server answers with (DESIGN.md, "Errors").
-ERROR_CODES = {
-    "invalidParams": -32602,
-    "requestCancelled": -32800,
-}
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
@@ -74,7 +45,7 @@ AskEventKind = Literal[
 
 class _Payload(BaseModel):
     # Clients send camelCase (`conversationId`); Python code uses snake_case.
-    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
 class _Params(_Payload):
@@ -131,10 +102,10 @@ class IndexProgress(_Payload):
     """The one progress of a running sync: totals fixed when the sync starts."""
 
     phase: IndexPhase
-    files_done: int = Field(alias="filesDone")
-    files_total: int = Field(alias="filesTotal")
-    chunks_done: int = Field(default=0, alias="chunksDone")
-    chunks_total: int = Field(default=0, alias="chunksTotal")
+    files_done: int
+    files_total: int
+    chunks_done: int = 0
+    chunks_total: int = 0
 
 
 class IndexStatus(_Payload):
@@ -145,7 +116,7 @@ class IndexStatus(_Payload):
     embedder: str
     store: str
     llm: LlmStatus
-    read_only: bool = Field(default=False, alias="readOnly")
+    read_only: bool = False
     roots: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
     # Files indexed with a problem worth fixing (malformed front matter), with its line.
@@ -153,8 +124,8 @@ class IndexStatus(_Payload):
     message: str | None = None
     progress: IndexProgress | None = None
     # Keyword search covers every file once the text pass is done; vectors follow.
-    keyword_complete: bool = Field(default=True, alias="keywordComplete")
-    vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0, alias="vectorsReady")
+    keyword_complete: bool = True
+    vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0)
     # The user paused indexing (kb/indexControl): changes queue until it is resumed.
     paused: bool = False
 
@@ -176,12 +147,39 @@ class FileProblem(_Payload):
 
 
 class SearchParams(_Params):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
-    paths: list[Glob] | None = Field(default=None, max_length=MAX_PATHS)
-    mode: SearchMode = "hybrid"
-    # The metadata filter language (`tag:x -status:draft modified>2026-10-01`).
-    filter: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "What to look for: plain words, a question, or exact terms (identifiers, "
+            "error codes, names)."
+        ),
+    )
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT, description="At most this many files.")
+    paths: list[Glob] | None = Field(
+        default=None,
+        max_length=MAX_PATHS,
+        description=(
+            "Only files whose workspace path matches one of these globs (gitignore "
+            "style), e.g. ['runbooks/**', 'payments/*.md']."
+        ),
+    )
+    mode: SearchMode = Field(
+        default="hybrid",
+        description=(
+            "'hybrid': meaning and words (best in general); 'semantic': meaning only; "
+            "'keyword': exact words (BM25)."
+        ),
+    )
+    filter: str | None = Field(
+        default=None,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "Keep only files whose metadata match, e.g. 'tag:runbook -status:draft "
+            "modified>2026-10-01 folder:payments'; the schema tool lists the fields and "
+            "their values."
+        ),
+    )
 
 
 class HitMeta(_Payload):
@@ -232,10 +230,14 @@ class OpenResultResponse(_Payload):
 
 
 class AskParams(_Params):
-    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4)
-    file: PathText | None = None
-    n: ResultNumber | None = None
-    conversation_id: str | None = Field(default=None, alias="conversationId", max_length=200)
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question.")
+    file: PathText | None = Field(
+        default=None, description="Focus on this file (workspace-relative path) only."
+    )
+    n: ResultNumber | None = Field(
+        default=None, description="Or: focus on result n of your last search."
+    )
+    conversation_id: str | None = Field(default=None, max_length=200)
 
 
 class Source(_Payload):
@@ -254,8 +256,8 @@ class Step(_Payload):
 
 class Usage(_Payload):
     calls: int = 0
-    prompt_tokens: int = Field(default=0, alias="promptTokens")
-    completion_tokens: int = Field(default=0, alias="completionTokens")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     seconds: float = 0.0
 
 
@@ -268,11 +270,11 @@ class AskResponse(_Payload):
     mode: AskMode = "agent"
     # False when the answer cites none of the passages it was given.
     grounded: bool = True
-    conversation_id: str | None = Field(default=None, alias="conversationId")
+    conversation_id: str | None = None
 
 
 class AskEvent(_Payload):
-    ask_id: str = Field(alias="askId")
+    ask_id: str
     kind: AskEventKind
     text: str
     tool: str | None = None
@@ -280,8 +282,8 @@ class AskEvent(_Payload):
 
 
 class SummarizeParams(_Params):
-    file: PathText | None = None
-    n: ResultNumber | None = None
+    file: PathText | None = Field(default=None, description="The file's workspace-relative path.")
+    n: ResultNumber | None = Field(default=None, description="Or: result n of your last search.")
 
 
 class SummarizeResponse(_Payload):
@@ -299,7 +301,7 @@ class RelatedParams(_Params):
     path: PathText | None = None
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     # Leave out files the given file already links to.
-    exclude_linked: StrictBool = Field(default=False, alias="excludeLinked")
+    exclude_linked: StrictBool = False
     # Make the list this client's numbered list (`kb/openResult`, "file 2" in an ask), as a
     # search does. A panel that refreshes related notes on its own sends false, so the
     # user's last search stays the list "file N" means.
@@ -341,12 +343,12 @@ class FileLines(OpenResultResponse):
     """A page of one file's lines, numbered from 1: what `read_file` and `open_result`
     return. `range` (0-based, as in `kb/openResult`) covers the lines shown."""
 
-    start_line: int = Field(alias="startLine")  # 1-based, inclusive
-    end_line: int = Field(alias="endLine")  # 1-based, inclusive (< start_line: empty file)
-    total_lines: int = Field(alias="totalLines")
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive (< start_line: empty file)
+    total_lines: int
     text: str  # the lines shown, without their numbers
     # Where to go on reading, or None when the page reaches the end of the file.
-    next_start_line: int | None = Field(default=None, alias="nextStartLine")
+    next_start_line: int | None = None
     n: int | None = None  # the result number, for `open_result`
 
 
@@ -378,25 +380,6 @@ class ReindexParams(_Params):
 
 class IndexControlParams(_Params):
     action: IndexAction
-
-
-# Each method's params and result, and each notification's params (the typed `request()`
-# of the extension is checked against these).
-REQUEST_TYPES: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
-    SEARCH: (SearchParams, SearchResponse),
-    OPEN_RESULT: (OpenResultParams, OpenResultResponse),
-    ASK: (AskParams, AskResponse),
-    SUMMARIZE: (SummarizeParams, SummarizeResponse),
-    STATUS: (StatusParams, IndexStatus),
-    REINDEX: (ReindexParams, IndexStatus),
-    INDEX_CONTROL: (IndexControlParams, IndexStatus),
-    RELATED: (RelatedParams, RelatedResponse),
-    SCHEMA: (SchemaParams, SchemaResponse),
-}
-NOTIFICATION_TYPES: dict[str, type[BaseModel]] = {
-    INDEX_CHANGED: IndexStatus,
-    ASK_EVENT: AskEvent,
-}
 
 
 def dump(model: BaseModel) -> dict[str, Any]:

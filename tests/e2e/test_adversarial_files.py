@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcException
-from tests.unit.test_cli import HASHED, run
+from tests.helpers.cli import HASHED, run
 
 from .conftest import running_server
 

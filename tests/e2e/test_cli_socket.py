@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.runtime.local_socket import SUPPORTED, socket_path
-from kb_lsp.storage import store_dir_for
 
 from .conftest import DEADLINE, KbClient, running_server, server_env
 
@@ -113,7 +113,7 @@ async def test_the_command_asks_the_running_server(workspace: Path, storage: Pat
     assert not socket_path(store_dir_for(storage, workspace)).exists()
     alone = await run_kb(storage, workspace, "search", QUERY, "--json")
     assert alone.returncode == 0, alone.stderr
-    # Answered in this process: the engine loaded, Chroma not (`exact_vectors.py`).
+    # Answered in this process: the engine loaded, Chroma not (`store/exact.py`).
     assert "pydantic" in loaded(alone) and "chromadb" not in loaded(alone)
     assert json.loads(alone.stdout)["results"] == via_server["results"]
 

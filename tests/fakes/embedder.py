@@ -20,7 +20,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class HashingEmbedder:
-    """Implements `kb_lsp.embeddings.Embedder` (structurally) without any model files."""
+    """Implements `kb_lsp.engine.embed.embeddings.Embedder` (structurally), with no model."""
 
     def __init__(self, dimension: int = 256) -> None:
         if dimension < 2:

@@ -1,9 +1,10 @@
 """A sync that kills itself with SIGKILL at a chosen point: `kill -9` at any moment.
 
-    python -m tests.fakes.killed_sync WORKSPACE STORAGE METHOD WHEN N
+    python -m tests.fakes.killed_sync WORKSPACE STORAGE CLASS.METHOD WHEN N
 
 Runs `KnowledgeBase.sync()` with the hashing embedder and sends itself SIGKILL right
-`before` or `after` the N-th call of `Store.METHOD`, so a test can check that the next
+`before` or `after` the N-th call of `CLASS.METHOD` (a part of the store: `Store`,
+`Catalog`, `VectorCache`, `ChromaIndex`), so a test can check that the next
 sync repairs whatever that left. Phase 2's batches are shrunk so that a small workspace
 needs several of them. Exits 3 when the point was never reached.
 """
@@ -18,20 +19,32 @@ from typing import Any
 
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import indexer
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.store import Store
+from kb_lsp.engine.index import indexer, vector_pass
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.store import Store
+from kb_lsp.engine.store.cache import VectorCache
+from kb_lsp.engine.store.catalog import Catalog
+from kb_lsp.engine.store.chroma import ChromaIndex
+
+PARTS: dict[str, type] = {
+    "Store": Store,
+    "Catalog": Catalog,
+    "VectorCache": VectorCache,
+    "ChromaIndex": ChromaIndex,
+}
 
 
-def main(workspace: str, storage: str, method: str, when: str, nth: str) -> int:
-    indexer.EMBED_BATCH = 4
-    indexer.UPSERT_BATCH = 8
+def main(workspace: str, storage: str, target: str, when: str, nth: str) -> int:
+    vector_pass.EMBED_BATCH = 4
+    vector_pass.UPSERT_BATCH = 8
     indexer.BATCH_FILES = 2
-    original = getattr(Store, method)
+    part, method = target.split(".")
+    owner = PARTS[part]
+    original = getattr(owner, method)
     calls = 0
 
-    def killing(self: Store, *args: Any, **kwargs: Any) -> Any:
+    def killing(self: object, *args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
         if calls == int(nth) and when == "before":
@@ -41,7 +54,7 @@ def main(workspace: str, storage: str, method: str, when: str, nth: str) -> int:
             os.kill(os.getpid(), signal.SIGKILL)
         return result
 
-    setattr(Store, method, killing)
+    setattr(owner, method, killing)
     settings = load_settings({"chunkSize": 200, "chunkOverlap": 0}).settings
     kb = KnowledgeBase(
         [Path(workspace)], settings, embedder=HashingEmbedder(), storage=Path(storage)

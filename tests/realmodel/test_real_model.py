@@ -24,7 +24,7 @@ from lsprotocol import types
 from tests.e2e.conftest import KbClient, _plain, running_server
 
 from kb_lsp.config import load_settings
-from kb_lsp.llm import ChatResult, Delta, LlmCancelled, OpenAIChat, create_llm
+from kb_lsp.engine.llm import ChatResult, Delta, LlmCancelled, OpenAIChat, create_llm
 
 from .conftest import ALIAS, CONTEXT, LlamaServer
 

@@ -23,7 +23,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb_lsp.config import load_settings
-from kb_lsp.llm import ContextTooLong, OpenAIChat, create_llm
+from kb_lsp.engine.llm import ContextTooLong, OpenAIChat, create_llm
 
 from .conftest import ALIAS, CONTEXT, LlamaServer
 

@@ -15,11 +15,11 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
 
-from kb_lsp.agent import Agent, AskOutcome, InvalidInput
-from kb_lsp.agent.prompts import SYSTEM, metadata_hint
-from kb_lsp.agent.tools import ALL_TOOLS, FILE_TOOLS
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput
+from kb_lsp.engine.agent.prompts import SYSTEM, metadata_hint
+from kb_lsp.engine.agent.tools import ALL_TOOLS, FILE_TOOLS
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import AskParams, SearchHit, Step
 
 MEXICO = "payments/mexico-payments.md"

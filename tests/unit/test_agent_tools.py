@@ -11,13 +11,13 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
 
-from kb_lsp.agent import references
-from kb_lsp.agent.summarize import Summarizer, extractive_summary
-from kb_lsp.agent.tools import ALL_TOOLS, READ_PAGE_LINES, Toolbox, defuse
 from kb_lsp.config import OllamaSettings, Settings
-from kb_lsp.knowledge import FileInfo, KnowledgeBase, StoredChunk
-from kb_lsp.llm import ChatModel, ollama_chat
-from kb_lsp.markdown import parse_markdown
+from kb_lsp.engine.agent import references
+from kb_lsp.engine.agent.summarize import Summarizer, extractive_summary
+from kb_lsp.engine.agent.tools import ALL_TOOLS, READ_PAGE_LINES, Toolbox, defuse
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, StoredChunk
+from kb_lsp.engine.llm import ChatModel, ollama_chat
+from kb_lsp.engine.markdown.document import parse_markdown
 
 MEXICO = "payments/mexico-payments.md"
 BIG = "engineering/big-log.md"
@@ -307,7 +307,7 @@ def test_summarize_only() -> None:
 
 
 def test_fit_elides_old_tool_results_first_and_keeps_the_question() -> None:
-    from kb_lsp.agent.budget import fit, messages_tokens
+    from kb_lsp.engine.agent.budget import fit, messages_tokens
 
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "rules"},
@@ -344,7 +344,7 @@ def test_search_knowledge_base_takes_a_metadata_filter(kb: KnowledgeBase) -> Non
 def test_the_system_prompt_lists_the_metadata_fields(kb: KnowledgeBase) -> None:
     from datetime import date
 
-    from kb_lsp.agent.prompts import metadata_hint
+    from kb_lsp.engine.agent.prompts import metadata_hint
 
     hint = metadata_hint(kb.schema(), date(2026, 11, 20))
     assert "Today is 2026-11-20" in hint

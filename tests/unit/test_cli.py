@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,23 +14,11 @@ from typing import Any
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, answer
+from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
+from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-
-KB = Path(sys.executable).with_name("kb")
-REPO = Path(__file__).resolve().parents[2]
-
-
-def run(
-    *args: str, storage: Path, cwd: Path | None = None, **extra_env: str
-) -> subprocess.CompletedProcess[str]:
-    # No progress lines unless a test asks for them: a sync that takes over the default 5 s
-    # on a busy machine would add "kb: indexing …" lines to the stderr the tests read.
-    env = {**os.environ, "KB_STORAGE": str(storage), "KB_PROGRESS_SECONDS": "3600", **extra_env}
-    return subprocess.run(
-        [str(KB), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
-    )
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 
 def test_console_script_is_installed() -> None:
@@ -212,12 +199,13 @@ def test_status_probe_waits_no_longer_than_its_help_says(
 ) -> None:
     """`--probe` asks the model for at most PROBE_SECONDS (the help says so), however the
     server behaves: here one that never answers, held until the test lets it go."""
-    import kb_lsp.llm as llm_package
+    import kb_lsp.engine.llm as llm_package
     from kb_lsp import cli
+    from kb_lsp.cli import status as status_command
 
     helped = run("status", "--help", storage=storage)
     assert "waits up to 2 s" in " ".join(helped.stdout.split())
-    assert cli.PROBE_SECONDS == 2.0
+    assert status_command.PROBE_SECONDS == 2.0
     monkeypatch.setenv("KB_STORAGE", str(storage))
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHED["KB_EMBEDDER_FACTORY"])
     monkeypatch.setenv("KB_OLLAMA_HOST", "http://127.0.0.1:9")
@@ -236,7 +224,7 @@ def test_status_probe_waits_no_longer_than_its_help_says(
         return model
 
     monkeypatch.setattr(llm_package, "create_llm", hanging)
-    monkeypatch.setattr(cli, "PROBE_SECONDS", 0.05)  # the same bound, shorter for the test
+    monkeypatch.setattr(status_command, "PROBE_SECONDS", 0.05)  # the same bound, shorter
     capsys.readouterr()
     try:
         assert cli.main(["status", "-w", str(workspace), "--probe", "--json"]) == 0
@@ -256,9 +244,10 @@ def test_the_int8_copy_of_the_model_is_announced_once(
 ) -> None:
     """The first command after install makes the int8 copy (a minute on a busy machine):
     one line says so, without --verbose; the next command says nothing of it."""
-    from kb_lsp import cli, embeddings
-    from kb_lsp.embeddings import MiniLMEmbedder
-    from kb_lsp.knowledge import model_cache
+    from kb_lsp import cli
+    from kb_lsp.engine.embed import embeddings
+    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.knowledge import model_cache
 
     made = MiniLMEmbedder(int8_cache=model_cache())  # the session's copy
     made.load()
@@ -342,7 +331,7 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
         ]
         assert search.stdout.startswith("1, ")
         verbose = run("-v", "search", "SPEI", "-w", str(workspace), storage=storage)
-        assert "WARNING kb_lsp.store: The index at" in verbose.stderr
+        assert "WARNING kb_lsp.engine.store: The index at" in verbose.stderr
     finally:
         holder.close()
 
@@ -350,13 +339,12 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
 def test_search_while_another_process_builds_the_index_says_so(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.unit.test_runtime import HASHING, _HeldSync
 
     from kb_lsp.runtime import Hooks, Runtime
 
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
 
-    class HeldWhileReading(_HeldSync):
+    class HeldWhileReading(HeldSync):
         """Held at its first file to read: the total is known, nothing read yet."""
 
         def report(self, progress: Any) -> None:
@@ -365,7 +353,9 @@ def test_search_while_another_process_builds_the_index_says_so(
 
     held = HeldWhileReading()
     # Another process (an editor window) on its cold index, held before its first file.
-    builder = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
+    builder = Runtime.editor(
+        Hooks(start_progress=held.start), watch=False, probe_llm=False, listen=False
+    )
     try:
         builder.open([workspace], load_settings({"storage": str(storage)}).settings)
         assert held.holding.wait(60)
@@ -406,8 +396,6 @@ def test_search_while_another_process_builds_the_index_says_so(
 
 
 # --- metadata: --filter, kb schema, problems in kb status ------------------------------------
-
-HASHED = {"KB_EMBEDDER_FACTORY": "tests.fakes.embedder:HashingEmbedder", "PYTHONPATH": str(REPO)}
 
 
 def _paths(stdout: str) -> set[str]:

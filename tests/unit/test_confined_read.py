@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import workspace as workspace_module
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.workspace import Skipped, UnreadableFile, WorkspaceRoot, read_confined
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.workspace import files as workspace_module
+from kb_lsp.engine.workspace.files import Skipped, UnreadableFile, WorkspaceRoot, read_confined
 
 INSIDE = "# Race\n\nHarmless inside text about ferns and moss.\n"
 OUTSIDE = "# Secret\n\nThe outside zebra passphrase is tangerine.\n"
@@ -66,9 +66,9 @@ def test_reading_a_named_pipe_returns_at_once(tree: tuple[Path, Path]) -> None:
 
 
 def test_not_regular_reasons() -> None:
-    assert workspace_module._not_regular(stat.S_IFCHR) == "not a regular file (a device)"
-    assert workspace_module._not_regular(stat.S_IFBLK) == "not a regular file (a device)"
-    assert workspace_module._not_regular(stat.S_IFREG) is None
+    assert workspace_module.not_regular(stat.S_IFCHR) == "not a regular file (a device)"
+    assert workspace_module.not_regular(stat.S_IFBLK) == "not a regular file (a device)"
+    assert workspace_module.not_regular(stat.S_IFREG) is None
 
 
 def test_links_inside_are_read_and_links_outside_refused(tree: tuple[Path, Path]) -> None:

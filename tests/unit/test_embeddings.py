@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kb_lsp import embeddings, quantize
 from kb_lsp.config import load_settings
-from kb_lsp.embeddings import (
+from kb_lsp.engine.embed import embeddings, quantize
+from kb_lsp.engine.embed.embeddings import (
     Embedder,
     EmbedderError,
     MiniLMEmbedder,
@@ -82,16 +82,15 @@ def test_batch_size_does_not_change_vectors(minilm: MiniLMEmbedder) -> None:
 
 
 def test_batches_respect_count_and_token_budget() -> None:
-    embedder = MiniLMEmbedder(batch_size=32)  # nothing is loaded for this
     short = [10] * 40
-    assert [len(b) for b in embedder._batches(list(range(40)), short)] == [32, 8]
+    assert [len(b) for b in embeddings.token_batches(list(range(40)), short, 32)] == [32, 8]
     mixed = [10] * 4 + [256] * 20
-    batches = list(embedder._batches(list(range(24)), mixed))
+    batches = list(embeddings.token_batches(list(range(24)), mixed, 32))
     assert [i for batch in batches for i in batch] == list(range(24))
     for batch in batches:
         assert len(batch) * max(mixed[i] for i in batch) <= embeddings.MAX_BATCH_TOKENS
     # One text longer than the budget still goes through, alone.
-    assert list(embedder._batches([0, 1], [5000, 6000])) == [[0], [1]]
+    assert list(embeddings.token_batches([0, 1], [5000, 6000], 32)) == [[0], [1]]
 
 
 def test_long_text_is_truncated_to_max_tokens(minilm: MiniLMEmbedder) -> None:
@@ -328,7 +327,7 @@ def test_int8_copy_that_drifts_falls_back_to_the_float_model(
     monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
     monkeypatch.setattr(embeddings, "INT8_MIN_COSINE", 0.9999)
     strict = MiniLMEmbedder(int8_cache=tmp_path)
-    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
         assert strict.identity == minilm.identity
     assert strict.int8 is None
     assert "lowest cosine" in caplog.text and "float model" in caplog.text
@@ -336,7 +335,7 @@ def test_int8_copy_that_drifts_falls_back_to_the_float_model(
     assert record["ok"] is False
     # The verdict is kept: the next start neither derives nor verifies again.
     caplog.clear()
-    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
         assert MiniLMEmbedder(int8_cache=tmp_path).identity == minilm.identity
     assert len(calls) == 1 and "rejected" in caplog.text
 
@@ -352,7 +351,7 @@ def test_int8_copy_that_cannot_be_made_falls_back(
 
     monkeypatch.setattr(embeddings.quantize, "derive", no_onnx)
     embedder = MiniLMEmbedder(int8_cache=tmp_path)
-    with caplog.at_level("WARNING", logger="kb_lsp.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
         assert embedder.identity == minilm.identity
     assert "onnx" in caplog.text and "float model" in caplog.text
     assert not list(tmp_path.rglob(embeddings.INT8_RECORD))  # tried again next time

@@ -16,9 +16,9 @@ from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.storage import DATABASE, store_dir_for
-from kb_lsp.store import Store
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.storage import DATABASE, store_dir_for
+from kb_lsp.engine.store import Store
 
 QUERIES = [
     "Mexico payments cut-off",
@@ -72,7 +72,7 @@ def test_the_nearest_chunks_are_chromas(tmp_path: Path) -> None:
     assert {h.path for h in restricted} <= set(some_paths)
     assert exact.vector_search(embedder.embed_query(QUERIES[0]), 3, []) == []
     assert exact.vector_search(np.zeros(embedder.dimension), 3) == []
-    assert exact._chroma is None  # never opened
+    assert not exact.vectors.opened()  # Chroma never opened
     exact.close()
 
 
@@ -122,7 +122,7 @@ def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
         from pathlib import Path
         from tests.fakes.embedder import HashingEmbedder
         from kb_lsp.config import load_settings
-        from kb_lsp.knowledge import KnowledgeBase
+        from kb_lsp.engine.knowledge import KnowledgeBase
 
         workspace, storage, mode, query = Path(sys.argv[1]), Path(sys.argv[2]), *sys.argv[3:]
         embedder = HashingEmbedder()
@@ -134,7 +134,7 @@ def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
             print(report.chunks_embedded, hits[0].path if hits else None,
                   "chromadb" in sys.modules)
         else:  # what Chroma holds, for a long-lived process
-            store = kb._roots[0].store
+            store = kb.indexes()[0].store
             print(store.vector_search(embedder.embed_query(query), 1)[0].path)
         kb.close()
         """

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import indexer, prepare
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.metadata.frontmatter import flatten, load_front_matter
-from kb_lsp.prepare import PreparedFile, prepare_file
-from kb_lsp.store import FileRecord, Store
+from kb_lsp.engine.index import indexer, prepare
+from kb_lsp.engine.index.prepare import PreparedFile, prepare_file
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.metadata.frontmatter import flatten, load_front_matter
+from kb_lsp.engine.store import FileRecord, Store
 
 SETTINGS = load_settings({"search": {"threshold": 0.0}}).settings
 

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from kb_lsp.metadata.filters import (
+from kb_lsp.engine.metadata.filters import (
     And,
     DateRange,
     FilterError,
@@ -19,7 +19,7 @@ from kb_lsp.metadata.filters import (
     parse_filter,
     split_query,
 )
-from kb_lsp.metadata.query import compile_filter, matching_paths
+from kb_lsp.engine.metadata.query import compile_filter, matching_paths
 
 TODAY = date(2026, 11, 20)
 
@@ -195,7 +195,7 @@ def test_split_query_reports_a_malformed_filter_term_in_the_query() -> None:
 
 
 def _db() -> sqlite3.Connection:
-    from kb_lsp.metadata.tables import DDL
+    from kb_lsp.engine.metadata.tables import DDL
 
     db = sqlite3.connect(":memory:")
     db.executescript(

@@ -20,11 +20,11 @@ from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp import globs
 from kb_lsp.config import Settings
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.workspace.files import WorkspaceRoot
 from kb_lsp.globs import GlobList, GlobRefused
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.mcp_server.files import list_files
+from kb_lsp.mcp.files import list_files
 from kb_lsp.protocol import SearchParams, SkippedFile
-from kb_lsp.workspace import WorkspaceRoot
 
 HOSTILE = "*a" * 14 + "*b"  # 15 wildcards: within the limits, so it is matched
 LONG_NAME = "a" * 40
@@ -156,7 +156,7 @@ def test_a_gitignore_line_over_the_limit_is_left_out_and_the_rest_counts(
     (tmp_path / ".gitignore").write_text(f"{refused}\nsecret.md\n", encoding="utf-8")
     for name in ("secret.md", "kept.md", "aaaa.md"):
         (tmp_path / name).write_text("# x\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="kb_lsp.workspace"):
+    with caplog.at_level(logging.WARNING, logger="kb_lsp.engine.workspace.files"):
         files = [f.path for f in WorkspaceRoot(tmp_path, Settings()).scan().files]
     assert files == ["aaaa.md", "kept.md"]
     assert any("more than 32 wildcards" in r.getMessage() for r in caplog.records)

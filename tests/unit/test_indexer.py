@@ -9,22 +9,24 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from tests.conftest import REPO
 from tests.fakes.embedder import HashingEmbedder
 
-from kb_lsp import indexer
 from kb_lsp.config import load_settings
-from kb_lsp.indexer import embedding_text
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.index import vector_pass
+from kb_lsp.engine.index.indexer import embedding_text
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.records import ReadOnlyStore, SyncProgress
+from kb_lsp.engine.store import Store, VectorEntry
+from kb_lsp.engine.store.chroma import ChromaIndex
+from kb_lsp.engine.terms import parse_stems, stems_text, word_stems, word_terms
 from kb_lsp.protocol import IndexStatus
-from kb_lsp.records import ReadOnlyStore, SyncProgress
-from kb_lsp.store import Store
-from kb_lsp.terms import parse_stems, stems_text, word_stems, word_terms
 
 
 def open_kb(
@@ -36,12 +38,18 @@ def open_kb(
     )
 
 
+def chroma_collection(store: Store) -> Any:
+    """The Chroma collection itself, for the tests that play what a crash leaves there."""
+    assert isinstance(store.vectors, ChromaIndex)
+    return store.vectors.collection
+
+
 def chroma_ids(store: Store) -> set[str]:
-    return set(store._collection.get(include=[])["ids"])
+    return store.vectors.ids()
 
 
 def sqlite_ids(store: Store) -> set[str]:
-    return {row[0] for row in store._reader().execute("SELECT id FROM chunks")}
+    return set(store.chunks.indexed())
 
 
 def test_cold_sync_then_no_change_embeds_nothing(workspace: Path, storage: Path) -> None:
@@ -112,7 +120,7 @@ def test_rename_and_folder_move_cost_no_embedding(workspace: Path, storage: Path
     assert "terms.md" in paths and "glossary.md" not in paths
     assert "money-movement/mexico-payments.md" in paths
     assert not any(p.startswith("payments/") for p in paths)
-    assert chroma_ids(kb._roots[0].store) == sqlite_ids(kb._roots[0].store)
+    assert chroma_ids(kb.indexes()[0].store) == sqlite_ids(kb.indexes()[0].store)
     kb.close()
 
 
@@ -130,7 +138,7 @@ def test_delete_file_and_folder_by_path(workspace: Path, storage: Path) -> None:
     assert "glossary.md" not in paths
     assert not any(p.startswith("meetings/") for p in paths)
     assert all(hit.path != "glossary.md" for hit in kb.search("glossary SPEI"))
-    assert chroma_ids(kb._roots[0].store) == sqlite_ids(kb._roots[0].store)
+    assert chroma_ids(kb.indexes()[0].store) == sqlite_ids(kb.indexes()[0].store)
     kb.close()
 
 
@@ -152,16 +160,16 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kb = open_kb(workspace, storage)
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
 
     def crash(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(store, "_chroma_upsert", crash)
+    monkeypatch.setattr(store.vectors, "upsert", crash)  # the port: Chroma fails
     with pytest.raises(KeyboardInterrupt):
         kb.sync()
     monkeypatch.undo()
-    pending = [r for r in store.manifest().values() if r.state != "ok"]
+    pending = [r for r in store.catalog.manifest().values() if r.state != "ok"]
     assert pending, "the interrupted batch is left pending"
     kb.close()
 
@@ -169,9 +177,9 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
     embedder = HashingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
-    store = kb._roots[0].store
-    assert all(r.state == "ok" for r in store.manifest().values())
-    assert len(store.manifest()) == len(list(workspace.rglob("*.md")))
+    store = kb.indexes()[0].store
+    assert all(r.state == "ok" for r in store.catalog.manifest().values())
+    assert len(store.catalog.manifest()) == len(list(workspace.rglob("*.md")))
     assert chroma_ids(store) == sqlite_ids(store)
     again = kb.sync()
     assert again.chunks_embedded == 0
@@ -181,13 +189,33 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
 def test_stray_vectors_in_chroma_are_removed(workspace: Path, storage: Path) -> None:
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb._roots[0].store
-    store._collection.upsert(
-        ids=["stray:0"], embeddings=[[0.1] * 256], metadatas=[{"path": "gone.md", "text_hash": "x"}]
-    )
+    store = kb.indexes()[0].store
+    store.vectors.upsert([VectorEntry("stray:0", "gone.md", "x", np.full(256, 0.1))])
     some = sorted(sqlite_ids(store))[:3]
-    store._collection.delete(ids=some)
+    store.vectors.delete(some)
+    kb.close()
+    # What a crash leaves in Chroma is repaired by the next opening's first sync.
+    kb = open_kb(workspace, storage)
     kb.sync()
+    store = kb.indexes()[0].store
+    assert chroma_ids(store) == sqlite_ids(store)
+    kb.close()
+
+
+def test_a_save_does_not_check_every_vector_again(workspace: Path, storage: Path) -> None:
+    """Chroma is checked against every chunk row once per opening, not on every save."""
+    kb = open_kb(workspace, storage)
+    kb.sync()
+    store = kb.indexes()[0].store
+    seen: list[str] = []
+    store.db.trace(seen.append)
+    note = workspace / "payments" / "mexico-payments.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    report = kb.sync([note])
+    store.db.trace(None)
+    assert report.files_changed == 1
+    every_row = [s for s in seen if "LEFT JOIN files" in s]
+    assert not every_row, every_row
     assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
@@ -308,20 +336,27 @@ def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
     reader = open_kb(workspace, storage)  # another window: read-only on the same store
     assert reader.read_only
     (workspace / "zebra.md").write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n")
-    store = writer._roots[0].store
-    switch = store._switch
+    store = writer.indexes()[0].store
+    rebuild = store.vectors.rebuild
 
     with _Readers([writer, reader]) as readers:
 
-        def switch_between_searches(collection: object) -> object:
-            # Both readers search while the old collection is live, and again once the
-            # new one replaced it and the old one is gone.
+        def switch_between_searches(batches: Iterable[Sequence[VectorEntry]]) -> int:
+            # Both readers search while the old collection is live (and between the
+            # new one's batches), and again once the new one replaced it and the old one
+            # is gone.
             readers.one_more_each()
-            switched = switch(collection)
-            readers.one_more_each()
-            return switched
 
-        monkeypatch.setattr(store, "_switch", switch_between_searches)
+            def batch_by_batch() -> Iterator[Sequence[VectorEntry]]:
+                for batch in batches:
+                    yield batch
+                    readers.one_more_each()
+
+            written = rebuild(batch_by_batch())
+            readers.one_more_each()
+            return written
+
+        monkeypatch.setattr(store.vectors, "rebuild", switch_between_searches)
 
         def every_file_between_searches(step: object) -> None:
             readers.one_more_each()
@@ -335,9 +370,10 @@ def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
     # The last ones see what was written before the rebuild, in both windows.
     for kb in (writer, reader):
         assert kb.search("quokka ledger")[0].path == "zebra.md"
-    live = store._live_name()
+    assert isinstance(store.vectors, ChromaIndex)
+    live = store.vectors.live_name()
     assert live != "kb_" + store.directory.name  # a new collection, switched to
-    assert [c.name for c in store._client.list_collections()] == [live]
+    assert store.vectors.collection_names() == [live]
     reader.close()
     writer.close()
 
@@ -440,7 +476,7 @@ def test_keyword_search_is_complete_before_any_vector(workspace: Path, storage: 
 def test_vectors_go_in_bounded_batches_across_files(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexer, "EMBED_BATCH", 16)
+    monkeypatch.setattr(vector_pass, "EMBED_BATCH", 16)
     big_file(workspace / "release-notes.md", 120)
     embedder = RecordingEmbedder()
     kb = open_kb(workspace, storage, embedder)
@@ -468,7 +504,7 @@ def test_open_and_newest_files_get_vectors_first(workspace: Path, storage: Path)
     order = [t for batch in embedder.batches for t in batch]
     assert "Edited note 1." in order[0] and "Edited note 0." in order[-1]
 
-    kb._roots[0].indexer.priority = frozenset({"glossary.md"})  # open in the editor
+    kb.indexes()[0].indexer.priority = frozenset({"glossary.md"})  # open in the editor
     for i, path in enumerate([glossary, mexico]):
         path.write_text(path.read_text(encoding="utf-8") + f"\n\nAgain {i}.\n", "utf-8")
         os.utime(path, ns=(2 * 10**18 + i, 2 * 10**18 + i))
@@ -503,14 +539,14 @@ def test_search_ignores_the_vector_of_a_chunks_previous_text(
 def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
     """Every file indexed and complete, SQLite, FTS and Chroma agree, each vector is the
     embedding of its chunk's current text."""
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     disk = {p.relative_to(workspace).as_posix(): p for p in workspace.rglob("*.md")}
-    manifest = store.manifest()
+    manifest = store.catalog.manifest()
     assert set(manifest) == set(disk)
     for path, record in manifest.items():
         assert record.state == "ok", path
         assert record.sha256 == hashlib.sha256(disk[path].read_bytes()).hexdigest(), path
-    db = store._reader()
+    db = store.db.reader()
     rows = {
         cid: (digest, embedding_text(heading, text))
         for cid, digest, heading, text in db.execute(
@@ -519,7 +555,7 @@ def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
     }
     fts = [row[0] for row in db.execute("SELECT chunk_id FROM chunks_fts")]
     assert sorted(fts) == sorted(rows)
-    got = store._collection.get(include=["embeddings", "metadatas"])
+    got = chroma_collection(store).get(include=["embeddings", "metadatas"])
     assert set(got["ids"]) == set(rows)
     reference = HashingEmbedder()
     for cid, vector, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True):
@@ -529,12 +565,12 @@ def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
 
 
 KILL_POINTS = [
-    ("write_texts", "after", 1),  # text of the first files committed
-    ("_chroma_delete", "before", 2),  # SQLite replaced a file's chunks, Chroma not yet
-    ("store_vectors", "after", 1),  # vectors cached, not in Chroma
-    ("_chroma_upsert", "after", 2),  # part of phase 2 in Chroma
-    ("mark_ready", "before", 2),  # vectors in Chroma, files not marked complete
-    ("mark_ready", "after", 3),
+    ("Store.write_texts", "after", 1),  # text of the first files committed
+    ("ChromaIndex.delete", "before", 2),  # SQLite replaced a file's chunks, Chroma not yet
+    ("VectorCache.put", "after", 1),  # vectors cached, not in Chroma
+    ("ChromaIndex.upsert", "after", 2),  # part of phase 2 in Chroma
+    ("Catalog.mark_ready", "before", 2),  # vectors in Chroma, files not marked complete
+    ("Catalog.mark_ready", "after", 3),
 ]
 
 
@@ -586,7 +622,7 @@ def test_five_megabyte_one_line_file(workspace: Path, storage: Path) -> None:
     chunks = kb.chunks_of("dump.md")
     assert len(chunks) > 5_000_000 // 800
     assert max(len(c.text) for c in chunks) <= 800
-    assert max(len(batch) for batch in embedder.batches) <= indexer.EMBED_BATCH
+    assert max(len(batch) for batch in embedder.batches) <= vector_pass.EMBED_BATCH
     hits = kb.search("zanzibarite", mode="keyword")
     assert hits[0].path == "dump.md" and "zanzibarite" in hits[0].snippet
     assert kb.search("zanzibarite")[0].path == "dump.md"
@@ -600,25 +636,25 @@ def test_stems_are_stored_and_an_older_store_gets_them(workspace: Path, storage:
     kb = open_kb(workspace, storage)
     kb.sync()
     before = [(h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")]
-    store = kb._snapshot()[0].store
-    rows = store._reader().execute("SELECT heading, text, stems FROM chunks").fetchall()
+    store = kb.indexes()[0].store
+    rows = store.db.reader().execute("SELECT heading, text, stems FROM chunks").fetchall()
     assert rows and all(stems == stems_text(heading, text) for heading, text, stems in rows)
     # As an older version left it: no column, no version.
-    with store._writer() as db:
+    with store.db.writer() as db:
         db.execute("ALTER TABLE chunks DROP COLUMN stems")
         db.execute("DELETE FROM meta WHERE key = 'stems'")
     kb.close()
 
     kb = open_kb(workspace, storage)
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     count = "SELECT count(*) FROM chunks WHERE stems IS NULL"
-    assert store._reader().execute(count).fetchone()[0] == len(rows)
+    assert store.db.reader().execute(count).fetchone()[0] == len(rows)
     assert [
         (h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")
     ] == before
     report = kb.sync()
     assert report.chunks_embedded == 0
-    assert store._reader().execute(count).fetchone()[0] == 0
+    assert store.db.reader().execute(count).fetchone()[0] == 0
     assert [
         (h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")
     ] == before
@@ -655,15 +691,16 @@ def test_vector_hits_without_metadata_are_resolved_or_skipped(
     embedder = HashingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
-    store = kb._roots[0].store
+    store = kb.indexes()[0].store
     kept = sorted(sqlite_ids(store))[0]
-    kept_path = store.chunks_by_id([kept])[kept].path
-    got = store._collection.get(ids=[kept], include=["embeddings"])
+    kept_path = store.chunks.chunks_by_id([kept])[kept].path
+    collection = chroma_collection(store)
+    got = collection.get(ids=[kept], include=["embeddings"])
     vector = np.asarray(got["embeddings"][0], dtype=np.float32)
-    store._collection.delete(ids=[kept])
-    store._collection.add(ids=[kept, "ghost:0"], embeddings=[vector.tolist()] * 2)
+    collection.delete(ids=[kept])
+    collection.add(ids=[kept, "ghost:0"], embeddings=[vector.tolist()] * 2)
 
-    raw = store._collection.query(query_embeddings=[vector.tolist()], n_results=2)
+    raw = collection.query(query_embeddings=[vector.tolist()], n_results=2)
     assert raw["metadatas"] is not None
     assert raw["metadatas"][0] == [None, None]  # the case: ids answered without metadata
 
@@ -673,7 +710,7 @@ def test_vector_hits_without_metadata_are_resolved_or_skipped(
     assert by_id[kept].path == kept_path
     assert by_id[kept].similarity == pytest.approx(1.0, abs=1e-4)
 
-    text = store.chunks_by_id([kept])[kept].text
+    text = store.chunks.chunks_by_id([kept])[kept].text
     results = kb.search(" ".join(text.split()[:6]), limit=5)
     assert results and all(hit.path for hit in results)
     kb.close()

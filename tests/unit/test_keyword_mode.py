@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder, QueryRefusingEmbedder
-from tests.unit.test_cli import HASHED, REPO, run
+from tests.helpers.cli import HASHED, REPO, run
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 REFUSING = {
     "KB_EMBEDDER_FACTORY": "tests.fakes.embedder:QueryRefusingEmbedder",

@@ -21,7 +21,7 @@ from tests.fakes.openai_server import ScriptedOpenAI
 from tests.fakes.silent_server import SilentServer
 
 from kb_lsp.config import OllamaSettings, env_settings, load_settings
-from kb_lsp.llm import (
+from kb_lsp.engine.llm import (
     AuthFailed,
     ChatModel,
     ChatResult,

@@ -1,4 +1,4 @@
-"""The local socket of a writing runtime (`runtime/listener.py`, `local_socket.py`):
+"""The local socket of a writing runtime (`listener.py`, `local_socket.py`):
 where it is and who may use it, the greeting a command checks, bad messages answered
 with JSON-RPC errors while the socket goes on serving, concurrent clients."""
 
@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.test_runtime import HASHING
+from tests.helpers.cli import HASHING
 
 from kb_lsp import __version__, cli
+from kb_lsp import listener as listener_module
 from kb_lsp.config import load_settings
+from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.protocol import SearchParams, dump
 from kb_lsp.runtime import Hooks, Runtime
-from kb_lsp.runtime import listener as listener_module
 from kb_lsp.runtime.local_socket import (
     SUPPORTED,
     NotThisServer,
@@ -32,15 +33,18 @@ from kb_lsp.runtime.local_socket import (
     private_folder,
     socket_path,
 )
-from kb_lsp.storage import store_dir_for
 
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason="no Unix sockets on this platform")
 
 
+# Each runtime's listeners, made as a front end makes them (`lsp/server.py`).
+_LISTENERS: dict[int, listener_module.Listeners] = {}
+
+
 def _open(workspace: Path, storage: Path, *, index: bool = True) -> Runtime:
-    runtime = Runtime(
-        Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False, listen=True
-    )
+    runtime = Runtime.editor(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
+    listeners = _LISTENERS[id(runtime)] = listener_module.Listeners(runtime)
+    runtime.follow_writes(listeners.follow)
     settings = load_settings({"storage": str(storage)}).settings
     runtime.open([workspace], settings, index=False).result()
     if index:
@@ -389,7 +393,7 @@ def test_a_read_that_hangs_is_cut_off_by_its_deadline(
         raise AssertionError("released only after the answer")
 
     monkeypatch.setattr(writer, "search", hung)
-    listener = next(iter(writer._listeners._by_store.values()))  # type: ignore[union-attr]
+    listener = _LISTENERS[id(writer)].listening()[0]
     monkeypatch.setattr(listener, "read_timeout", 0.2)
     client = connect(_store(workspace, storage), workspace)
     assert client is not None

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from kb_lsp.markdown import Chunk, ParsedDocument, parse_markdown
+from kb_lsp.engine.markdown.document import Chunk, ParsedDocument, parse_markdown
 
 
 def file_lines(source: str) -> list[str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from kb_lsp.markdown import parse_markdown
-from kb_lsp.metadata.extract import FileMetadata, extract_metadata
-from kb_lsp.metadata.frontmatter import MAX_ALIASES, Value
+from kb_lsp.engine.markdown.document import parse_markdown
+from kb_lsp.engine.metadata.extract import FileMetadata, extract_metadata
+from kb_lsp.engine.metadata.frontmatter import MAX_ALIASES, Value
 
 
 def meta(text: str, path: str = "notes/a.md") -> FileMetadata:

@@ -12,8 +12,8 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.metadata.filters import FilterError, parse_filter
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.metadata.filters import FilterError, parse_filter
 
 
 def write(root: Path, rel: str, text: str, mtime: datetime | None = None) -> Path:
@@ -188,8 +188,8 @@ def test_an_index_from_before_metadata_is_read_again(notes: Path, tmp_path: Path
     storage = tmp_path / "old"
     kb = KnowledgeBase([notes], settings, embedder=HashingEmbedder(), storage=storage)
     kb.sync()
-    store = kb._snapshot()[0].store
-    with store._writer() as db:
+    store = kb.indexes()[0].store
+    with store.db.writer() as db:
         db.execute("DELETE FROM file_fields")
         db.execute("DELETE FROM meta WHERE key = 'metadata'")
     kb.close()
@@ -210,19 +210,19 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
     hits = kb.search("wires", filter="-tag:payments", limit=50)
     assert len(hits) == 50
     assert not {"payments/mexico.md", "payments/germany.md"} & {h.path for h in hits}
-    store = kb._snapshot()[0].store
-    wanted = sorted(store.filter_paths(parse_filter("-tag:payments")))
+    store = kb.indexes()[0].store
+    wanted = sorted(store.notes.filter_paths(parse_filter("-tag:payments")))
     assert len(wanted) == 82
     match = '"wire"'
-    restricted = store._keyword_query(match, 10, wanted)
+    restricted = store.fts.query(match, 10, wanted)
     # The same best scores as the query restricted in SQL (ties may come in any order).
-    assert [round(h.bm25, 6) for h in store.keyword_search(match, 10, wanted)] == [
+    assert [round(h.bm25, 6) for h in store.fts.search(match, 10, wanted)] == [
         round(h.bm25, 6) for h in restricted
     ]
 
 
 def test_hover_shows_the_linked_files_metadata(kb: KnowledgeBase, notes: Path) -> None:
-    from kb_lsp.lsp.hover import compute_hover
+    from kb_lsp.engine.link_preview import compute_hover
 
     document = notes / "runbooks" / "close.md"
     line = "See [Mexico](../payments/mexico.md) for the wires."

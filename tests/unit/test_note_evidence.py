@@ -10,10 +10,10 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.markdown import parse_markdown
-from kb_lsp.metadata.extract import extract_metadata
-from kb_lsp.metadata.links import Resolver, StoredLink, anchor_texts
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.markdown.document import parse_markdown
+from kb_lsp.engine.metadata.extract import extract_metadata
+from kb_lsp.engine.metadata.links import Resolver, StoredLink, anchor_texts
 
 # --- extraction ----------------------------------------------------------------------------------
 
@@ -136,8 +136,8 @@ def kb(vault: Path, tmp_path: Path) -> Iterator[KnowledgeBase]:
 
 
 def anchors(kb: KnowledgeBase, path: str) -> tuple[str, ...]:
-    store = kb._snapshot()[0].store
-    card = store.note_cards([path]).get(path)
+    store = kb.indexes()[0].store
+    card = store.notes.cards([path]).get(path)
     return card.anchors if card else ()
 
 
@@ -191,7 +191,7 @@ def test_description_and_alias_make_the_topic_page_first(kb: KnowledgeBase) -> N
 def test_ablation_without_cards_loses_the_description(vault: Path, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from kb_lsp.search import DEFAULT_FUSION, Searcher
+    from kb_lsp.engine.search import DEFAULT_FUSION, Searcher
 
     settings = load_settings({"search": {"threshold": 0.0}}).settings
     kb = KnowledgeBase([vault], settings, embedder=HashingEmbedder(), storage=tmp_path / "t")
@@ -208,7 +208,7 @@ def test_ablation_without_cards_loses_the_description(vault: Path, tmp_path: Pat
 
 
 def test_aliases_name_a_file_in_a_question(kb: KnowledgeBase) -> None:
-    from kb_lsp.agent import references
+    from kb_lsp.engine.agent import references
 
     files = kb.files()
     popout = next(f for f in files if f.path == "Pop-out windows.md")

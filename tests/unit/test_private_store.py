@@ -14,8 +14,8 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import Settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.storage import DATABASE
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.storage import DATABASE
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,7 +55,7 @@ def test_a_new_store_is_private_under_umask_022(tmp_path: Path, loose_umask: Non
     )
     try:
         kb.sync()
-        (store,) = [index.store.directory for index in kb._snapshot()]
+        (store,) = [index.store.directory for index in kb.indexes()]
         assert (store / DATABASE).exists() and (store / "chroma").is_dir()
         assert stat.S_IMODE(os.stat(store).st_mode) == 0o700
         assert stat.S_IMODE(os.stat(store / DATABASE).st_mode) == 0o600
@@ -70,13 +70,13 @@ def test_an_existing_loose_store_is_tightened_on_open_and_said_once(
     root, storage = workspace(tmp_path), tmp_path / "s"
     kb = KnowledgeBase([root], Settings(), embedder=HashingEmbedder(), storage=storage)
     kb.sync()
-    (store,) = [index.store.directory for index in kb._snapshot()]
+    (store,) = [index.store.directory for index in kb.indexes()]
     kb.close()
     for path in [store, *store.rglob("*")]:  # as an older version left it
         if not path.is_symlink():
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
     assert loose(store)
-    with caplog.at_level(logging.WARNING, logger="kb_lsp.private"):
+    with caplog.at_level(logging.WARNING, logger="kb_lsp.engine.private"):
         kb = KnowledgeBase([root], Settings(), embedder=HashingEmbedder(), storage=storage)
         kb.close()
     assert loose(store) == {}

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 TOPICS = ["kayaks", "llamas", "sourdough", "telescopes", "origami", "beekeeping"]
 STUBS = len(TOPICS)

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.test_runtime import HASHING
-from tests.unit.test_stored_status import _runtime_status
+from tests.helpers.cli import HASHING
+from tests.helpers.runtime import runtime_status
 
 from kb_lsp.config import env_settings, load_settings
-from kb_lsp.llm.config import LlmConfig
+from kb_lsp.engine.llm.config import LlmConfig
+from kb_lsp.engine.storage import default_storage
 from kb_lsp.protocol import dump
 from kb_lsp.runtime.quick import quick_settings, quick_status, wire
 from kb_lsp.runtime.stored_status import read_status
-from kb_lsp.storage import default_storage
 
 ENVIRONMENTS = [
     {},
@@ -79,7 +79,7 @@ def test_quick_status_is_the_full_status_on_the_wire(
     quick = quick_settings({"storage": str(storage)}, environ)
     assert quick is not None
     assert quick_status(workspace, quick) is None  # no index yet
-    _runtime_status(workspace, storage)
+    runtime_status(workspace, storage)
 
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
@@ -105,9 +105,10 @@ def test_quick_status_is_the_full_status_on_the_wire(
 @pytest.mark.parametrize("command", [["ask", "q"], ["mcp"]])
 def test_model_flag_sets_the_same_setting_for_ask_and_mcp(command: list[str]) -> None:
     from kb_lsp import cli
+    from kb_lsp.cli.common import model_setting
 
     args = cli.build_parser().parse_args([*command, "--model", "llama3:8b"])
-    overrides = cli.model_setting(args.model)
+    overrides = model_setting(args.model)
     assert overrides == {"llm.model": "llama3:8b"}
     settings = load_settings(overrides).settings
     for provider in ("ollama", "openai"):
@@ -124,7 +125,7 @@ def test_a_refused_setting_is_said_once_and_status_still_answers(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    _runtime_status(workspace, storage)
+    runtime_status(workspace, storage)
     env = {
         **os.environ,
         "KB_STORAGE": str(storage),

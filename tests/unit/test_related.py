@@ -9,9 +9,9 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase, NotIndexed
-from kb_lsp.related import outgoing_links
-from kb_lsp.workspace import PathOutsideWorkspace
+from kb_lsp.engine.knowledge import KnowledgeBase, NotIndexed
+from kb_lsp.engine.related import outgoing_links
+from kb_lsp.engine.workspace.files import PathOutsideWorkspace
 
 # The test embedder hashes words, so the two topics share no word at all.
 NOTES = {

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.cli import HASHING
+from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
+from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
 from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
 from kb_lsp.runtime import progress as progress_module
@@ -24,13 +26,12 @@ from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environ
 from kb_lsp.runtime.worker import Job
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
-HASHING = "tests.fakes.embedder:HashingEmbedder"
 
 
 @pytest.fixture
 def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     settings = load_settings({"storage": str(storage)}).settings
     runtime.open([workspace], settings, index=False).result()
     runtime.reindex().result()
@@ -82,10 +83,10 @@ def test_status_is_one_object_with_one_error_slot(runtime: Runtime) -> None:
     status = runtime.status()
     assert status.state == "ready" and status.files > 0 and not status.message
     assert status.embedder == HashingEmbedder().identity
-    runtime._set_error("indexing failed: disk full")
+    runtime.session.set_error("indexing failed: disk full")
     failed = runtime.status()
     assert failed.state == "error" and "disk full" in (failed.message or "")
-    runtime._set_error(None)
+    runtime.session.set_error(None)
     assert runtime.status().state == "ready"
 
 
@@ -102,8 +103,12 @@ def test_numbered_list_is_kept_on_disk_for_a_later_process(
     settings = load_settings({"storage": str(storage)}).settings
 
     def fresh() -> Runtime:
-        runtime = Runtime(
-            watch=False, probe_llm=False, log_file=False, persist_lists=frozenset({"cli"})
+        runtime = Runtime.editor(
+            watch=False,
+            probe_llm=False,
+            log_file=False,
+            listen=False,
+            persist_lists=frozenset({"cli"}),
         )
         runtime.open([workspace], settings, index=False).result()
         return runtime
@@ -136,7 +141,7 @@ def test_status_changes_reach_subscribers_once_per_change(runtime: Runtime) -> N
     runtime.changed()
     assert arrived.wait(60), "no status change was sent"
     arrived.clear()
-    runtime._set_error("indexing failed: disk full")
+    runtime.session.set_error("indexing failed: disk full")
     runtime.changed()
     assert arrived.wait(60), "the new status was not sent"
     assert seen[-1].state == "error"
@@ -163,21 +168,23 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-# Each front end is a package (or module) of its own; cli.py and __main__.py also launch
-# the others (`kb serve`, `kb mcp`). terminal/ is the command line's own helpers.
-FRONT_ENDS = {
-    "lsp/": "kb_lsp.lsp",
-    "mcp_server/": "kb_lsp.mcp_server",
-    "cli.py": "kb_lsp.cli",
-    "terminal/": "kb_lsp.terminal",
+# Each front end is a package (or module) of its own; cli/serve.py (with its parser) and
+# __main__.py also launch the others (`kb serve`, `kb mcp`). terminal/ is the command
+# line's own helpers.
+FRONT_ENDS: dict[str, tuple[str, ...]] = {
+    "lsp/": ("kb_lsp.lsp",),
+    "mcp/": ("kb_lsp.mcp",),
+    # The command line and its terminal helpers are one front end.
+    "cli/": ("kb_lsp.cli", "kb_lsp.terminal"),
+    "terminal/": ("kb_lsp.terminal",),
 }
-LAUNCHERS = {"cli.py", "__main__.py"}
+LAUNCHERS = {"cli/serve.py", "cli/parser.py", "__main__.py"}
 
 
 def test_import_graph_points_down_only() -> None:
-    """Front ends (lsp/, mcp_server/, cli.py) → runtime → engine: no arrow back up, no
+    """Front ends (lsp/, mcp/, cli/) → runtime → engine: no arrow back up, no
     front end imports another, and only lsp/ imports pygls or lsprotocol (only
-    mcp_server/ the MCP SDK)."""
+    mcp/ the MCP SDK)."""
     checked = 0
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()
@@ -185,15 +192,22 @@ def test_import_graph_points_down_only() -> None:
         checked += 1
         if not relative.startswith("lsp/"):
             assert not {n for n in imports if n.split(".")[0] in {"pygls", "lsprotocol"}}, relative
-        if not relative.startswith("mcp_server/"):
+        if not relative.startswith("mcp/"):
             assert not {n for n in imports if n.split(".")[0] == "mcp"}, relative
         own = next((m for prefix, m in FRONT_ENDS.items() if relative.startswith(prefix)), None)
-        front_ends = {n for n in imports if n.startswith(tuple(FRONT_ENDS.values()))}
+        every = tuple(prefix for owned in FRONT_ENDS.values() for prefix in owned)
+        front_ends = {n for n in imports if n.startswith(every)}
         if relative not in LAUNCHERS:
             assert {n for n in front_ends if own is None or not n.startswith(own)} == set(), (
                 relative
             )
-        if own is None and relative not in LAUNCHERS and not relative.startswith("runtime/"):
+        # listener.py: the front ends' socket server over the runtime (made by them).
+        shared = {"listener.py"}
+        if (
+            own is None
+            and relative not in LAUNCHERS | shared
+            and not relative.startswith("runtime/")
+        ):
             assert not {n for n in imports if n.startswith("kb_lsp.runtime")}, relative
     assert checked > 50
 
@@ -235,24 +249,6 @@ def test_settings_change_says_what_applying_takes() -> None:
     assert change(server={"python": "/usr/bin/python3"}).empty  # the editor's, not ours
 
 
-class _HeldSync:
-    """A progress display that holds the sync at its first report until `go` is set."""
-
-    def __init__(self) -> None:
-        self.holding = threading.Event()
-        self.go = threading.Event()
-
-    def start(self, title: str, cancel: threading.Event) -> _HeldSync:
-        return self
-
-    def report(self, progress: object) -> None:
-        self.holding.set()
-        assert self.go.wait(60), "the test never let the sync go on"
-
-    def end(self, message: str) -> None:
-        return None
-
-
 def wait_until(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + 60
     while not condition():
@@ -265,9 +261,15 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     settings = load_settings({"storage": str(storage)}).settings
-    held = _HeldSync()
-    writer = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False, log_file=False)
-    reader = Runtime(watch=False, probe_llm=False, log_file=False)
+    held = HeldSync()
+    writer = Runtime.editor(
+        Hooks(start_progress=held.start),
+        watch=False,
+        probe_llm=False,
+        log_file=False,
+        listen=False,
+    )
+    reader = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     try:
         writer.open([workspace], settings).result()  # its first sync is held at file 1
         assert held.holding.wait(60)
@@ -307,11 +309,12 @@ def test_one_progress_from_one_source(
     seen: list[IndexProgress] = []  # what the front end's bar got
     snapshots: list[IndexStatus] = []  # the status at each of those moments
     fed: list[IndexStatus] = []  # what a status bar got from the feed, if it came in time
-    runtime = Runtime(
+    runtime = Runtime.editor(
         Hooks(start_progress=lambda title, cancel: bar),
         watch=False,
         probe_llm=False,
         log_file=False,
+        listen=False,
     )
 
     class Bar:
@@ -379,7 +382,7 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
     other = tmp_path / "other-notes"
     other.mkdir()
     (other / "okapi.md").write_text("# Okapi\n\nThe okapi budget is approved.\n")
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     try:
         settings = load_settings({"storage": str(storage)}).settings
         runtime.open([workspace, other.resolve()], settings, index=False).result()
@@ -394,7 +397,7 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
         read = runtime.submit_read(runtime.read, slow_read)
         assert reading.wait(60)
         runtime.change_roots([], [other.resolve()])
-        removed = runtime.worker.submit(Job(fn=lambda: None))  # done once the removal is
+        removed = runtime.session.worker.submit(Job(fn=lambda: None))  # done once the removal is
         go.set()
         assert "other-notes/okapi.md" in read.result(60)  # the store was still open
         removed.result(60)
@@ -410,8 +413,10 @@ def test_pause_resume_and_cancel_indexing(
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     files = len(list(workspace.rglob("*.md")))
-    held = _HeldSync()
-    runtime = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
+    held = HeldSync()
+    runtime = Runtime.editor(
+        Hooks(start_progress=held.start), watch=False, probe_llm=False, listen=False
+    )
     try:
         settings = load_settings({"storage": str(storage)}).settings
         runtime.open([workspace], settings, index=False).result()

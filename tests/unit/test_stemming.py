@@ -10,9 +10,9 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.knowledge import KnowledgeBase
-from kb_lsp.storage import DATABASE
-from kb_lsp.terms import TOKENIZE, query_terms, word_stems
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.storage import DATABASE
+from kb_lsp.engine.terms import TOKENIZE, query_terms, word_stems
 
 # The nine ordinary words the light stemmer missed, and forms in -ated, -ing, -ies, -ed
 # (and the rules where Snowball's "porter" and SQLite's differ: -bly, -logy).
@@ -85,10 +85,10 @@ def test_every_word_is_counted_in_fts5vocab_and_found_by_keyword_search(
         tables = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE sql LIKE '%fts5(%'"))
     assert set(tables) == {"chunks_fts", "notes_fts"}
     assert all(f"tokenize = '{TOKENIZE}'" in sql for sql in tables.values())
-    store = kb._snapshot()[0].store
+    store = kb.indexes()[0].store
     for n, word in enumerate(WORDS):
         terms = query_terms(word)
-        counts = store.term_chunk_counts(terms)
+        counts = store.fts.term_counts(terms)
         assert set(counts) == set(terms), f"{word}: {terms} not in the index's vocabulary"
         assert all(count >= 1 for count in counts.values())
         # Forms of one stem (deploying, deployed) find each other's notes too.

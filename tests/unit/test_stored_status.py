@@ -9,21 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.unit.test_runtime import HASHING
+from tests.helpers.cli import HASHING
+from tests.helpers.runtime import runtime_status
 
 from kb_lsp.config import load_settings
-from kb_lsp.runtime import Hooks, Runtime
 from kb_lsp.runtime.stored_status import read_status
-
-
-def _runtime_status(workspace: Path, storage: Path) -> object:
-    runtime = Runtime(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
-    try:
-        runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
-        runtime.reindex().result()
-        return runtime.status()
-    finally:
-        runtime.close()
 
 
 def test_the_same_status_as_the_runtime(
@@ -34,7 +24,7 @@ def test_the_same_status_as_the_runtime(
     settings = load_settings({"storage": str(storage)}).settings
     assert read_status(workspace, settings) is None  # no index yet: the runtime makes one
 
-    expected = _runtime_status(workspace, storage)
+    expected = runtime_status(workspace, storage)
     got = read_status(workspace, settings)
     assert got is not None
     assert got.files > 0 and got.chunks > got.files
@@ -45,14 +35,14 @@ def test_status_loads_neither_the_engine_nor_pydantic_nor_the_llm_client(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    _runtime_status(workspace, storage)
+    runtime_status(workspace, storage)
     probe = (
         "import sys\n"
         "from kb_lsp.cli import main\n"
         f"code = main(['status', '-w', {str(workspace)!r}, '--storage', {str(storage)!r}])\n"
-        "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'kb_lsp.knowledge', "
-        "'kb_lsp.runtime.runtime', 'kb_lsp.agent.loop', 'pydantic', 'ollama', 'httpx', "
-        "'kb_lsp.llm.ollama_chat', 'kb_lsp.llm.openai_chat', 'asyncio') "
+        "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'kb_lsp.engine.knowledge', "
+        "'kb_lsp.runtime.runtime', 'kb_lsp.engine.agent.loop', 'pydantic', 'ollama', 'httpx', "
+        "'kb_lsp.engine.llm.ollama_chat', 'kb_lsp.engine.llm.openai_chat', 'asyncio') "
         "if m in sys.modules)\n"
         "print('loaded:', heavy)\n"
         "raise SystemExit(code)\n"

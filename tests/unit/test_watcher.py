@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_lsp.watcher import Batch, Watcher
+from kb_lsp.engine.workspace.watcher import Batch, Watcher
 
 DEADLINE = 15.0
 

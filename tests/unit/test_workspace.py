@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from kb_lsp import workspace as workspace_module
 from kb_lsp.config import Settings
-from kb_lsp.workspace import (
+from kb_lsp.engine.workspace import files as workspace_module
+from kb_lsp.engine.workspace.files import (
     FileEntry,
     PathOutsideWorkspace,
     Skipped,

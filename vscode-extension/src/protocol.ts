@@ -52,7 +52,9 @@ export const MAX_PATHS = 64;
 /** JSON-RPC error codes the server uses. */
 export const ErrorCodes = {
   invalidParams: -32602,
+  unavailable: -32000,
   requestCancelled: -32800,
+  failed: -32001,
 } as const;
 
 export type SearchMode = 'hybrid' | 'semantic' | 'keyword';
@@ -141,10 +143,23 @@ export interface FileProblem {
 }
 
 export interface SearchParams {
+  /**
+   * What to look for: plain words, a question, or exact terms (identifiers, error codes, names).
+   */
   query: string;
+  /** At most this many files. */
   limit?: number;
+  /**
+   * Only files whose workspace path matches one of these globs (gitignore style), e.g. ['runbooks/**', 'payments/*.md'].
+   */
   paths?: string[] | null;
+  /**
+   * 'hybrid': meaning and words (best in general); 'semantic': meaning only; 'keyword': exact words (BM25).
+   */
   mode?: SearchMode;
+  /**
+   * Keep only files whose metadata match, e.g. 'tag:runbook -status:draft modified>2026-10-01 folder:payments'; the schema tool lists the fields and their values.
+   */
   filter?: string | null;
 }
 
@@ -187,8 +202,11 @@ export interface OpenResultResponse {
 }
 
 export interface AskParams {
+  /** The question. */
   question: string;
+  /** Focus on this file (workspace-relative path) only. */
   file?: string | null;
+  /** Or: focus on result n of your last search. */
   n?: number | null;
   conversationId?: string | null;
 }
@@ -234,7 +252,9 @@ export interface AskEvent {
 }
 
 export interface SummarizeParams {
+  /** The file's workspace-relative path. */
   file?: string | null;
+  /** Or: result n of your last search. */
   n?: number | null;
 }
 

@@ -10,6 +10,7 @@ know of them without loading pydantic (`runtime/quick.py`).
   (`REQUIRED` when it has none);
 * `MAX_LIMIT`: the most results a search lists;
 * `METHODS`: the request names a command sends a running server (`local_socket.py`);
+* `COMMANDS`: each `kb` command whose `--json` prints an operation's result → its method;
 * `ERROR_CODES`: the JSON-RPC error codes the server answers with.
 """
 
@@ -23,6 +24,8 @@ from pydantic import BaseModel
 
 from kb_lsp import protocol
 from kb_lsp.config import FOREIGN_ENV, Settings, _Section, _section_model, _wire_name
+from kb_lsp.contract.operations import OPERATIONS
+from kb_lsp.errors import ERROR_CODES
 
 PATH = "server/kb_lsp/runtime/quick_defaults.py"
 MODELS: list[type[BaseModel]] = [
@@ -56,6 +59,7 @@ WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
 METHODS: dict[str, str] = _DATA["methods"]
+COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]
 '''
 
@@ -101,12 +105,10 @@ def data() -> dict[str, Any]:
     out["wire"] = {model.__name__: _wire(model) for model in MODELS}
     out["required"] = REQUIRED
     out["maxLimit"] = protocol.MAX_LIMIT
-    out["methods"] = {
-        "search": protocol.SEARCH,
-        "status": protocol.STATUS,
-        "schema": protocol.SCHEMA,
-    }
-    out["errorCodes"] = protocol.ERROR_CODES
+    # The operations the command line may ask a running server (`local`), by short name.
+    out["methods"] = {op.method.removeprefix("kb/"): op.method for op in OPERATIONS if op.local}
+    out["commands"] = {op.cli: op.method for op in OPERATIONS if op.cli is not None}
+    out["errorCodes"] = ERROR_CODES
     return out
 
 

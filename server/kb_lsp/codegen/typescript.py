@@ -19,6 +19,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from kb_lsp import protocol
+from kb_lsp.contract.operations import NOTIFICATIONS, OPERATIONS
+from kb_lsp.errors import ERROR_CODES
 
 WIDTH = 100  # lines longer than this are wrapped, as the hand-written code is
 SOURCE = "server/kb_lsp/protocol.py"
@@ -161,13 +163,13 @@ def protocol_ts() -> str:
         _rule("method, notification and command names"),
         "",
     ]
-    out += _const_object("Methods", {_key(m): m for m in protocol.REQUESTS})
+    out += _const_object("Methods", {_key(op.method): op.method for op in OPERATIONS})
     out.append("")
-    out += _const_object("Notifications", {_key(n): n for n in protocol.NOTIFICATIONS})
+    out += _const_object("Notifications", {_key(n.method): n.method for n in NOTIFICATIONS})
     out.append("")
     out += _const_object(
         "ServerCommands",
-        {_key(method): command for command, method in protocol.COMMANDS.items()},
+        {_key(op.method): op.command for op in OPERATIONS},
         "`workspace/executeCommand` names the server accepts: `kb.search` for `kb/search`, …",
     )
     out += [
@@ -179,9 +181,7 @@ def protocol_ts() -> str:
     for name, value in _int_constants().items():
         out.append(f"export const {name} = {value};")
     out.append("")
-    out += _const_object(
-        "ErrorCodes", dict(protocol.ERROR_CODES), "JSON-RPC error codes the server uses."
-    )
+    out += _const_object("ErrorCodes", dict(ERROR_CODES), "JSON-RPC error codes the server uses.")
     out.append("")
     for name, alias in ts.aliases.items():
         out += _union_type(name, [_quote(str(arg)) for arg in get_args(alias)])
@@ -209,12 +209,11 @@ def protocol_ts() -> str:
         "/** Each request's params and result, so a typed `request()` helper can check both. */",
         "export interface RequestTypes {",
     ]
-    for method in protocol.REQUESTS:
-        params, result = protocol.REQUEST_TYPES[method]
-        out.append(f"  {_quote(method)}: [{params.__name__}, {result.__name__}];")
+    for op in OPERATIONS:
+        out.append(f"  {_quote(op.method)}: [{op.params.__name__}, {op.result.__name__}];")
     out += ["}", "", "export interface NotificationTypes {"]
-    for method in protocol.NOTIFICATIONS:
-        out.append(f"  {_quote(method)}: {protocol.NOTIFICATION_TYPES[method].__name__};")
+    for note in NOTIFICATIONS:
+        out.append(f"  {_quote(note.method)}: {note.payload.__name__};")
     out.append("}")
     return "\n".join(out) + "\n"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 def serve(tcp: tuple[str, int] | None = None) -> int:
     """Run the language server until the client exits; returns the exit code."""
-    from kb_lsp.lsp.server import serve as _serve
+    from kb_lsp.lsp.setup import serve as _serve
 
     return _serve(tcp)
 

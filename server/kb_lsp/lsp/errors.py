@@ -5,23 +5,34 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
+from kb_lsp.errors import Cancelled, InvalidInput, KbError, Unavailable
 from kb_lsp.runtime.errors import describe
 
-__all__ = ["SERVER_ERROR", "ServerError", "describe", "invalid_params", "parse_params"]
+__all__ = ["ServerError", "describe", "invalid_params", "parse_params", "rpc_error"]
 
 M = TypeVar("M", bound=BaseModel)
 
-# JSON-RPC's implementation-defined server errors (-32000 to -32099).
-SERVER_ERROR = -32000
-
 
 class ServerError(JsonRpcException):
-    """The request was fine but the server cannot do it now (read-only store, no index)."""
+    """The request was fine but the server cannot do it now (read-only store, no index,
+    a read past its deadline): the contract's `Unavailable`."""
 
-    CODE = SERVER_ERROR
+    CODE = Unavailable.code
     MESSAGE = "Server error"
+
+
+def rpc_error(err: KbError) -> JsonRpcException:
+    """One of the contract's error kinds as pygls' exception with that kind's code."""
+    message = str(err) or type(err).__name__
+    if isinstance(err, InvalidInput):
+        return JsonRpcInvalidParams(message=message)
+    if isinstance(err, Cancelled):
+        return JsonRpcRequestCancelled(message=message)
+    if isinstance(err, Unavailable):
+        return ServerError(message=message)
+    return JsonRpcException(message=message, code=err.code)
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:

@@ -1,7 +1,12 @@
-"""The LSP life cycle and the kb/* methods: thin handlers (parse → runtime → payload).
+"""The LSP life cycle and the kb/* methods: a handler per row of the operations table
+(`contract/operations.py`: parse → the runtime call on its pool → payload).
 
 Every kb/* request is also a `workspace/executeCommand` command (`kb.search`, …) taking
 the same params object as its single argument, for clients without custom requests.
+Cancellation: `$/cancelRequest` sets the call's cancel event (an ask's model stream and
+tool loop stop at once) and the request is answered with `RequestCancelled`. An ask
+stopped otherwise — the progress bar's cancel button, or new settings reopening the
+knowledge base under it — is still answered, with `stop: "cancelled"`.
 """
 
 from __future__ import annotations
@@ -16,40 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcRequestCancelled
 
-from kb_lsp.knowledge import ReadOnlyStore
-from kb_lsp.llm import LlmCancelled, LlmError
-from kb_lsp.lsp.errors import ServerError, invalid_params, parse_params
+from kb_lsp.contract.operations import ASK_EVENT, OPERATIONS, Call, Operation
+from kb_lsp.errors import KbError
+from kb_lsp.lsp.errors import parse_params, rpc_error
 from kb_lsp.lsp.progress import WorkProgress
 from kb_lsp.lsp.server import CLIENT, KbLanguageServer, uri_to_path
-from kb_lsp.protocol import (
-    ASK,
-    ASK_EVENT,
-    COMMANDS,
-    INDEX_CONTROL,
-    OPEN_RESULT,
-    REINDEX,
-    RELATED,
-    SCHEMA,
-    SEARCH,
-    STATUS,
-    SUMMARIZE,
-    AskEvent,
-    AskParams,
-    AskResponse,
-    IndexControlParams,
-    OpenResultParams,
-    ReindexParams,
-    RelatedParams,
-    SchemaParams,
-    SearchParams,
-    StatusParams,
-    Step,
-    SummarizeParams,
-    dump,
-)
-from kb_lsp.runtime import InvalidInput, Unavailable
+from kb_lsp.protocol import AskEvent, Step, dump
 
 log = logging.getLogger(__name__)
 
@@ -59,90 +37,57 @@ Handler = Callable[[KbLanguageServer, Any], Awaitable[Any]]
 # --- kb/* --------------------------------------------------------------------------------
 
 
-async def search(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    params = parse_params(SearchParams, raw, SEARCH)
-    return dump(await ls.read(ls.runtime.search, params, client=CLIENT))
+def _handler(op: Operation[Any, Any]) -> Handler:
+    """The LSP handler of one row of the operations table: parse the params, run the
+    runtime call on the row's pool, answer its result as a payload."""
+
+    async def handle(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
+        params = parse_params(op.params, raw, op.method)
+        cancel = threading.Event()
+        progress = await WorkProgress.start(ls, raw, op.progress, cancel) if op.progress else None
+        call = Call(CLIENT, cancel, _ask_events(ls, progress))
+        result = None
+        try:
+            result = await _run(ls, op, params, call)
+        finally:
+            if progress is not None:
+                progress.end(_ended(result))
+        return dump(result)
+
+    handle.__name__ = handle.__qualname__ = op.method.removeprefix("kb/")
+    return handle
 
 
-async def schema(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """`kb/schema`: every metadata field of the indexed files (what a filter can use)."""
-    parse_params(SchemaParams, raw, SCHEMA)
-    return dump(await ls.read(ls.runtime.schema))
-
-
-async def open_result(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    params = parse_params(OpenResultParams, raw, OPEN_RESULT)
-    # Answered on the loop: this client's numbered list is kept in memory only (the
-    # runtime persists lists for the CLI, not for "lsp"), so nothing here touches a disk.
-    return dump(ls.runtime.open_result(params.n, client=CLIENT))
-
-
-async def related(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """`kb/related`: the files nearest to one file, from stored vectors; with `numbered`
-    (the default) they become this client's numbered list, as a search's do."""
-    params = parse_params(RelatedParams, raw, RELATED)
-    return dump(await ls.read(ls.runtime.related, params, client=CLIENT))
-
-
-async def status(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    parse_params(StatusParams, raw, STATUS)
-    return dump(await ls.read(ls.runtime.status))
-
-
-async def reindex(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """Sync every root (`full`: rebuild everything); answers when done. Cancelling the
-    request (or the progress bar) stops the sync."""
-    params = parse_params(ReindexParams, raw, REINDEX)
+async def _run(ls: KbLanguageServer, op: Operation[Any, Any], params: Any, call: Call) -> Any:
+    if op.pool == "inline":
+        return op.run(ls.runtime, params, call)
+    if op.pool == "reads":
+        return await ls.read(op.run, ls.runtime, params, call)
+    if op.pool == "asks":
+        return await ls.agent(call.cancel, op.run, ls.runtime, params, call)
     await asyncio.wrap_future(ls.runtime.opened)
-    cancel = threading.Event()
-    try:
-        await asyncio.wrap_future(ls.runtime.reindex(full=params.full, cancel=cancel))
+    try:  # the worker: `run` gives the future of its answer
+        return await asyncio.wrap_future(op.run(ls.runtime, params, call))
     except asyncio.CancelledError:
-        cancel.set()
+        call.cancel.set()
         raise
-    except ReadOnlyStore as err:
-        raise ServerError(f"The index is read-only: {err}") from err
-    except Unavailable:
-        raise
-    except Exception as err:
-        raise ServerError(f"Reindexing failed: {err}") from err
-    return dump(await ls.read(ls.runtime.status))
 
 
-async def ask(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """`kb/ask`: the agent, on the runtime's asks pool, streaming every step as a
-    `kb/askEvent` (one `askId` per request) and as work-done progress ("Asking…", step
-    texts, end).
-
-    "file N" in the question and `n` refer to this client's last numbered list; a list
-    the agent shows (its search, or the candidates of a clarification) becomes the new one.
-
-    Cancellation: `$/cancelRequest` sets the agent's cancel event (the model stream and
-    the tool loop stop at once) and the request is answered with `RequestCancelled`
-    (-32800), like every other request of this server (DESIGN.md: errors). A run stopped
-    otherwise — the progress bar's cancel button, or new settings reopening the knowledge
-    base under it — is still answered, with `stop: "cancelled"` and the steps so far.
-    """
-    params = parse_params(AskParams, raw, ASK)
+def _ask_events(ls: KbLanguageServer, progress: WorkProgress | None) -> Callable[[Step], None]:
+    """A running call's steps as `kb/askEvent` notifications (one `askId` per request)
+    and as its progress text. Called on the asks pool: the protocol hands them to the
+    event loop."""
     ask_id = uuid.uuid4().hex[:16]
-    cancel = threading.Event()
-    progress = await WorkProgress.start(ls, raw, "Asking…", cancel)
 
-    def on_event(step: Step) -> None:  # on the asks pool: the protocol hands it to the loop
+    def on_event(step: Step) -> None:
         event = AskEvent(
             ask_id=ask_id, kind=step.kind, text=step.text, tool=step.tool, args=step.args
         )
-        ls.protocol.notify(ASK_EVENT, dump(event))
-        progress.report(_progress_text(step))
+        ls.protocol.notify(ASK_EVENT.method, dump(event))
+        if progress is not None:
+            progress.report(_progress_text(step))
 
-    response: AskResponse | None = None
-    try:
-        response = await ls.agent(
-            cancel, ls.runtime.ask, params, client=CLIENT, on_event=on_event, cancel=cancel
-        )
-    finally:
-        progress.end(_STOPPED.get(response.stop, "Done") if response else "Cancelled")
-    return dump(response)
+    return on_event
 
 
 _STOPPED = {
@@ -154,48 +99,18 @@ _STOPPED = {
 }
 
 
+def _ended(result: Any) -> str:
+    """The progress bar's last words: how an ask stopped, else done or cancelled."""
+    if result is None:
+        return "Cancelled"
+    stop = getattr(result, "stop", None)
+    return _STOPPED.get(stop, "Done") if isinstance(stop, str) else "Done"
+
+
 def _progress_text(step: Step) -> str:
     if step.kind == "tool_call" and step.tool:
         return f"Calling {step.tool}"
     return step.text
-
-
-async def summarize(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """`kb/summarize {file?, n?}`: the cached or a new model summary of one file (an
-    extractive one, marked `extractive`, without a model). A bad file or n is
-    `InvalidParams`; a cancelled request `RequestCancelled`; a model failure (timeout,
-    HTTP error) a server error with the model client's message."""
-    params = parse_params(SummarizeParams, raw, SUMMARIZE)
-    cancel = threading.Event()
-    progress = await WorkProgress.start(ls, raw, "Summarizing…", cancel)
-    try:
-        result = await ls.agent(cancel, ls.runtime.summarize, params, client=CLIENT, cancel=cancel)
-    except LlmCancelled as err:
-        raise JsonRpcRequestCancelled(f"{SUMMARIZE}: cancelled") from err
-    except LlmError as err:
-        raise ServerError(str(err)) from err
-    finally:
-        progress.end("Done")
-    return dump(result)
-
-
-async def index_control(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-    """`kb/indexControl {action: pause|resume|cancel}`: the user's say over indexing."""
-    params = parse_params(IndexControlParams, raw, INDEX_CONTROL)
-    return dump(await ls.read(ls.runtime.index_control, params.action))
-
-
-METHODS: dict[str, Handler] = {
-    SEARCH: search,
-    OPEN_RESULT: open_result,
-    ASK: ask,
-    SUMMARIZE: summarize,
-    STATUS: status,
-    REINDEX: reindex,
-    RELATED: related,
-    INDEX_CONTROL: index_control,
-    SCHEMA: schema,
-}
 
 
 # --- life cycle ----------------------------------------------------------------------------
@@ -276,17 +191,16 @@ async def shutdown(ls: KbLanguageServer, params: Any) -> None:
 
 
 def _translated(handler: Handler) -> Handler:
-    """The runtime's errors as JSON-RPC errors: what the client can fix is
-    `InvalidParams`, what cannot be done now a server error."""
+    """The contract's error kinds as JSON-RPC errors, each with its one code
+    (`errors.py`): what the caller can fix is `InvalidParams`, a cancelled call
+    `RequestCancelled`, the rest a server error of its kind."""
 
     @functools.wraps(handler)
     async def translated(ls: KbLanguageServer, params: Any) -> Any:
         try:
             return await handler(ls, params)
-        except InvalidInput as err:
-            raise invalid_params(str(err)) from err
-        except Unavailable as err:
-            raise ServerError(str(err)) from err
+        except KbError as err:
+            raise rpc_error(err) from err
 
     return translated
 
@@ -309,8 +223,7 @@ def register(server: KbLanguageServer) -> None:
     server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_workspace_folders)
     server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(did_save)
     server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
-    for name, handler in METHODS.items():
-        server.feature(name)(_translated(handler))
-    for command, method in COMMANDS.items():
-        if method in METHODS:
-            server.command(command)(_command(METHODS[method]))
+    for op in OPERATIONS:
+        handler = _handler(op)
+        server.feature(op.method)(_translated(handler))
+        server.command(op.command)(_command(handler))

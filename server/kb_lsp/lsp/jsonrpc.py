@@ -56,20 +56,24 @@ from pygls.protocol import (
     LanguageServerProtocol,
 )
 
+from kb_lsp.contract.operations import BY_METHOD
+from kb_lsp.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SERVER_NOT_INITIALIZED,
+    Cancelled,
+    InvalidInput,
+)
 from kb_lsp.json_bounds import MAX_DEPTH as MAX_DEPTH
 from kb_lsp.json_bounds import MAX_INT_DIGITS as MAX_INT_DIGITS
 from kb_lsp.json_bounds import MessageError, parse_json, request_id
-from kb_lsp.protocol import REQUESTS
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-SERVER_NOT_INITIALIZED = -32002
-REQUEST_CANCELLED = -32800
+INVALID_PARAMS = InvalidInput.code
+REQUEST_CANCELLED = Cancelled.code
 
 LOGGED_PARAMS = 200  # characters of params in a log line
 _SHOWN = 80  # characters of a method name or a bad value in a message
@@ -230,7 +234,7 @@ class KbProtocol(LanguageServerProtocol):
 
     def _kind(self, method: str) -> str | None:
         """ "request" or "notification" for methods this server knows, else None."""
-        if method in REQUESTS:
+        if method in BY_METHOD:
             return "request"
         message_type = self.get_message_type(method)
         if message_type is None or not attrs.has(message_type):

@@ -12,15 +12,16 @@ import logging
 import threading
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
+from kb_lsp.lsp.jsonrpc import KbProtocol
 from kb_lsp.protocol import IndexProgress
 from kb_lsp.runtime.progress import SCANNING, progress_text
 
 if TYPE_CHECKING:
-    from kb_lsp.lsp.server import KbLanguageServer
+    from pygls.lsp.server import LanguageServer as KbLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ class IndexProgressBar:
     ) -> IndexProgressBar | None:
         """On the worker thread: ask the client for a bar; None when it has none."""
         window = server.client_capabilities.window
-        loop = server.protocol.loop
+        loop = cast(KbProtocol, server.protocol).loop
         if window is None or not window.work_done_progress or loop is None:
             return None
         token = f"kb-index-{uuid.uuid4().hex[:12]}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +23,13 @@ from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
 from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
-from kb_lsp.lsp import framing, logs
+from kb_lsp.contract.operations import INDEX_CHANGED
+from kb_lsp.listener import Listeners
+from kb_lsp.lsp import logs
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
-from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.progress import IndexProgressBar
-from kb_lsp.protocol import INDEX_CHANGED, IndexStatus, dump
+from kb_lsp.protocol import IndexStatus, dump
 from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity, deadline
 from kb_lsp.runtime.deadline import READ_TIMEOUT
 
@@ -67,9 +67,8 @@ class KbLanguageServer(LanguageServer):
             max_workers=2,  # pygls' pool only reads stdin: no handler runs on it
         )
         # `listen`: the `kb` command line asks this server rather than load a second model.
-        self.runtime = Runtime(
-            Hooks(tell=self._tell, start_progress=self._start_progress), listen=True
-        )
+        self.runtime = Runtime.editor(Hooks(tell=self._tell, start_progress=self._start_progress))
+        self.runtime.follow_writes(Listeners(self.runtime).follow)
         self.runtime.subscribe(self._send_status)
         self.init_options: Any = None
         # The `kb` settings a client last pushed in workspace/didChangeConfiguration (the
@@ -101,7 +100,7 @@ class KbLanguageServer(LanguageServer):
 
     def _send_status(self, status: IndexStatus) -> None:
         if self._connected():
-            self.protocol.notify(INDEX_CHANGED, dump(status))
+            self.protocol.notify(INDEX_CHANGED.method, dump(status))
 
     def _start_progress(self, title: str, cancel: threading.Event) -> ProgressHandle | None:
         return IndexProgressBar.start(self, title, cancel) if self._connected() else None
@@ -180,34 +179,3 @@ class KbLanguageServer(LanguageServer):
 
 def _name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or type(fn).__name__
-
-
-def create_server() -> KbLanguageServer:
-    from kb_lsp.lsp import features, hover
-
-    server = KbLanguageServer()
-    features.register(server)
-    hover.register(server)
-    return server
-
-
-def serve(
-    tcp: tuple[str, int] | None = None, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-) -> int:
-    """Run the language server on stdio (or on a TCP port, for debugging).
-
-    On stdio this does not return: when the client exits (or closes stdin) the process
-    ends with 0 after `shutdown` + `exit`, else 1 — at once, since pygls' reader thread
-    may still be blocked on stdin and would keep the interpreter from exiting. With `tcp`
-    it returns that code when the connection ends."""
-    server = create_server()
-    if tcp is not None:
-        framing.start_tcp(server, *tcp, max_bytes=max_message_bytes)
-    else:
-        framing.start_io(server, max_bytes=max_message_bytes)
-    code = 0 if server.shutdown_requested else 1
-    logging.shutdown()
-    if tcp is None:
-        sys.stderr.flush()
-        os._exit(code)
-    return code

@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import Mapping
 
-from kb_lsp.embeddings import Embedder
+from kb_lsp.engine.embed.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kb_lsp.agent.errors import InvalidInput
+from kb_lsp.errors import Cancelled, Failed, InvalidInput, KbError, Unavailable
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -13,11 +13,6 @@ if TYPE_CHECKING:
 
 class InvalidRequest(InvalidInput):
     """The request itself is wrong and the client can fix it ("No result 7: …")."""
-
-
-class Unavailable(RuntimeError):
-    """The request is fine but cannot be served now: the knowledge base is not open, or
-    it is read-only because another process writes it."""
 
 
 def describe(err: ValidationError) -> str:
@@ -36,4 +31,12 @@ def describe(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["InvalidInput", "InvalidRequest", "Unavailable", "describe"]
+__all__ = [
+    "Cancelled",
+    "Failed",
+    "InvalidInput",
+    "InvalidRequest",
+    "KbError",
+    "Unavailable",
+    "describe",
+]

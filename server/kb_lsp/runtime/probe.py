@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kb_lsp.llm import ChatModel
+from kb_lsp.engine.llm import ChatModel
 from kb_lsp.protocol import LlmStatus
 
 if TYPE_CHECKING:
-    from kb_lsp.agent import Agent
+    from kb_lsp.engine.agent import Agent
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb_lsp.llm.config import UNNAMED_MODEL, LlmConfig
-from kb_lsp.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
+from kb_lsp.engine.llm.config import UNNAMED_MODEL, LlmConfig
+from kb_lsp.engine.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
 
 if TYPE_CHECKING:
     from kb_lsp.config import Settings

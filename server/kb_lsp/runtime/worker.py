@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from kb_lsp.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
+from kb_lsp.engine.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
 from kb_lsp.protocol import IndexProgress
 from kb_lsp.runtime.progress import LOG_EVERY, SyncMonitor
 

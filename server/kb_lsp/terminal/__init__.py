@@ -1,4 +1,4 @@
-"""How the `kb` command line speaks to a terminal (`cli.py` is the commands).
+"""How the `kb` command line speaks to a terminal (`cli/` is the commands).
 
 * `progress.py` — a sync's progress on stderr: a bar redrawn in place on a terminal, a
   plain line every few seconds elsewhere (CI logs, pipes), with the recent rate and the

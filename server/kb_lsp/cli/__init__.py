@@ -1,0 +1,114 @@
+"""`kb`: the terminal front end — serve, index, search, schema, status (and ask).
+
+Every command works on one workspace folder (`-w/--workspace`, default: the current
+directory; `kb index PATH` too) and its store (see `--storage`). Errors are one line on
+stderr and a non-zero exit, never a traceback; every message is one line per fact, in a
+terminal's words (`terminal/words.py`: a setting named with its variable or flag), and
+the engine's log stays off stderr unless `--verbose` (`terminal/logs.py`). Progress goes
+to stderr — a bar on a terminal, a line every few seconds elsewhere
+(`terminal/progress.py`); results to stdout (`--json` for scripts: the same objects as
+the `kb/*` LSP methods). A reader that stops reading (`kb search … | head`) ends the
+command quietly, with exit 0.
+
+The last numbered list of `kb search` is kept in the store, so `kb ask "summarize file 1"`
+right after a search means result 1 of that search, as in the editor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from kb_lsp.cli.common import EXIT_USAGE, CliError, _fail, _flags
+from kb_lsp.cli.parser import build_parser
+from kb_lsp.engine.private import owner_only_umask
+from kb_lsp.terminal.logs import stderr_handler
+from kb_lsp.terminal.words import in_terminal_words
+
+
+def _invalid_input(err: BaseException) -> bool:
+    """Whether `err` is the engine's InvalidInput. Its class lives with the agent, which
+    only a command that opened the runtime has loaded (`kb status` does not)."""
+    errors = sys.modules.get("kb_lsp.engine.agent.errors")
+    return errors is not None and isinstance(err, errors.InvalidInput)
+
+
+def _filter_values(argv: Sequence[str]) -> list[str]:
+    """`-f -tag:archived` as `--filter=-tag:archived`: a filter may start with `-` (a
+    negation), which argparse would take for an option and refuse."""
+    out: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("-f", "--filter"):
+            value = next(tokens, None)
+            if value is not None and value.startswith("-") and any(c in value for c in ":<>=("):
+                out.append(f"--filter={value}")
+                continue
+            out.append(token)
+            if value is not None:
+                out.append(value)
+            continue
+        out.append(token)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(_filter_values(sys.argv[1:] if argv is None else argv))
+    if argv is None:  # a process of its own (not a test's in-process call): see private.py
+        owner_only_umask()
+    # The engine's log stays off stderr but for its notices; everything with -v.
+    server = args.command in ("serve", "mcp")
+    log_handler = stderr_handler(sys.stderr, verbose=args.verbose, server=server)
+    logging.getLogger().addHandler(log_handler)
+    try:
+        return _run(args)
+    finally:
+        logging.getLogger().removeHandler(log_handler)
+
+
+def _run(args: argparse.Namespace) -> int:
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        code = handler(args)
+        sys.stdout.flush()  # a reader gone shows here rather than at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+    except CliError as err:
+        _fail(in_terminal_words(str(err), _flags(args)), EXIT_USAGE)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as err:  # the last line of defence: one line, never a traceback
+        flags = _flags(args)
+        if _invalid_input(err):  # a bad filter, result number or file: the user fixes it
+            _fail(in_terminal_words(str(err), flags), EXIT_USAGE)
+        from kb_lsp.engine.embed.embeddings import EmbedderError
+
+        if isinstance(err, EmbedderError):
+            _fail(in_terminal_words(str(err), flags))
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+        message = str(err)
+        if len(message) > 300:
+            message = message[:300] + "…"
+        _fail(f"{type(err).__name__}: {in_terminal_words(message, flags)}")
+
+
+def _reader_gone() -> int:
+    """stdout's reader went away (`kb search … | head`): it has what it wanted, so the
+    command ends quietly, with 0. What is still buffered goes nowhere (Python would
+    otherwise complain about it at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (tests): nothing left to flush to
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""`kb ask`: a question to the agent, its steps on stderr, the answer on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Collection
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from kb_lsp.terminal.words import in_terminal_words
+
+# What a command needs loads when it runs: `kb status` answers from SQLite without
+# pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
+if TYPE_CHECKING:
+    from kb_lsp.protocol import AskResponse
+from kb_lsp.cli.common import (
+    CLIENT,
+    EXIT_ERROR,
+    READ_ONLY,
+    CliError,
+    _flags,
+    _invalid,
+    _runtime,
+    _say,
+    _sync,
+    _workspace,
+    model_setting,
+)
+from kb_lsp.cli.output import print_result
+
+
+def _print_step(flags: Collection[str], step: Any) -> None:
+    """A step of the agent as the panel shows it, on stderr while it works."""
+    if step.kind == "thinking":
+        line = f"Thinking: {step.text}"
+    elif step.kind == "tool_call":
+        line = f"Calling `{step.tool}` with {json.dumps(step.args or {}, ensure_ascii=False)}"
+    elif step.kind == "tool_result":
+        line = f"  -> {step.text}"
+    elif step.kind == "status":  # the mode chosen, waiting for the model, a retry
+        line = f"[{in_terminal_words(step.text, flags)}]"
+    else:
+        return
+    print(line, file=sys.stderr, flush=True)
+
+
+# How each `stop` reads after the answer ("answer" needs no word).
+STOPS = {
+    "clarify": "the agent asks a question back: answer it in a new kb ask",
+    "step_limit": "stopped at the step limit: raise kb.agent.maxSteps for more",
+    "length": "cut off: the model hit its token limit: raise kb.llm.maxTokens for more",
+    "empty": "the model said nothing, twice; nothing was cached",
+    "cancelled": "cancelled",
+    "error": "failed",
+}
+
+
+MODES = {
+    "agent": "agent mode (the model called tools)",
+    "grounded": "grounded mode (the model cannot call tools: it answered from passages)",
+    "fallback": "no model answered: the best passages instead",
+}
+
+
+def format_ask_footer(response: AskResponse, flags: Collection[str] = ()) -> str:
+    """`[grounded mode (…); NOT GROUNDED (…); stop: length — cut off: …]` (the settings
+    it names said as this command's `flags` and variables set them)."""
+    parts = [MODES.get(response.mode, f"{response.mode} mode")]
+    if not response.grounded:
+        parts.append("NOT GROUNDED (the answer cites none of its sources: check them)")
+    stop = f"stop: {response.stop}"
+    parts.append(f"{stop} — {STOPS[response.stop]}" if response.stop in STOPS else stop)
+    return in_terminal_words(f"[{'; '.join(parts)}]", flags)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    folder = _workspace(args.workspace)
+    question = " ".join(args.question).strip()
+    if not question:
+        raise CliError('give a question, e.g. kb ask "summarize file 1"')
+    overrides = model_setting(args.model)
+    from pydantic import ValidationError
+
+    from kb_lsp.protocol import AskParams
+
+    try:
+        params = AskParams(question=question, file=args.file)
+    except ValidationError as err:
+        raise CliError(_invalid(err)) from None
+    flags = _flags(args)
+    with _runtime(args, folder, overrides) as runtime:
+        if _sync(runtime, quiet=True) is None:
+            _say(READ_ONLY)
+        steps = None if args.json else partial(_print_step, flags)
+        response = runtime.ask(params, client=CLIENT, on_event=steps)
+    if args.json:
+        print_result("ask", response)
+    else:
+        print(response.answer)
+        # The agent's answers end with their sources; list them when one does not.
+        listed = all(f"`{source.path}`" in response.answer for source in response.sources)
+        if response.sources and not listed:
+            print()
+            for source in response.sources:
+                first = source.range.start.line + 1
+                last = max(first, source.range.end.line)
+                print(f"- {source.path} L{first}-L{last}")
+        print()
+        print(format_ask_footer(response, flags))
+    # An answer was printed — the best passages too when no model answered (the footer,
+    # the steps and `mode: "fallback"` say so): 0. The model failing mid-answer: 1.
+    return EXIT_ERROR if response.stop == "error" else 0

@@ -1,0 +1,203 @@
+"""Grounded answers for models that do not call tools: retrieve, grade, answer, cite.
+
+The kb-agent retrieval lessons this project grew from, applied:
+
+* **Chunks as separate context items.** Each passage is one numbered source: the exact
+  lines of one chunk of one file, read from disk, so a citation `[2]` points at lines that
+  hold the text the model was shown (`Passage.source()`).
+* **Relevance grading before the model.** Candidates come from the same hybrid search as
+  everything else (files above `kb.search.threshold`, then their best chunks); a passage
+  is kept only when its score clears the passage threshold and is at least
+  `GRADE_RELATIVE` of the best passage's. Grading by the model itself was not used: a
+  model too small to call tools grades no better than the score, at one call per passage.
+* **Usage never in the history.** Earlier turns go back as questions and answers only
+  (`Conversations` strips usage and thinking); the sources are given fresh each time.
+
+"file N" and the selected file still work: the question's focus files give their own best
+passages (at least one each, whatever the score), instead of a workspace search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent.summarize import read_lines
+from kb_lsp.engine.agent.tools import PASSAGE_THRESHOLD_FACTOR, defuse
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.workspace.files import UnreadableFile
+from kb_lsp.protocol import Range, SearchHit, Source
+
+MAX_PASSAGES = 5
+MAX_FILES = 4  # files of the workspace search whose chunks are candidates
+PER_FILE = 2  # best chunks of each such file
+PER_FOCUS_FILE = 4
+GRADE_RELATIVE = 0.5
+PASSAGE_MAX_CHARS = 1500
+# "[1]", "[1, 3]", "[1][2]", "[Source 2]", "[#2]"
+_NUMBER_CITATION = re.compile(
+    r"\[\s*(?:sources?\s*|#)?(\d{1,3}(?:\s*[,;]\s*(?:#)?\d{1,3})*)\s*\]", re.I
+)
+
+
+@dataclass(frozen=True)
+class Passage:
+    n: int
+    path: str
+    uri: str
+    title: str
+    heading: str
+    start: int  # 0-based, inclusive
+    end: int  # 0-based, inclusive
+    text: str  # the file's lines start..end, verbatim
+    score: float
+
+    def source(self) -> Source:
+        return Source(
+            n=self.n, uri=self.uri, path=self.path, range=Range.of_lines(self.start, self.end)
+        )
+
+    def hit(self) -> SearchHit:
+        """The passage as an entry of the client's numbered list ("file 2" = passage 2)."""
+        snippet = " ".join(self.text.split())
+        return SearchHit(
+            n=self.n,
+            uri=self.uri,
+            path=self.path,
+            root="",
+            title=self.title,
+            label="context match",
+            score=round(self.score, 4),
+            snippet=snippet[:240] + ("…" if len(snippet) > 240 else ""),
+            heading=self.heading,
+            range=Range.of_lines(self.start, self.end),
+        )
+
+
+def gather(
+    kb: KnowledgeBase, question: str, focus: list[FileInfo], *, budget_chars: int
+) -> tuple[list[Passage], list[SearchHit]]:
+    """The graded passages for `question` (numbered from 1), and the file hits of the
+    workspace search they came from (empty with focus files)."""
+    threshold = kb.settings.search.threshold * PASSAGE_THRESHOLD_FACTOR
+    candidates: list[SearchHit] = []
+    files: list[SearchHit] = []
+    if focus:
+        for info in focus:
+            found = kb.search_in_file(info.path, question, limit=PER_FOCUS_FILE)
+            # The file was named: its best passage is shown whatever it scores.
+            candidates += found[:1] + [h for h in found[1:] if h.score >= threshold]
+    else:
+        files = kb.search(question, limit=kb.settings.search.limit)
+        for file_hit in files[:MAX_FILES]:
+            found = kb.search_in_file(file_hit.path, question, limit=PER_FILE)
+            candidates += [h for h in found if h.score >= threshold] or [file_hit]
+    graded = _grade(candidates, keep_first=bool(focus))
+    per_passage = max(
+        300, min(PASSAGE_MAX_CHARS, budget_chars // max(1, min(len(graded), MAX_PASSAGES)))
+    )
+    passages: list[Passage] = []
+    used = 0
+    for hit in graded:
+        if len(passages) >= MAX_PASSAGES or used >= budget_chars:
+            break
+        start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
+        if any(p.path == hit.path and p.start <= end and start <= p.end for p in passages):
+            continue  # overlaps a passage already shown (chunks overlap)
+        try:
+            lines = read_lines(kb, hit.path)
+        except UnreadableFile:
+            continue  # changed into something unreadable since it was indexed
+        end = min(end, len(lines) - 1)
+        if end < start:
+            continue
+        end, text = _cut(lines, start, end, min(per_passage, budget_chars - used))
+        if not text.strip():
+            continue
+        passages.append(
+            Passage(
+                n=len(passages) + 1,
+                path=hit.path,
+                uri=hit.uri,
+                title=hit.title,
+                heading=hit.heading,
+                start=start,
+                end=end,
+                text=text,
+                score=hit.score,
+            )
+        )
+        used += len(text)
+    return passages, files
+
+
+def _grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
+    """Best first; those scoring under `GRADE_RELATIVE` of the best are dropped."""
+    if not candidates:
+        return []
+    ranked = sorted(candidates, key=lambda h: -h.score)
+    best = ranked[0].score
+    kept = [h for h in ranked if h.score >= best * GRADE_RELATIVE]
+    if keep_first:
+        # Each focus file's own best passage stays even when another file's is better.
+        firsts = {h.path: h for h in reversed(candidates)}
+        kept += [h for h in firsts.values() if h not in kept]
+    return kept
+
+
+def _cut(lines: list[str], start: int, end: int, max_chars: int) -> tuple[int, str]:
+    """Lines `start..end` up to about `max_chars`, ending on a whole line; the new end."""
+    size = 0
+    last = start
+    for i in range(start, end + 1):
+        size += len(lines[i]) + 1
+        if size > max_chars and i > start:
+            break
+        last = i
+    text = "\n".join(lines[start : last + 1])
+    return last, text[:max_chars] if last == start else text
+
+
+def messages(
+    question: str,
+    passages: list[Passage],
+    history: list[tuple[str, str]],
+    focus: list[FileInfo],
+) -> list[dict[str, str]]:
+    sources = "\n\n".join(
+        prompts.GROUNDED_SOURCE.format(
+            n=p.n,
+            path=p.path,
+            start=p.start + 1,
+            end=p.end + 1,
+            where=f" — {p.heading}" if p.heading else "",
+            text=defuse(p.text),
+        )
+        for p in passages
+    )
+    system = prompts.GROUNDED_SYSTEM
+    if len(focus) == 1:
+        system += prompts.GROUNDED_FOCUS.format(path=focus[0].path, title=focus[0].title)
+    out = [{"role": "system", "content": system}]
+    for asked, answered in history:
+        out.append({"role": "user", "content": asked})
+        out.append({"role": "assistant", "content": answered})
+    out.append(
+        {
+            "role": "user",
+            "content": prompts.GROUNDED_USER.format(sources=sources, question=question),
+        }
+    )
+    return out
+
+
+def cited_numbers(answer: str, count: int) -> list[int]:
+    """The source numbers the answer cites, in order of first citation, valid ones only."""
+    out: list[int] = []
+    for match in _NUMBER_CITATION.finditer(answer):
+        for token in re.findall(r"\d+", match.group(1)):
+            n = int(token)
+            if 1 <= n <= count and n not in out:
+                out.append(n)
+    return out

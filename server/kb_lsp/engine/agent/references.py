@@ -1,0 +1,283 @@
+"""Which files a question points at, found before the model is asked.
+
+Two kinds of reference:
+
+* **Numbered**: "file 2", "result 2", "#2", "the second one", "the 2nd result", "the last
+  one" — resolved against the client's last numbered list (a search, or the candidates of
+  a clarification). A bare "2" counts only as the answer to a clarification.
+* **By name**: an explicit file name ("policy_brief.md"), "my brief", "our problem
+  statement", "the mexico runbook file". The words after "my"/"our" (or between "the" and
+  "file"/"doc"/"document"/"note") are matched against the words of each file's name and
+  title. One match focuses the question on that file; several make the question
+  ambiguous, and the agent asks which one is meant rather than guess.
+
+General questions ("what is the payment cut-off?") never match by name: only a
+possessive, an explicit "… file/document", or a file name marks a reference.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from kb_lsp.engine.knowledge import FileInfo
+from kb_lsp.engine.search import FILE_WORDS
+
+ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
+_NOUN = r"(?:one|file|result|hit|doc|document|note|match)"
+_NUMBERED = [
+    re.compile(r"\b(?:file|result|hit|doc|document)\s*(?:no\.?|number)?\s*#?\s*(\d{1,4})\b", re.I),
+    re.compile(r"(?<![\w#])#(\d{1,4})\b"),
+    re.compile(rf"\bthe\s+({'|'.join(ORDINALS)}|last)\s+{_NOUN}\b", re.I),
+    re.compile(rf"\bthe\s+(\d{{1,4}})(?:st|nd|rd|th)\s+{_NOUN}\b", re.I),
+]
+_BARE_NUMBER = re.compile(r"^\s*(?:the\s+)?#?(\d{1,4})\s*[.!]?\s*$", re.I)
+_BARE_ORDINAL = re.compile(
+    rf"^\s*(?:the\s+)?({'|'.join(ORDINALS)}|last)(?:\s+{_NOUN})?\s*[.!]?\s*$", re.I
+)
+
+_FILE_NAME = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:md|markdown))\b", re.I)
+_WORD = re.compile(r"[a-z0-9]+")
+_POSSESSIVE = re.compile(r"\b(?:my|our)\s+([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3})", re.I)
+_DOC_NOUN = re.compile(
+    r"\b(?:the|this|that)\s+([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,2})\s+"
+    r"(?:file|doc|document|note|page)\b",
+    re.I,
+)
+# Words that end a name phrase ("my brief *on* payments") or say nothing about a file.
+_STOP = FILE_WORDS | frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "about",
+        "for",
+        "from",
+        "to",
+        "with",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "what",
+        "which",
+        "how",
+        "why",
+        "when",
+        "where",
+        "who",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "me",
+        "my",
+        "our",
+        "your",
+        "please",
+        "one",
+        "last",
+        "latest",
+        "recent",
+        "new",
+        "old",
+    ]
+)
+_GENERIC = FILE_WORDS
+
+
+@dataclass(frozen=True)
+class NumberRef:
+    text: str  # as written in the question: "file 2", "the second one"
+    n: int | None  # None for "the last one" (resolved against the list's length)
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class NameRef:
+    text: str  # as written: "my brief", "policy_brief.md"
+    candidates: list[FileInfo]
+    start: int
+    end: int
+
+
+def find_numbered(question: str, *, after_clarify: bool = False) -> list[NumberRef]:
+    """Every numbered reference in the question, in order, without repeats."""
+    if after_clarify:
+        bare = _BARE_NUMBER.match(question) or _BARE_ORDINAL.match(question)
+        if bare:
+            return [_number_ref(bare, question)]
+    found: list[NumberRef] = []
+    taken: list[tuple[int, int]] = []
+    for pattern in _NUMBERED:
+        for match in pattern.finditer(question):
+            if any(match.start() < e and s < match.end() for s, e in taken):
+                continue
+            taken.append((match.start(), match.end()))
+            found.append(_number_ref(match, question))
+    found.sort(key=lambda ref: ref.start)
+    return found
+
+
+def _number_ref(match: re.Match[str], question: str) -> NumberRef:
+    token = match.group(1).lower()
+    n: int | None
+    if token.isdigit():
+        n = int(token)
+    elif token == "last":
+        n = None
+    else:
+        n = ORDINALS[token]
+    return NumberRef(question[match.start() : match.end()].strip(), n, match.start(), match.end())
+
+
+def name_words(info: FileInfo) -> set[str]:
+    """The words a person may use for a file: those of its name, folders, title and
+    aliases."""
+    path = PurePosixPath(info.path)
+    words = set(_WORD.findall(path.stem.lower()))
+    words |= set(_WORD.findall(info.title.lower()))
+    for alias in info.aliases:
+        words |= set(_WORD.findall(alias.lower()))
+    for part in path.parts[:-1]:
+        words |= set(_WORD.findall(part.lower()))
+    return {_singular(w) for w in words}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def find_by_name(question: str, files: Sequence[FileInfo]) -> list[NameRef]:
+    """File references by name (see the module docstring), each with its candidates."""
+    refs: list[NameRef] = []
+    for match in _FILE_NAME.finditer(question):
+        token = match.group(1).lstrip("./").lower()
+        candidates = [
+            f
+            for f in files
+            if f.path.lower() == token
+            or f.path.lower().endswith("/" + token)
+            or PurePosixPath(f.path).name.lower() == PurePosixPath(token).name
+        ]
+        exact = [f for f in candidates if f.path.lower() == token]
+        refs.append(NameRef(match.group(1), exact or candidates, match.start(), match.end()))
+    if refs:
+        return refs
+    for pattern in (_POSSESSIVE, _DOC_NOUN):
+        for match in pattern.finditer(question):
+            ref = _phrase_ref(question, match, files)
+            if ref is not None:
+                refs.append(ref)
+    return refs
+
+
+def _phrase_ref(question: str, match: re.Match[str], files: Sequence[FileInfo]) -> NameRef | None:
+    words: list[str] = []
+    for word in _WORD.findall(match.group(1).lower()):
+        if word in _STOP:
+            if words:
+                break
+            continue
+        words.append(word)
+    raw = [w for w in words if w not in _GENERIC and len(w) >= 3]
+    words = [_singular(w) for w in raw]
+    if not words:
+        return None
+    indexed = [(f, name_words(f)) for f in files]
+    # The longest leading run of words that names at least one file.
+    for size in range(len(words), 0, -1):
+        wanted = set(words[:size])
+        candidates = [f for f, names in indexed if wanted <= names]
+        if candidates:
+            plural = raw[size - 1] != words[size - 1]
+            if plural and len(candidates) > 1:
+                return None  # "my runbooks": a search for several files, not one of them
+            # Other words of the question may single out one candidate ("my brief on
+            # the budget" with budget_brief.md and policy_brief.md).
+            if len(candidates) > 1:
+                rest = {_singular(w) for w in _WORD.findall(question.lower())} - _STOP - wanted
+                narrowed = [f for f, names in indexed if f in candidates and rest & names]
+                if len(narrowed) == 1:
+                    candidates = narrowed
+            text = question[match.start() : match.end()].strip()
+            return NameRef(text, candidates, match.start(), match.end())
+    return None
+
+
+_SUMMARIZE = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:summari[sz]e|give me a summary of|write a summary of|a summary of|summary of"
+    r"|tl;?dr(?:\s+of)?)"
+    r"\b(?P<rest>.*)$",
+    re.I | re.S,
+)
+_FILLER = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "a",
+        "an",
+        "of",
+        "for",
+        "me",
+        "please",
+        "file",
+        "doc",
+        "document",
+        "note",
+        "it",
+        "its",
+        "my",
+        "our",
+        "whole",
+        "entire",
+        "one",
+    ]
+)
+
+
+def is_summarize_only(question: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether the question asks only for a summary of the referenced file(s):
+    "summarize file 1", "summarize my policy brief", "tl;dr of policy_brief.md"."""
+    match = _SUMMARIZE.match(question)
+    if not match:
+        return False
+    rest = question[match.start("rest") :]
+    offset = match.start("rest")
+    for start, end in sorted(spans, reverse=True):
+        if start >= offset:
+            rest = rest[: start - offset] + " " + rest[end - offset :]
+    leftover = [w for w in _WORD.findall(rest.lower()) if w not in _FILLER]
+    return not leftover
+
+
+def is_reference_only(question: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether the question is nothing but a reference ("the first one", "2", "file 2")."""
+    rest = question
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    leftover = [w for w in _WORD.findall(rest.lower()) if w not in _FILLER and w not in _STOP]
+    return not leftover

@@ -1,0 +1,62 @@
+"""The key metadata shown beside a hit (`SearchHit.meta`): tags, status, modified."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Protocol
+
+from kb_lsp.protocol import HitMeta
+
+
+class _Modified(Protocol):
+    @property
+    def mtime_ns(self) -> int: ...
+
+
+class _Fields(Protocol):
+    def field_values(
+        self, paths: Sequence[str], fields: Sequence[str]
+    ) -> dict[str, dict[str, list[str]]]: ...
+
+
+class _Records(Protocol):
+    def records(self, paths: Iterable[str]) -> Mapping[str, _Modified]: ...
+
+
+class MetaSource(Protocol):
+    """What `hit_meta` reads of a store (two queries for any number of paths)."""
+
+    @property
+    def notes(self) -> _Fields: ...
+
+    @property
+    def catalog(self) -> _Records: ...
+
+
+MAX_TAGS_SHOWN = 12
+
+
+def local_date(mtime_ns: int) -> str:
+    """The day of a modification time, in local time: what `modified:` filters compare."""
+    return datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
+
+
+def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
+    """path -> its `HitMeta`, for the given paths of one store."""
+    values = store.notes.field_values(paths, ["tag", "status"])
+    try:
+        records = store.catalog.records(paths)
+    except RuntimeError:  # the store closed under us: its folder was just removed
+        return {}
+    out: dict[str, HitMeta] = {}
+    for path in paths:
+        record = records.get(path)
+        fields = values.get(path, {})
+        status = fields.get("status")
+        out[path] = HitMeta(
+            tags=fields.get("tag", [])[:MAX_TAGS_SHOWN],
+            status=status[0] if status else None,
+            modified=local_date(record.mtime_ns) if record is not None else None,
+        )
+    return out

@@ -1,0 +1,184 @@
+"""Metadata in the store's SQLite database: tables, writes, and the reads filters,
+the schema and hits need.
+
+* `file_fields(path, field, kind, value, key, number)`: one row per value (a list gives
+  one row per element); `key` is the lower-cased value that `field:value` compares,
+  `number` is set for numbers; dates are ISO text, which orders like the dates.
+* `file_problems(path, line, message)`: what `kb status` lists (malformed front matter).
+* `file_links(path, kind, target, text, heading, line)`: outgoing links as written.
+
+The store writes these rows in the same transaction as the file's chunks (`Store.
+write_files`), so metadata never disagrees with the text it came from.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kb_lsp.engine.metadata import cards
+from kb_lsp.engine.metadata.extract import FileMetadata
+
+# Bump when extraction changes what it stores: files indexed before are re-read (their
+# vectors come from the cache, so this costs no embedding).
+METADATA_VERSION = "4"
+
+DDL = (
+    """
+CREATE TABLE IF NOT EXISTS file_fields (
+    path TEXT NOT NULL,
+    field TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    key TEXT NOT NULL,
+    number REAL
+);
+CREATE INDEX IF NOT EXISTS file_fields_path ON file_fields(path, field);
+CREATE INDEX IF NOT EXISTS file_fields_key ON file_fields(field, key);
+CREATE TABLE IF NOT EXISTS file_problems (
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS file_problems_path ON file_problems(path);
+CREATE TABLE IF NOT EXISTS file_links (
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    text TEXT NOT NULL,
+    heading TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS file_links_path ON file_links(path);
+"""
+    + cards.DDL
+)
+
+_TABLES = ("file_fields", "file_problems", "file_links")
+
+
+def write(
+    db: sqlite3.Connection, path: str, meta: FileMetadata, card: tuple[str, str] | None = None
+) -> None:
+    """Replace the metadata rows of `path` (inside the caller's transaction); its card
+    keeps the anchor texts other files give it."""
+    for table in _TABLES:
+        db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    cards.write_card(db, path, meta.description, meta.aliases, card)
+    db.executemany(
+        "INSERT INTO file_fields(path, field, kind, value, key, number) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (path, name, value.kind, value.text, value.text.lower(), value.number)
+            for name, values in meta.fields.items()
+            for value in values
+        ],
+    )
+    db.executemany(
+        "INSERT INTO file_problems(path, line, message) VALUES (?, ?, ?)",
+        [(path, p.line, p.message) for p in meta.problems],
+    )
+    db.executemany(
+        "INSERT INTO file_links(path, kind, target, text, heading, line) VALUES (?, ?, ?, ?, ?, ?)",
+        [(path, k.kind, k.target, k.text, k.heading, k.line) for k in meta.links],
+    )
+
+
+def recreate(db: sqlite3.Connection) -> None:
+    """Drop and create every metadata table (derived data: a new `METADATA_VERSION`
+    may change their columns), inside the caller's transaction."""
+    for table in (*_TABLES, "note_cards", "notes_fts"):
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in DDL.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def delete(db: sqlite3.Connection, path: str) -> None:
+    for table in _TABLES:
+        db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    cards.delete_card(db, path)
+
+
+def clear(db: sqlite3.Connection) -> None:
+    for table in _TABLES:
+        db.execute(f"DELETE FROM {table}")
+    cards.clear(db)
+
+
+# --- reads ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredProblem:
+    path: str
+    line: int
+    message: str
+
+
+def problems(db: sqlite3.Connection) -> list[StoredProblem]:
+    rows = db.execute("SELECT path, line, message FROM file_problems ORDER BY path, line")
+    return [StoredProblem(str(p), int(line), str(m)) for p, line, m in rows]
+
+
+def field_names(db: sqlite3.Connection) -> set[str]:
+    return {str(row[0]) for row in db.execute("SELECT DISTINCT field FROM file_fields")}
+
+
+def values_of(
+    db: sqlite3.Connection, paths: Sequence[str], fields: Sequence[str]
+) -> dict[str, dict[str, list[str]]]:
+    """path -> field -> values (as written), for the given paths and fields."""
+    out: dict[str, dict[str, list[str]]] = {}
+    if not paths or not fields:
+        return out
+    field_marks = ",".join("?" * len(fields))
+    for start in range(0, len(paths), 400):
+        part = list(paths[start : start + 400])
+        marks = ",".join("?" * len(part))
+        rows = db.execute(
+            f"SELECT path, field, value FROM file_fields WHERE path IN ({marks}) "
+            f"AND field IN ({field_marks}) ORDER BY rowid",
+            [*part, *fields],
+        )
+        for path, field, value in rows:
+            out.setdefault(str(path), {}).setdefault(str(field), []).append(str(value))
+    return out
+
+
+@dataclass(frozen=True)
+class FieldSummary:
+    name: str
+    kinds: dict[str, int]  # kind -> files having a value of that kind
+    files: int
+    top: list[tuple[str, int]]  # (value as written, files)
+
+
+def summarise(db: sqlite3.Connection, top: int) -> list[FieldSummary]:
+    """Every field: its kinds, how many files have it, its most frequent values."""
+    counts = {
+        str(field): int(files)
+        for field, files in db.execute(
+            "SELECT field, count(DISTINCT path) FROM file_fields GROUP BY field"
+        )
+    }
+    kinds: dict[str, dict[str, int]] = {}
+    for field, kind, files in db.execute(
+        "SELECT field, kind, count(DISTINCT path) FROM file_fields GROUP BY field, kind"
+    ):
+        kinds.setdefault(str(field), {})[str(kind)] = int(files)
+    tops: dict[str, list[tuple[str, int]]] = {}
+    # Most frequent values per field (ties by value), the most common spelling shown.
+    rows = db.execute(
+        """
+        SELECT field, key, count(DISTINCT path) AS files, min(value)
+        FROM file_fields GROUP BY field, key
+        """
+    )
+    for field, _key, files, value in rows:
+        tops.setdefault(str(field), []).append((str(value), int(files)))
+    out = []
+    for field, files in counts.items():
+        values = sorted(tops.get(field, []), key=lambda item: (-item[1], item[0]))
+        out.append(FieldSummary(field, kinds.get(field, {}), files, values[:top]))
+    return out

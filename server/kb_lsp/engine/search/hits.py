@@ -1,0 +1,120 @@
+"""The numbered hits of the files kept: label, snippet (with FTS's own for a chunk without
+readable text, read in one query per root), marks and key metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kb_lsp.engine.metadata.hits import hit_meta
+from kb_lsp.engine.search.candidates import Candidate, FileScore
+from kb_lsp.engine.search.names import alias_share, file_uri, path_share
+from kb_lsp.engine.search.snippet import make_snippet, snippet_marks
+from kb_lsp.engine.search.weights import FILENAME_MATCH
+from kb_lsp.engine.store import Store
+from kb_lsp.protocol import Label, Range, SearchHit
+
+
+def numbered_hits(
+    files: Sequence[FileScore],
+    terms: Sequence[str],
+    label: Label | None,
+    marked: Sequence[str],
+    match: str,
+) -> list[SearchHit]:
+    """The numbered hits of `files`. A chunk without readable text shows FTS's own
+    snippet: those are asked for together, per root, after a first pass finds them."""
+    wanted: dict[int, int] = {}  # hit index -> its FTS row
+
+    def later(i: int, rowid: int) -> Callable[[], str | None]:
+        def note() -> str | None:
+            wanted[i] = rowid
+            return None  # asked for below, with the others
+
+        return note
+
+    hits = [
+        hit(n, f, terms, label, marked=marked, fts=fts_source(f, later, n - 1))
+        for n, f in enumerate(files, start=1)
+    ]
+    if not wanted or not match:
+        return hits
+    by_root: dict[str, list[int]] = {}
+    for i in wanted:
+        by_root.setdefault(files[i].source.root, []).append(i)
+    for indexes in by_root.values():
+        store = files[indexes[0]].source.store
+        snippets = store.fts.snippets(match, (wanted[i] for i in indexes))
+        for i in indexes:
+            hits[i] = hit(i + 1, files[i], terms, label, marked=marked, fts=snippets.get(wanted[i]))
+    return hits
+
+
+def fts_source(
+    file: FileScore, later: Callable[[int, int], Callable[[], str | None]], i: int
+) -> Callable[[], str | None] | None:
+    rowid = (file.shown or file.best).keyword_rowid
+    return None if rowid is None else later(i, rowid)
+
+
+def hit(
+    n: int,
+    file: FileScore,
+    terms: Sequence[str],
+    label: Label | None = None,
+    *,
+    marked: Sequence[str] = (),
+    fts: str | Callable[[], str | None] | None = None,
+) -> SearchHit:
+    shown = file.shown or file.best
+    chunk = shown.chunk
+    if label is None:
+        # The label is about the path (and aliases) only: a title or heading that
+        # holds the query ranks the file high (`name_share`) but is a context match.
+        # A front-matter alias is a name of the file too.
+        named = path_share(terms, chunk.path) >= FILENAME_MATCH or (
+            file.card is not None and alias_share(terms, file.card.aliases) >= FILENAME_MATCH
+        )
+        label = "filename match" if named else "context match"
+    snippet = snippet_of(file, shown, terms, marked, fts)
+    return SearchHit(
+        n=n,
+        uri=file_uri(file.source.root, chunk.path),
+        path=file.source.display(chunk.path),
+        root=file.source.root,
+        title=file.title,
+        label=label,
+        score=round(file.score, 4),
+        snippet=snippet,
+        heading=chunk.heading,
+        range=Range.of_lines(chunk.start_line, chunk.end_line),
+        marks=snippet_marks(snippet, marked),
+    )
+
+
+def snippet_of(
+    file: FileScore,
+    shown: Candidate,
+    terms: Sequence[str],
+    marked: Sequence[str],
+    fts: str | Callable[[], str | None] | None,
+) -> str:
+    # A note that won on its card is best described by its own description.
+    if file.card is not None and file.card.description and file.card_score > file.best.score:
+        return make_snippet(file.card.description, terms, None, distinctive=marked)
+    # `fts` only for a chunk without readable text (rare): FTS's own snippet of it.
+    return make_snippet(shown.chunk.text, terms, fts, distinctive=marked)
+
+
+def with_meta(hits: list[SearchHit], files: Sequence[FileScore]) -> list[SearchHit]:
+    """Each hit with its file's key metadata (`SearchHit.meta`)."""
+    by_store: dict[int, tuple[Store, list[str]]] = {}
+    for file in files:
+        by_store.setdefault(id(file.source.store), (file.source.store, []))[1].append(file.path)
+    metas = {}
+    for store, paths in by_store.values():
+        for path, meta in hit_meta(store, paths).items():
+            metas[(id(store), path)] = meta
+    return [
+        hit.model_copy(update={"meta": metas.get((id(file.source.store), file.path))})
+        for hit, file in zip(hits, files, strict=True)
+    ]

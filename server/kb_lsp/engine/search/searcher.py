@@ -1,0 +1,209 @@
+"""`Searcher`: a query to the numbered list, over every root's store (the package doc
+says how)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+import numpy as np
+
+from kb_lsp.engine.embed.embeddings import Embedder
+from kb_lsp.engine.metadata.filters import Node as FilterNode
+from kb_lsp.engine.search.candidates import (
+    Candidate,
+    FileScore,
+    SearchSource,
+    TermStats,
+    allowed_paths,
+    card_candidates,
+    fill_cosines,
+    first_chunks,
+    placeholder,
+    query_pool,
+    resolve,
+)
+from kb_lsp.engine.search.hits import numbered_hits, with_meta
+from kb_lsp.engine.search.scoring import (
+    choose_shown,
+    chunk_score,
+    group_files,
+    marked_terms,
+    rare_terms,
+    score_cards,
+    score_files,
+    topic_shares,
+)
+from kb_lsp.engine.search.weights import DEFAULT_FUSION, Fusion
+from kb_lsp.engine.store import FileRecord, KeywordHit
+from kb_lsp.engine.terms import fts_query, query_terms, query_words
+from kb_lsp.protocol import SearchHit, SearchMode
+
+
+class Searcher:
+    def __init__(self, embedder: Embedder, fusion: Fusion = DEFAULT_FUSION) -> None:
+        self.embedder = embedder
+        self.fusion = fusion
+
+    def search(
+        self,
+        sources: Sequence[SearchSource],
+        query: str,
+        *,
+        limit: int = 10,
+        threshold: float = 0.0,
+        paths: list[str] | None = None,
+        mode: SearchMode = "hybrid",
+        filter: FilterNode | None = None,
+    ) -> list[SearchHit]:
+        """The numbered list for `query`, among the files `paths` (globs) and `filter`
+        (metadata) keep: both restrict the candidates before ranking."""
+        terms = query_terms(query)
+        stats = TermStats.of(sources, terms)
+        ranked = self._rank_files(sources, query, limit, paths, mode, filter, stats)
+        kept = [f for f in ranked if f.score >= threshold][:limit]
+        marked = marked_terms(stats, terms) if kept else []
+        match = fts_query(query_words(query))
+        return with_meta(numbered_hits(kept, terms, None, marked, match), kept)
+
+    def list_matching(
+        self,
+        sources: Sequence[SearchSource],
+        filter: FilterNode,
+        *,
+        limit: int = 10,
+        paths: list[str] | None = None,
+    ) -> list[SearchHit]:
+        """A filter without words (`tag:payments`): the files it keeps, most recently
+        modified first, each shown from its start."""
+        found: list[tuple[int, str, SearchSource, FileRecord]] = []
+        for source in sources:
+            manifest = source.store.catalog.manifest()
+            for path in allowed_paths(source, paths, filter) or []:
+                record = manifest.get(path)
+                if record is not None:
+                    found.append((record.mtime_ns, source.display(path), source, record))
+        found.sort(key=lambda item: (-item[0], item[1]))
+        firsts = first_chunks((source, record.path) for _, _, source, record in found[:limit])
+        kept: list[FileScore] = []
+        for _, _, source, record in found[:limit]:
+            first = firsts.get((source.root, record.path))
+            if first is not None:
+                cand = Candidate(source, first)
+                kept.append(FileScore(source, record.path, record.title, cand, 1.0, 0.0))
+        return with_meta(numbered_hits(kept, [], "context match", [], ""), kept)
+
+    def passages(
+        self,
+        source: SearchSource,
+        path: str,
+        query: str,
+        *,
+        limit: int = 5,
+        threshold: float = 0.0,
+    ) -> list[SearchHit]:
+        """The best chunks of one file, one hit per chunk, best first."""
+        chunks = source.store.chunks.chunks_of(path)
+        if not chunks:
+            return []
+        record = source.store.catalog.file(path)
+        title = record.title if record else PurePosixPath(path).stem
+        terms = query_terms(query)
+        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        candidates = [Candidate(source, c) for c in chunks]
+        fill_cosines(source, candidates, vector)
+        for rank, cand in enumerate(sorted(candidates, key=lambda c: -c.cosine)):
+            cand.vector_rank = rank
+        for cand in candidates:
+            cand.score = chunk_score(self.fusion, cand, terms, title, path, "hybrid")
+        best = sorted(candidates, key=lambda c: -c.score)
+        kept = [c for c in best if c.score >= threshold][:limit]
+        marked = marked_terms(TermStats.of([source], terms), terms) if kept else []
+        files = [FileScore(source, path, title, c, c.score, 0.0) for c in kept]
+        return numbered_hits(files, terms, "context match", marked, fts_query(query_words(query)))
+
+    def _rank_files(
+        self,
+        sources: Sequence[SearchSource],
+        query: str,
+        limit: int,
+        paths: list[str] | None,
+        mode: SearchMode,
+        filter: FilterNode | None = None,
+        stats: TermStats | None = None,
+    ) -> list[FileScore]:
+        """Every candidate file, best first: candidates from each root (`_gather`), their
+        rows and ranks (`resolve`), chunk scores grouped by file, then file scores."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        stats = stats or TermStats.of(sources, terms)
+        match = fts_query(query_words(query))
+        candidates, keyword_order, allowed_by_root, vector = self._gather(
+            sources, query, max(40, limit * 5), paths, mode, filter, match
+        )
+        card_ranks = card_candidates(self.fusion, sources, candidates, match, allowed_by_root, mode)
+        if not candidates:
+            return []
+        resolve(sources, candidates, keyword_order, vector)
+        rare = rare_terms(self.fusion, stats) if mode == "hybrid" else frozenset()
+        files = group_files(self.fusion, sources, candidates, terms, mode, rare)
+        if mode != "semantic":
+            score_cards(self.fusion, sources, files, terms, vector, card_ranks, mode)
+            if self.fusion.topic > 0:
+                topic_shares(self.fusion, stats, files.values(), terms)
+        score_files(self.fusion, files.values(), terms, mode)
+        ordered = sorted(files.values(), key=lambda f: (-max(f.score, f.raw), f.path))
+        if mode != "semantic":
+            choose_shown(self.fusion, ordered[: limit * 2], terms, vector, mode, rare)
+        return ordered
+
+    def _gather(
+        self,
+        sources: Sequence[SearchSource],
+        query: str,
+        k: int,
+        paths: list[str] | None,
+        mode: SearchMode,
+        filter: FilterNode | None,
+        match: str,
+    ) -> tuple[
+        dict[tuple[str, str], Candidate],
+        list[tuple[float, tuple[str, str]]],
+        dict[str, list[str] | None],
+        np.ndarray | None,
+    ]:
+        """The `k` best chunks by words and by meaning from each root, among the files
+        the globs and the filter keep; the query's vector (None in keyword mode)."""
+        # The query is embedded while SQLite runs the keyword queries: both let go of the
+        # GIL, and on two cores the embedding (3-4 ms) then costs no time of its own.
+        # Keyword mode never embeds (nor loads the model for a one-shot search).
+        embedding = (
+            query_pool().submit(self.embedder.embed_query, query) if mode != "keyword" else None
+        )
+        candidates: dict[tuple[str, str], Candidate] = {}
+        keyword_order: list[tuple[float, tuple[str, str]]] = []
+        allowed_by_root: dict[str, list[str] | None] = {}
+        keyword_hits: dict[str, list[KeywordHit]] = {}
+        for source in sources:
+            allowed = allowed_paths(source, paths, filter)
+            allowed_by_root[source.root] = allowed
+            if mode in ("hybrid", "keyword"):
+                keyword_hits[source.root] = source.store.fts.search(match, k, allowed)
+        vector = np.asarray(embedding.result(), dtype=np.float32) if embedding is not None else None
+        for source in sources:
+            allowed = allowed_by_root[source.root]
+            if vector is not None:
+                for hit in source.store.vector_search(vector, k, allowed):
+                    key = (source.root, hit.chunk_id)
+                    candidates.setdefault(key, Candidate(source, placeholder(hit.path)))
+                    candidates[key].cosine = hit.similarity
+                    candidates[key].has_vector = candidates[key].vector_hit = True
+                    candidates[key].vector_hash = hit.text_hash
+            if mode in ("hybrid", "keyword"):
+                for kw in keyword_hits[source.root]:
+                    key = (source.root, kw.chunk_id)
+                    candidates.setdefault(key, Candidate(source, placeholder(kw.path)))
+                    candidates[key].keyword_rowid = kw.rowid
+                    keyword_order.append((kw.bm25, key))
+        return candidates, keyword_order, allowed_by_root, vector

@@ -1,0 +1,46 @@
+"""The knowledge store of one workspace root: SQLite for the text, Chroma for the vectors.
+
+Layout, under `<storage>/<sha of root>/`:
+
+* `kb.sqlite3` (WAL, `db.py`) — `files` (the manifest, `catalog.py`), `chunks` and
+  `chunks_fts` (FTS5 over path, title, heading and text: `chunks.py`, `fts.py`),
+  `vectors` (every embedding by text hash, `cache.py`), the metadata tables
+  (`notes.py`), `skipped`, `summaries` and `meta` (schema, embedder identity, the live
+  collection).
+* `chroma/` — the vector index (`vectors.py` is its port, `chroma.py` and `exact.py` the
+  two implementations): chunk vectors under stable ids (`<sha1(path)[:16]>:<index>`).
+* `writer.lock` — an OS file lock: the process holding it is the only writer; a second
+  process opens the store read-only and says so.
+
+Crash safety and the two phases of a sync (`indexer.py`): phase 1 writes a file's chunks
+and FTS rows with `state = 'pending'` in one SQLite transaction (keyword search sees the
+file from then on); phase 2 embeds pending chunks in batches across files, caches each
+new vector by text hash in SQLite first, then upserts the file's chunk ids into the
+index, and only when all of a file's ids are in marks it `state = 'ok'`. A crash anywhere
+leaves files pending, and the next sync finishes them (cached vectors cost no embedding);
+`upkeep.repair` removes ids SQLite does not know and restores (or sends back to pending)
+complete files that lost one. Until phase 2 reaches a changed file, the index may still
+hold the vector of a chunk id's previous text; each vector carries the text hash it was
+made from, and search ignores one that no longer matches the chunk (`nearest.py`).
+"""
+
+from kb_lsp.engine.storage import store_dir_for
+from kb_lsp.engine.store.catalog import FileRecord
+from kb_lsp.engine.store.chunks import NewChunk, chunk_id
+from kb_lsp.engine.store.figures import StoreFigures
+from kb_lsp.engine.store.fts import KeywordHit
+from kb_lsp.engine.store.store import Store
+from kb_lsp.engine.store.vectors import Neighbour, VectorEntry, VectorIndex
+
+__all__ = [
+    "FileRecord",
+    "KeywordHit",
+    "Neighbour",
+    "NewChunk",
+    "Store",
+    "StoreFigures",
+    "VectorEntry",
+    "VectorIndex",
+    "chunk_id",
+    "store_dir_for",
+]

@@ -1,0 +1,256 @@
+"""The chunks of one store: writing a file's chunks with their FTS rows and metadata (phase
+1 of a sync), removing files, and reading chunks back by file, by id or a page at a time."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kb_lsp.engine.metadata import tables as metadata_tables
+from kb_lsp.engine.metadata.extract import FileMetadata
+from kb_lsp.engine.records import StoredChunk
+from kb_lsp.engine.store.catalog import FileRecord
+from kb_lsp.engine.store.db import Database
+from kb_lsp.engine.terms import STEMS_VERSION, stems_text
+
+_COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash, stems"
+
+
+def chunk_id(path: str, index: int) -> str:
+    return f"{hashlib.sha1(path.encode('utf-8')).hexdigest()[:16]}:{index}"
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk on its way into the store (its vector follows in phase 2)."""
+
+    index: int
+    text: str
+    text_hash: str
+    heading: str
+    start_line: int
+    end_line: int
+    stems: str | None = None  # `terms.stems_text`; None: the store computes it
+
+
+@dataclass(frozen=True)
+class IndexedChunk:
+    """What the vector index's upkeep and its searches need of a chunk row."""
+
+    path: str
+    text_hash: str
+    complete: bool  # its file is "ok": every vector of its current text is in the index
+
+
+class Chunks:
+    def __init__(self, db: Database, root: Path) -> None:
+        self._db = db
+        self._root = str(root)
+        self._stems_missing = False  # chunks written before their stems were stored
+
+    # --- writing -------------------------------------------------------------------------
+
+    def write(
+        self,
+        files: Sequence[tuple[FileRecord, Iterable[NewChunk]]],
+        metadata: dict[str, FileMetadata] | None = None,
+        cards: dict[str, tuple[str, str]] | None = None,
+    ) -> list[str]:
+        """Replace the chunks, FTS rows and metadata of `files` in one transaction, each
+        file left `pending`; returns the chunk ids the new versions no longer have."""
+        now = time.time()
+        stale_ids: list[str] = []
+        with self._db.writer() as db:
+            for record, chunks in files:
+                stale_ids.extend(self._write_file(db, record, chunks, now))
+                if metadata is not None and record.path in metadata:
+                    card = (cards or {}).get(record.path)
+                    metadata_tables.write(db, record.path, metadata[record.path], card)
+        return stale_ids
+
+    def _write_file(
+        self, db: sqlite3.Connection, record: FileRecord, chunks: Iterable[NewChunk], now: float
+    ) -> set[str]:
+        old_ids = {
+            row[0] for row in db.execute("SELECT id FROM chunks WHERE path = ?", (record.path,))
+        }
+        if old_ids:
+            # The FTS delete scans the whole FTS table (chunk_id is UNINDEXED): a new
+            # file, every file of a cold index, has nothing to delete.
+            _delete_rows(db, record.path)
+        count = 0
+        words = path_words(record.path)
+        for chunk in chunks:
+            cid = chunk_id(record.path, chunk.index)
+            old_ids.discard(cid)
+            count += 1
+            stems = (
+                chunk.stems if chunk.stems is not None else stems_text(chunk.heading, chunk.text)
+            )
+            db.execute(
+                "INSERT INTO chunks(id, path, idx, text_hash, heading, start_line, "
+                "end_line, text, stems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    cid,
+                    record.path,
+                    chunk.index,
+                    chunk.text_hash,
+                    chunk.heading,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.text,
+                    stems,
+                ),
+            )
+            db.execute(
+                "INSERT INTO chunks_fts(chunk_id, path, title, heading, text) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (cid, words, record.title, chunk.heading, chunk.text),
+            )
+        db.execute(
+            "INSERT OR REPLACE INTO files(path, size, mtime_ns, sha256, title, "
+            "chunk_count, state, indexed_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+            (record.path, record.size, record.mtime_ns, record.sha256, record.title, count, now),
+        )
+        return old_ids
+
+    def delete(self, paths: Sequence[str]) -> list[str]:
+        """Remove files with their chunks, FTS rows and metadata; returns the chunk ids."""
+        ids: list[str] = []
+        with self._db.writer() as db:
+            for path in paths:
+                ids.extend(
+                    row[0] for row in db.execute("SELECT id FROM chunks WHERE path = ?", (path,))
+                )
+                _delete_rows(db, path)
+                metadata_tables.delete(db, path)
+                db.execute("DELETE FROM files WHERE path = ?", (path,))
+                db.execute("DELETE FROM skipped WHERE path = ?", (path,))
+        return ids
+
+    # --- stems ---------------------------------------------------------------------------
+
+    def check_stems_version(self) -> None:
+        """Stems made by another stemmer (or none: a store made before they were kept)
+        are dropped; `fill_stems` (the next sync runs it) makes them again, and search
+        stems a chunk without them itself meanwhile."""
+        if self._db.get_meta("stems") == STEMS_VERSION:
+            return
+        with self._db.writer() as db:
+            columns = {str(row[1]) for row in db.execute("PRAGMA table_info(chunks)")}
+            if "stems" not in columns:
+                db.execute("ALTER TABLE chunks ADD COLUMN stems TEXT")
+            else:
+                db.execute("UPDATE chunks SET stems = NULL")
+            self._db.set_meta(db, "stems", STEMS_VERSION)
+        self._stems_missing = True
+
+    def fill_stems(self, batch: int = 500) -> int:
+        """Store the stems of chunks that have none (see `check_stems_version`);
+        returns how many were filled."""
+        filled = 0
+        while self._stems_missing:
+            rows = (
+                self._db.reader()
+                .execute(
+                    "SELECT id, heading, text FROM chunks WHERE stems IS NULL LIMIT ?", (batch,)
+                )
+                .fetchall()
+            )
+            stems = [(stems_text(heading, text), cid) for cid, heading, text in rows]
+            with self._db.writer() as db:
+                db.executemany("UPDATE chunks SET stems = ? WHERE id = ?", stems)
+            filled += len(rows)
+            self._stems_missing = len(rows) == batch
+        return filled
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _chunk(self, row: Sequence[Any]) -> StoredChunk:
+        path, index, text, heading, start, end, digest, stems = row
+        return StoredChunk(path, self._root, index, text, heading, start, end, digest, stems)
+
+    def chunks_of(self, path: str) -> list[StoredChunk]:
+        rows = self._db.reader().execute(
+            f"SELECT {_COLUMNS} FROM chunks WHERE path = ? ORDER BY idx", (path,)
+        )
+        return [self._chunk(row) for row in rows]
+
+    def first_chunks(self, paths: Iterable[str]) -> dict[str, StoredChunk]:
+        """path -> its first chunk, for those of `paths` that have one (one query)."""
+        rows = self._db.select_in(
+            f"SELECT {_COLUMNS} FROM chunks c WHERE path IN ({{marks}}) "
+            "AND idx = (SELECT min(idx) FROM chunks WHERE path = c.path)",
+            paths,
+        )
+        return {str(row[0]): self._chunk(row) for row in rows}
+
+    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, StoredChunk]:
+        rows = self._db.select_in(f"SELECT id, {_COLUMNS} FROM chunks WHERE id IN ({{marks}})", ids)
+        return {row[0]: self._chunk(row[1:]) for row in rows}
+
+    def paths_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """chunk id -> its file's path, for the ids SQLite holds."""
+        rows = self._db.select_in("SELECT id, path FROM chunks WHERE id IN ({marks})", ids)
+        return {str(cid): str(path) for cid, path in rows}
+
+    def indexed(self, ids: Iterable[str] | None = None) -> dict[str, IndexedChunk]:
+        """chunk id -> its path, text hash and whether its file is complete: of `ids`, or
+        of every chunk (None)."""
+        sql = (
+            "SELECT c.id, c.path, c.text_hash, f.state FROM chunks c "
+            "LEFT JOIN files f ON f.path = c.path"
+        )
+        if ids is None:
+            rows: Iterable[tuple[Any, ...]] = self._db.reader().execute(sql)
+        else:
+            rows = self._db.select_in(sql + " WHERE c.id IN ({marks})", ids)
+        return {
+            str(cid): IndexedChunk(str(path), str(digest), state == "ok")
+            for cid, path, digest, state in rows
+        }
+
+    def chunk_page(self, path: str, start: int, limit: int) -> list[tuple[str, str, str, str]]:
+        """(id, text_hash, heading, text) of a file's chunks with index >= `start`, in
+        order, at most `limit`: phase 2 reads a big file a page at a time."""
+        rows = self._db.reader().execute(
+            "SELECT id, text_hash, heading, text FROM chunks WHERE path = ? AND idx >= ? "
+            "ORDER BY idx LIMIT ?",
+            (path, start, limit),
+        )
+        return [(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
+
+
+def _delete_rows(db: sqlite3.Connection, path: str) -> None:
+    db.execute(
+        "DELETE FROM chunks_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?)",
+        (path,),
+    )
+    db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+
+
+def path_words(path: str) -> str:
+    """A path as words for FTS: `payments/mexico-payments.md` -> `payments mexico payments md`.
+
+    unicode61 already splits on `/`, `-` and `.`, but not on camelCase or `_` inside
+    words in every build, so split explicitly.
+    """
+    out: list[str] = []
+    word: list[str] = []
+    for char in path:
+        if char.isalnum():
+            if word and char.isupper() and word[-1].islower():
+                out.append("".join(word))
+                word = []
+            word.append(char)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return " ".join(out)

@@ -1,0 +1,208 @@
+"""One store's SQLite database: the writer lock, the schema, a connection per reader
+thread, one write transaction at a time, and `meta` (schema, embedder, live collection).
+
+Autocommit connections in WAL mode: readers read while the writer writes, and every
+transaction is explicit (`writer`). The process that holds `writer.lock` writes; any other
+opens the database read-only (`PRAGMA query_only`) and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+from filelock import FileLock, Timeout
+
+from kb_lsp.engine.metadata import tables as metadata_tables
+from kb_lsp.engine.private import private_folder
+from kb_lsp.engine.records import ReadOnlyStore
+from kb_lsp.engine.storage import DATABASE, WRITER_LOCK
+from kb_lsp.engine.terms import TOKENIZE
+
+log = logging.getLogger("kb_lsp.engine.store")
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    title TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    text_hash TEXT NOT NULL,
+    heading TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    stems TEXT
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, idx);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    chunk_id UNINDEXED, path, title, heading, text,
+    tokenize = '{TOKENIZE}'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, embedding BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summaries (
+    content_hash TEXT NOT NULL,
+    model TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (content_hash, model)
+);
+"""
+
+
+class Database:
+    """The SQLite side of one root's store. Readers may call from any thread."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        # Whether this opening makes the store (`Store` tightens an older one's modes).
+        self.existed = (directory / DATABASE).exists()
+        private_folder(directory)
+        self._lock = FileLock(str(directory / WRITER_LOCK))
+        try:
+            self._lock.acquire(timeout=0)
+            self.read_only = False
+        except Timeout:
+            self.read_only = True
+            log.warning(
+                "The index at %s is being written by another kb-lsp process (another "
+                "window on this workspace?); this one opens it read-only.",
+                directory,
+            )
+        self._path = directory / DATABASE
+        self.local = threading.local()  # per reader thread: its connection, its caches
+        self._write_lock = threading.Lock()
+        self.closed = False
+        # Every reader thread opens its own connection; close() closes them all.
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._trace: Callable[[str], None] | None = None
+        self._write_db: sqlite3.Connection | None = None
+        if not self.read_only:
+            self._write_db = self._connect()
+            self._write_db.executescript(SCHEMA + metadata_tables.DDL)
+
+    def _connect(self) -> sqlite3.Connection:
+        # Autocommit mode: transactions are explicit (`writer`), never implied.
+        db = sqlite3.connect(
+            self._path, timeout=30.0, check_same_thread=False, isolation_level=None
+        )
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=OFF")
+        db.set_trace_callback(self._trace)
+        return db
+
+    def _all(self) -> list[sqlite3.Connection]:
+        with self._connections_lock:
+            return [*self._connections, *([self._write_db] if self._write_db else [])]
+
+    def trace(self, statement: Callable[[str], None] | None) -> None:
+        """Call `statement` with every SQL statement this store runs from now on, on
+        every connection (None: stop). For tests and benches that count round trips;
+        the reads FTS5 makes of its own tables come as statements starting with `--`."""
+        self._trace = statement
+        for db in self._all():
+            db.set_trace_callback(statement)
+
+    def reader(self) -> sqlite3.Connection:
+        """A connection for this thread: WAL lets it read while the writer writes."""
+        if self.closed:
+            raise RuntimeError("the store is closed")
+        db: sqlite3.Connection | None = getattr(self.local, "db", None)
+        if db is None:
+            db = self._connect()
+            if self.read_only:
+                db.execute("PRAGMA query_only=ON")
+            self.local.db = db
+            with self._connections_lock:
+                self._connections.append(db)
+        return db
+
+    @contextmanager
+    def writer(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any error)."""
+        if self.read_only:
+            raise ReadOnlyStore(
+                f"the index at {self.directory} is opened read-only: another kb-lsp "
+                "process is indexing this workspace"
+            )
+        with self._write_lock:
+            db = self._write_db
+            if db is None:
+                db = self._write_db = self._connect()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def select_in(self, sql: str, values: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+        """Rows of `sql` (one `IN ({marks})` placeholder) for `values`, in batches below
+        SQLite's limit on bound parameters."""
+        unique = list(dict.fromkeys(values))
+        db = self.reader()
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            yield from db.execute(sql.format(marks=",".join("?" * len(part))), part)
+
+    def read(self, read: Callable[[sqlite3.Connection], T], default: T) -> T:
+        """`read(connection)`, or `default` when there is nothing to read: before the
+        writer made the tables (a read-only opener), or once the store is closed (its
+        workspace folder was removed while a search was running)."""
+        if self.closed:
+            return default
+        try:
+            return read(self.reader())
+        except (sqlite3.OperationalError, sqlite3.ProgrammingError) as err:
+            log.debug("store read failed: %s", err)
+            return default
+        except RuntimeError:
+            if self.closed:
+                return default
+            raise
+
+    def get_meta(self, key: str) -> str | None:
+        try:
+            row = self.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # read-only opener before the writer made tables
+            return None
+        return None if row is None else str(row[0])
+
+    @staticmethod
+    def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for db in self._all():
+            with suppress(sqlite3.Error):
+                db.close()
+        if not self.read_only:
+            self._lock.release()

@@ -1,0 +1,1 @@
+"""Which files belong to the knowledge base, reading them confined, watching them."""

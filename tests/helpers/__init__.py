@@ -1,0 +1,1 @@
+"""Helpers several test modules share (test modules never import each other)."""
