@@ -28,6 +28,7 @@ from kb_lsp.cli.common import (
     _workspace,
     model_setting,
 )
+from kb_lsp.cli.output import print_result
 
 
 def _print_step(flags: Collection[str], step: Any) -> None:
@@ -126,7 +127,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     overrides = model_setting(args.model)
     from pydantic import ValidationError
 
-    from kb_lsp.protocol import AskParams, dump
+    from kb_lsp.protocol import AskParams
 
     try:
         params = AskParams(question=question, file=args.file)
@@ -140,7 +141,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         steps = None if args.json else partial(_on_event, flags, printer)
         response = runtime.ask(params, client=CLIENT, on_event=steps)
     if args.json:
-        print(json.dumps(dump(response), indent=2, ensure_ascii=False))
+        print_result("ask", response)
     else:
         printer.final(response.answer)
         # The agent's answers end with their sources; list them when one does not.
