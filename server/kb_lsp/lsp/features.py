@@ -86,7 +86,8 @@ def _ask_events(ls: KbLanguageServer, progress: WorkProgress | None) -> Callable
         )
         ls.protocol.notify(ASK_EVENT.method, dump(event))
         text = _progress_text(step)
-        if progress is not None and text != said[-1]:
+        piece = bool(step.args and step.args.get("piece") is True)
+        if progress is not None and not (piece and said[-1] == text):
             said[-1] = text
             progress.report(text)
 
