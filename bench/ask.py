@@ -2,6 +2,7 @@
 
     python -m bench ask [--backend scripted|smollm2|both|server] [--n 20] [--store DIR]
         [--provider ollama|openai --base-url URL --model NAME] [--max-tokens N]
+    python -m bench ask --judge RESULTS.json   # the check on a saved run's answers
 
 The first `--n` questions of `bench/queries/fastapi.json` (each with the files that answer
 it) are asked through the real `Agent` in grounded mode (`kb.llm.mode = grounded`: the
@@ -20,8 +21,13 @@ Backends:
   --model qwen2.5:7b` for Ollama and a 7B model, or `--provider openai --base-url
   http://127.0.0.1:8080/v1` for llama-server, LM Studio, vLLM… The bench runs unchanged.
 
-Per backend: the share of answers citing a passage of a file that answers the question;
-the share of answers that cite anything (`grounded`); citation validity (a cited number is
+Per backend: the share of answers the grounding check (`engine/agent/grounding.py`)
+finds supported by the passages they cite (`answers (check)`), with how the check does on
+its hand-labelled set (`tests/unit/data/grounding_cases.json`: share classified as
+labelled); answers that say the notes do not answer (`declined`) and best-passage answers
+without a model (`fallback`) counted apart; the share of answers citing a passage of a
+file that answers the question; the share of answers that cite anything (`cite
+anything`, the old "grounded"); citation validity (a cited number is
 one of the passages given, and its source's lines hold exactly the text the model was
 shown); how often a passage of an answering file was given at all (the ceiling for the
 first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
@@ -30,11 +36,13 @@ first share); stop reasons; tokens in/out per answer; seconds per answer (median
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import statistics
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +51,61 @@ from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
 from kb_lsp.devtools import llama
 from kb_lsp.engine.agent import Agent
+from kb_lsp.engine.agent.grounding import judge
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import AskParams
 
 _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
-_SOURCE_LINE = re.compile(r"^\[(\d+)\] (\S+) \(lines (\d+)-(\d+)\)", re.M)
+# The passages of a grounded prompt: today's tags, and the header lines of before issue 29
+# (so that a saved run from then can be judged: `--judge`).
+_PASSAGE = re.compile(
+    r'<passage n="(\d+)" file="([^"]+)" lines="\d+-\d+"[^>]*>\n(.*?)\n</passage>', re.S
+)
+_OLD_PASSAGE = re.compile(
+    r"^\[(\d+)\] (\S+) \(lines \d+-\d+\)[^\n]*\n<passage>\n(.*?)\n</passage>", re.S | re.M
+)
+LABELLED = Path(__file__).resolve().parents[1] / "tests" / "unit" / "data" / "grounding_cases.json"
+
+
+@dataclass(frozen=True)
+class Given:
+    n: int
+    path: str
+    text: str
+
+
+def given_passages(prompt: str) -> list[Given]:
+    found = _PASSAGE.findall(prompt) or _OLD_PASSAGE.findall(prompt)
+    return [Given(int(n), path, text) for n, path, text in found]
+
+
+def labelled_agreement() -> float:
+    """The share of the hand-labelled answers the check classifies as labelled."""
+    cases = json.loads(LABELLED.read_text(encoding="utf-8"))
+    right = 0
+    for case in cases:
+        passages = [Given(p["n"], p["path"], p["text"]) for p in case["passages"]]
+        verdict = judge(
+            case["answer"], passages, question=case["question"], fallback=case["fallback"]
+        )
+        right += verdict.label == case["label"]
+    return right / len(cases)
+
+
+def verdict_of(row: dict[str, Any]) -> str:
+    """The check's label for a saved row (its raw model text, prompt and mode)."""
+    return judge(
+        row.get("raw", ""),
+        given_passages(row.get("prompt", "")),
+        question=row["query"],
+        fallback=row["mode"] == "fallback",
+    ).label
 
 
 def scripted_answer(request: dict[str, Any]) -> dict[str, Any]:
     """Quote the first sentence of passage [1] and cite it."""
-    prompt = request["messages"][-1]["content"]
-    match = re.search(r"<passage>\n(.*?)\n</passage>", prompt, re.S)
-    text = " ".join((match.group(1) if match else "").split())
+    given = given_passages(request["messages"][-1]["content"])
+    text = " ".join((given[0].text if given else "").split())
     sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0][:300]
     return {"content": f"{sentence} [1]"}
 
@@ -66,11 +117,14 @@ def ask_all(
     kb.settings = settings
     agent = Agent(kb, settings)
     prompts: list[str] = []
+    raws: list[str] = []
     chat = agent.llm.chat
 
     def recording_chat(messages: Any, *args: Any, **kwargs: Any) -> Any:
         prompts.append(str(messages[-1]["content"]))
-        return chat(messages, *args, **kwargs)
+        result = chat(messages, *args, **kwargs)
+        raws.append(result.content)
+        return result
 
     agent.llm.chat = recording_chat  # type: ignore[method-assign]
     rows: list[dict[str, Any]] = []
@@ -81,7 +135,7 @@ def ask_all(
         seconds = time.perf_counter() - started
         response = outcome.response
         prompt = prompts[-1] if len(prompts) > before else ""
-        given = {int(n): path for n, path, _, _ in _SOURCE_LINE.findall(prompt)}
+        given = {g.n: g.path for g in given_passages(prompt)}
         expected = set(item["files"])
         body = response.answer.split("\n\nSources: ")[0].split("\n\nPassages the model")[0]
         numbers = [int(n) for n in _CITE.findall(body)]
@@ -106,6 +160,9 @@ def ask_all(
                 "prompt_tokens": response.usage.prompt_tokens,
                 "completion_tokens": response.usage.completion_tokens,
                 "seconds": round(seconds, 3),
+                "answer": response.answer,
+                "raw": raws[-1] if len(prompts) > before else "",
+                "prompt": prompt,
             }
         )
     return summarize(rows)
@@ -116,11 +173,16 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     citations = sum(r["citations"] for r in rows)
     cited_sources = sum(r["cited_sources"] for r in rows)
     times = [r["seconds"] for r in rows]
+    labels = Counter(verdict_of(r) for r in rows)
     return {
         "questions": n,
+        "answers_check": labels["grounded"] / n,
+        "declined": labels["declined"],
+        "fallback": labels["fallback"],
         "cites_answering_file": sum(r["cites_answering_file"] for r in rows) / n,
         "answering_file_given": sum(r["answering_file_given"] for r in rows) / n,
         "grounded": sum(r["grounded"] for r in rows) / n,
+        "cites_anything": sum(r["citations"] > 0 for r in rows) / n,
         "citation_number_validity": (
             sum(r["valid_numbers"] for r in rows) / citations if citations else None
         ),
@@ -167,17 +229,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     )
         finally:
             kb.close()
+    report(out, f"Grounded answers, {len(questions)} fastapi questions")
+    return out
+
+
+def report(out: dict[str, Any], title: str) -> None:
+    """The table of a run (or of a saved run judged again)."""
     rows = []
     for name, m in out["backends"].items():
+        stops = ", ".join(f"{k} {v}" for k, v in sorted(m["stops"].items()))
         rows.append(
             [
                 name,
+                m["answers_check"],
+                m["declined"],
+                m["fallback"],
                 m["cites_answering_file"],
                 m["answering_file_given"],
-                m["grounded"],
+                m["cites_anything"],
                 "-" if m["citation_number_validity"] is None else m["citation_number_validity"],
                 "-" if m["citation_line_validity"] is None else m["citation_line_validity"],
-                ", ".join(f"{k} {v}" for k, v in sorted(m["stops"].items())),
+                stops,
                 round(m["prompt_tokens_mean"]),
                 round(m["completion_tokens_mean"]),
                 m["seconds"]["p50"],
@@ -187,9 +259,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     table(
         [
             "backend",
+            "answers (check)",
+            "declined",
+            "fallback",
             "cites answering file",
             "answering file given",
-            "grounded",
+            "cites anything",
             "valid [n]",
             "valid lines",
             "stops",
@@ -199,8 +274,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "s p95",
         ],
         rows,
-        f"Grounded answers, {len(questions)} fastapi questions",
+        title,
     )
+    agreement = labelled_agreement()
+    out["labelled_agreement"] = agreement
+    print(f"the check on its hand-labelled set: {agreement:.2f} classified as labelled")
+
+
+def judge_saved(path: Path) -> dict[str, Any]:
+    """A saved run's answers judged by today's check (its rows need `raw` and `prompt`)."""
+    out: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    for name, m in out["backends"].items():
+        out["backends"][name] = summarize(m["per_question"])
+    report(out, f"{path.name} judged by the grounding check")
     return out
 
 
@@ -216,7 +302,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--provider", choices=["ollama", "openai"], default="ollama")
     parser.add_argument("--base-url", default="http://127.0.0.1:11434", help="kb.llm.baseUrl")
     parser.add_argument("--model", help="kb.llm.model")
+    parser.add_argument("--judge", type=Path, help="judge a saved run's answers, run nothing")
     args = parser.parse_args(argv)
+    if args.judge:
+        judge_saved(args.judge)
+        return
     started = time.perf_counter()
     data = run(args)
     data["seconds_total"] = round(time.perf_counter() - started, 1)

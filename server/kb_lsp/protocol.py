@@ -271,9 +271,19 @@ class AskResponse(_Payload):
     # False when the answer cites none of the passages it was given.
     grounded: bool = True
     conversation_id: str | None = None
+    dropped: list[str] = Field(
+        default_factory=list,
+        description="Citations the model wrote that name no passage it was given (as it "
+        "wrote them: `[7]`, `[docs/x.md:3]`), taken out of the answer.",
+    )
 
 
 class AskEvent(_Payload):
+    """One step of a running `kb/ask`. The answer's text comes as it is written: `answer`
+    events with `args.piece` true carry new text (`text`) to add to the pending answer, or
+    with `args.replace` true the whole pending answer from now on, about every 100 ms; the
+    final `answer` event, without `piece`, is the whole answer."""
+
     ask_id: str
     kind: AskEventKind
     text: str

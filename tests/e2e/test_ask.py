@@ -5,6 +5,7 @@ server reaches it over HTTP on 127.0.0.1)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from pygls.exceptions import JsonRpcException
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, stall
 from tests.fakes.openai_server import ScriptedOpenAI
 from tests.fakes.silent_server import SilentServer
+from tests.helpers.prompts import number_of
 
 from .conftest import KbClient, initialize_like_vscode, running_server, wait_for
 
@@ -57,13 +59,21 @@ async def expect_error(kb: KbClient, method: str, params: object, code: int) -> 
 
 
 def events_of(kb: KbClient, ask_id: str, *, waiting: bool = False) -> list[dict[str, Any]]:
-    """The events of one ask; "Waiting for the model…" comes whenever the machine is slow,
-    so it is left out unless asked for."""
+    """The steps of one ask; "Waiting for the model…" comes whenever the machine is slow,
+    so it is left out unless asked for, and so are the answer's pieces (`pieces_of`)."""
     return [
         event
         for event in kb.ask_events
         if event["askId"] == ask_id
         and (waiting or not event["text"].startswith("Waiting for the model"))
+        and not (event.get("args") or {}).get("piece")
+    ]
+
+
+def pieces_of(kb: KbClient) -> list[dict[str, Any]]:
+    """The answer's pieces streamed so far, of every ask."""
+    return [
+        e for e in kb.ask_events if e["kind"] == "answer" and (e.get("args") or {}).get("piece")
     ]
 
 
@@ -129,7 +139,14 @@ async def test_two_step_answer_streams_its_steps_and_cites_sources(
     assert isinstance(bar[-1], types.WorkDoneProgressEnd)
     reports = [r.message for r in bar if isinstance(r, types.WorkDoneProgressReport)]
     assert "Calling search_knowledge_base" in reports
-    assert len(reports) == len(events_of(kb, events[0]["askId"], waiting=True))
+    # The answer's pieces say "Answering…" on the bar, not once each (a step between two
+    # pieces says its own words, then "Answering…" again).
+    assert "Answering…" in reports
+    assert ("Answering…", "Answering…") not in set(itertools.pairwise(reports))
+    steps = [r for r in reports if r != "Answering…"]
+    assert len(steps) == len(events_of(kb, events[0]["askId"], waiting=True))
+    # The pieces, in order, are the model's answer.
+    assert "".join(e["text"] for e in pieces_of(kb)) == response["answer"]
 
     # The search the agent ran is the client's numbered list now.
     opened = await kb.request("kb/openResult", {"n": 1})
@@ -204,11 +221,11 @@ async def test_bad_ask_params(kb: KbClient) -> None:
 async def test_summarize_a_file_then_the_cache_answers(
     kb: KbClient, ollama: ScriptedOllama
 ) -> None:
-    ollama.add(answer("Mexico is paid by SPEI; the cut-off is 14:30."))
+    ollama.add(answer("Mexico is paid by SPEI; the cut-off is 14:30 Mexico City time."))
     first = await kb.request("kb/summarize", {"file": MEXICO})
     assert first == {
         "path": MEXICO,
-        "summary": "Mexico is paid by SPEI; the cut-off is 14:30.",
+        "summary": "Mexico is paid by SPEI; the cut-off is 14:30 Mexico City time.",
         "cached": False,
         "extractive": False,
     }
@@ -264,6 +281,53 @@ async def test_cancel_mid_stream_answers_at_once_and_keeps_serving(
     ollama.add(answer("At 14:30."))
     response = await ask(kb, CUTOFF)
     assert response["stop"] == "answer"
+
+
+async def test_the_answer_streams_in_pieces_before_the_model_ends(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    # The model writes three pieces of its answer, then stalls until released.
+    ollama.add(stall(after_chunks=3, content="Payments are released before 14:30 in Mexico."))
+    running = asyncio.ensure_future(ask(kb, CUTOFF))
+    first = await wait_for(lambda: _true(bool(pieces_of(kb))), "the first piece of the answer")
+    assert first and not running.done()  # the model has not ended its answer
+    assert not ollama.released
+    # What the model wrote before it went silent is not held back during the silence.
+    await wait_for(
+        lambda: _true("".join(e["text"] for e in pieces_of(kb)) == "Payments are relea"),
+        "every piece written before the stall",
+    )
+    ollama.release()
+    response = await running
+    assert response["stop"] == "answer"
+    assert "".join(e["text"] for e in pieces_of(kb)) == response["answer"] == "Payments are relea"
+    assert pieces_of(kb)[0]["args"] == {"piece": True}
+    # The final answer still comes whole, as the last answer event.
+    assert [e for e in kb.ask_events if e["kind"] == "answer"][-1]["text"] == response["answer"]
+
+
+async def test_cancelling_mid_answer_stops_its_pieces(kb: KbClient, ollama: ScriptedOllama) -> None:
+    ollama.add(stall(after_chunks=2, content="Payments are released before 14:30."))
+    pending = kb.send_raw("kb/ask", {"question": CUTOFF}, msg_id="ask-to-stop")
+    running = asyncio.ensure_future(pending)
+    await wait_for(
+        lambda: _true("".join(e["text"] for e in pieces_of(kb)) == "Payments are"),
+        "the pieces written before the stall",
+    )
+    kb.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="ask-to-stop"))
+    with pytest.raises(JsonRpcException) as err:
+        await running
+    assert err.value.code == -32800
+    await wait_for(lambda: _ended(kb, "Asking…"), "the ask's progress to end")
+    ask_id = pieces_of(kb)[0]["askId"]
+    before = [e for e in kb.ask_events if e["askId"] == ask_id]
+    ollama.release()  # the model would go on now: nothing more reaches the client
+    ollama.add(answer("At 14:30."))
+    assert (await ask(kb, CUTOFF))["stop"] == "answer"
+    assert [e for e in kb.ask_events if e["askId"] == ask_id] == before
+    stopped = [e for e in before if e["kind"] == "answer"]
+    assert all((e.get("args") or {}).get("piece") for e in stopped)  # no final answer
+    assert "".join(e["text"] for e in stopped) == "Payments are"
 
 
 async def test_new_settings_stop_a_running_ask_with_stop_cancelled(
@@ -390,12 +454,7 @@ async def test_openai_provider_without_tools_answers_grounded(
 ) -> None:
     def cite_mexico(request: dict[str, Any]) -> Turn:
         prompt = request["messages"][-1]["content"]
-        number = next(
-            line.split("]")[0].lstrip("[")
-            for line in prompt.splitlines()
-            if line.startswith("[") and MEXICO in line
-        )
-        return answer(f"Before 14:30 Mexico City time [{number}].")
+        return answer(f"Before 14:30 Mexico City time [{number_of(prompt, MEXICO)}].")
 
     with ScriptedOpenAI([cite_mexico], tools=False) as server:
         options = {"llm": {"provider": "openai", "baseUrl": server.base_url, "timeout": 30}}
@@ -407,8 +466,10 @@ async def test_openai_provider_without_tools_answers_grounded(
         "grounded",
         True,
     )
-    assert [s["path"] for s in response["sources"]] == [MEXICO]
-    source = response["sources"][0]
+    # Every passage given is a source; the one it cites holds the answer.
+    number = int(response["answer"].split("[")[1].split("]")[0])
+    source = next(s for s in response["sources"] if s["n"] == number)
+    assert source["path"] == MEXICO
     lines = (workspace / MEXICO).read_text(encoding="utf-8").splitlines()
     assert "14:30" in "\n".join(
         lines[source["range"]["start"]["line"] : source["range"]["end"]["line"]]

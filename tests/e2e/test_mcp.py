@@ -108,8 +108,14 @@ async def test_ask_answers_with_the_model_and_falls_back_without(
         assert not result.is_error, text_of(result)
         # The agent's steps came as progress notifications while it worked.
         assert "Calling search_knowledge_base" in progress
-        assert len(progress) == len(structured(result)["steps"])
         data = structured(result)
+        # Besides one notification per step, the answer came in pieces as it was written.
+        pieces = list(progress)
+        for step in data["steps"]:
+            pieces.remove(
+                f"Calling {step['tool']}" if step["kind"] == "tool_call" else step["text"][:200]
+            )
+        assert pieces and "".join(pieces) == data["answer"]
         assert data["stop"] == "answer" and "14:30" in data["answer"]
         assert data["sources"][0]["path"] == MEXICO
         assert text_of(result).startswith("Before 14:30 Mexico City time")

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
+from tests.fakes.openai_server import ScriptedOpenAI
+from tests.helpers.prompts import given_passages, number_of
 
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput
@@ -70,7 +72,9 @@ def ask(
         on_event=events.append,
         cancel=cancel,
     )
-    assert events == outcome.response.steps  # every step was streamed, in order
+    # Every step was streamed, in order; the answer's pieces come besides them.
+    events = [e for e in events if not (e.args and e.args.get("piece") is True)]
+    assert events == outcome.response.steps
     if not keep_waiting:
         events = [e for e in events if not e.text.startswith("Waiting for the model")]
     return outcome, events
@@ -168,7 +172,9 @@ def test_follow_up_sees_earlier_turns_without_usage(
     kb: KnowledgeBase, ollama: ScriptedOllama
 ) -> None:
     agent = make_agent(kb, ollama.url)
-    ollama.add(answer("The cut-off is 14:30.\n\nUsage: 812 prompt tokens, 2 calls"))
+    ollama.add(
+        answer(f"The cut-off is 14:30 [{MEXICO}:9-10].\n\nUsage: 812 prompt tokens, 2 calls")
+    )
     first, _ = ask(agent, "When is the Mexico cut-off?")
     cid = first.response.conversation_id
     ollama.add(answer("Then it goes out the next business day."))
@@ -184,6 +190,16 @@ def test_follow_up_sees_earlier_turns_without_usage(
     ollama.add(answer("Hello."))
     ask(agent, "And if I miss it?")
     assert [m["role"] for m in ollama.chat_requests[-1]["messages"]] == ["system", "user"]
+    # An answer that cites nothing is not kept: its question is, without it.
+    ollama.add(answer("Probably noon."))
+    third, _ = ask(agent, "When is the Brazil cut-off?", conversationId=cid)
+    assert third.response.grounded is False
+    ollama.add(answer("Hello."))
+    ask(agent, "And Peru?", conversationId=cid)
+    roles = [m["role"] for m in ollama.chat_requests[-1]["messages"]]
+    # Kept: the first answer (it cites its file); the uncited ones are questions only.
+    assert roles == ["system", "user", "assistant", "user", "user", "user"]
+    assert "Probably noon" not in str(ollama.chat_requests[-1]["messages"])
 
 
 # --- references resolved before the model -------------------------------------------------------
@@ -352,7 +368,7 @@ def test_tool_error_is_relayed_to_the_user(kb: KnowledgeBase, ollama: ScriptedOl
 
 def test_the_same_failing_call_is_not_retried(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
     ollama.add(call("read_file", path="nope.md"), call("read_file", path="nope.md"))
-    outcome, steps = ask(make_agent(kb, ollama.url), "Read nope.md")
+    outcome, steps = ask(make_agent(kb, ollama.url), "Read the nope file")
     assert outcome.response.stop == "error"
     assert "same failing call" in outcome.response.answer
     assert "'nope.md' is not a file of the knowledge base" in outcome.response.answer
@@ -526,20 +542,22 @@ def test_summary_is_cached_by_content_hash(
     kb: KnowledgeBase, workspace: Path, ollama: ScriptedOllama
 ) -> None:
     agent = make_agent(kb, ollama.url)
-    ollama.add(answer("First summary."))
+    first_text = "First summary: Mexico is paid by SPEI before the 14:30 cut-off."
+    ollama.add(answer(first_text))
     first = agent.summarize(file=MEXICO)
-    assert (first.summary, first.cached, first.extractive) == ("First summary.", False, False)
+    assert (first.summary, first.cached, first.extractive) == (first_text, False, False)
 
     again = agent.summarize(file=MEXICO)
-    assert (again.summary, again.cached) == ("First summary.", True)
+    assert (again.summary, again.cached) == (first_text, True)
     assert len(ollama.chat_requests) == 1  # the cache answered
 
     with (workspace / MEXICO).open("a", encoding="utf-8") as handle:
         handle.write("\n## New section\n\nA new rule.\n")
     kb.sync()
-    ollama.add(answer("Second summary."))
+    second_text = "Second summary: Mexico is paid by SPEI, and there is a new rule."
+    ollama.add(answer(second_text))
     changed = agent.summarize(file=MEXICO)
-    assert (changed.summary, changed.cached) == ("Second summary.", False)
+    assert (changed.summary, changed.cached) == (second_text, False)
 
 
 def test_summarize_target_errors(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
@@ -591,14 +609,15 @@ def test_an_empty_summary_is_never_cached(kb: KnowledgeBase, ollama: ScriptedOll
     assert outcome.response.stop == "empty"
     assert "nothing was cached" in outcome.response.answer
     # The next request asks the model again, and its real summary is cached.
-    ollama.add(answer("Mexico is paid by SPEI."))
+    text = "Mexico is paid by SPEI before the 14:30 Mexico City cut-off."
+    ollama.add(answer(text))
     outcome, steps = ask(agent, "summarize file 1", numbered=numbered)
     assert outcome.response.stop == "answer" and "SPEI" in outcome.response.answer
     assert not any("(cached)" in s.text for s in steps)
     again = agent.summarize(file=MEXICO)
-    assert (again.summary, again.cached) == ("Mexico is paid by SPEI.", True)
-    # The cache key names the provider and the model.
-    assert agent.summarizer.cache_key().startswith("ollama/qwen2.5:7b#")
+    assert (again.summary, again.cached) == (text, True)
+    # The cache key names the provider, the server and the model.
+    assert agent.summarizer.cache_key().startswith(f"ollama@{ollama.url}/qwen2.5:7b#")
 
 
 def test_a_cut_off_summary_is_not_cached(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
@@ -628,12 +647,7 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
         assert not request.get("tools")  # nothing the model cannot use
         prompt = request["messages"][-1]["content"]
         shown["prompt"] = prompt
-        number = next(
-            line.split("]")[0].lstrip("[")
-            for line in prompt.splitlines()
-            if line.startswith("[") and MEXICO in line
-        )
-        return answer(f"Payments must be released before 14:30 [{number}].")
+        return answer(f"Payments must be released before 14:30 [{number_of(prompt, MEXICO)}].")
 
     with ScriptedOllama([cite_the_mexico_passage], capabilities=["completion"]) as server:
         outcome, steps = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
@@ -641,14 +655,19 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
     response = outcome.response
     assert (response.stop, response.mode, response.grounded) == ("answer", "grounded", True)
     assert steps[0].kind == "status" and "qwen2.5:7b does not call tools" in steps[0].text
-    assert [s.path for s in response.sources] == [MEXICO]
+    # Every passage the model was given is a numbered source, in the model's numbering.
+    given = given_passages(shown["prompt"])
+    assert [s.n for s in response.sources] == list(range(1, len(given) + 1))
+    assert [(s.n, s.path) for s in response.sources] == [(g.n, g.path) for g in given]
+    cited = next(s for s in response.sources if s.path == MEXICO)
     # The source points at lines that hold the passage the model was shown.
-    passage = lines_of(workspace, response.sources[0])
+    passage = lines_of(workspace, cited)
     assert "14:30" in passage and passage in shown["prompt"]
-    assert f"Sources: [{response.sources[0].n}] `{MEXICO}` lines" in response.answer
+    assert f"[{cited.n}] `{MEXICO}` lines" in response.answer
+    assert response.dropped == []
     # "file N" now means passage N, as numbered in the answer.
     assert outcome.numbered is not None
-    assert outcome.numbered[response.sources[0].n - 1].path == MEXICO
+    assert outcome.numbered[cited.n - 1].path == MEXICO
     assert response.usage.calls == 1
 
 
@@ -661,6 +680,38 @@ def test_a_grounded_answer_citing_nothing_is_marked_ungrounded(kb: KnowledgeBase
     assert response.sources  # what the model was given, for the user to check
 
 
+def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) -> None:
+    model = "Before 14:30 [1][9], per [payments/peru.md:3-4] and [1, 12]."
+    with ScriptedOllama([answer(model)], capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+    response = outcome.response
+    assert len(response.sources) < 9  # [9] and [12] name no passage it was given
+    assert response.dropped == ["[9]", "[1, 12]", "[payments/peru.md:3-4]"]
+    body = response.answer.split("\n\n")[0]
+    assert body == "Before 14:30 [1], per and [1]."
+    # A citation outside the passages makes the answer unverified, said with the reason.
+    assert response.grounded is False
+    assert "> Unverified: cites passages it was not given: [9], [1, 12]" in response.answer
+
+
+def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) -> None:
+    events: list[Step] = []
+    model = "Before 14:30 [1][9]."
+    with ScriptedOllama([answer(model)], capabilities=["completion"]) as server:
+        outcome = make_agent(kb, server.url).ask(
+            AskParams(question="What is the cut-off for Mexico payments?"), on_event=events.append
+        )
+    pieces = [e for e in events if e.args and e.args.get("piece")]
+    text = ""
+    for piece in pieces:
+        text = piece.text if piece.args and piece.args.get("replace") else text + piece.text
+    # The client's pending answer ends as the answer without the dropped citation.
+    assert text == "Before 14:30 [1]."
+    assert pieces[-1].args == {"piece": True, "replace": True}
+    assert outcome.response.answer.startswith(text)
+    assert [s for s in outcome.response.steps if s.args and s.args.get("piece")] == []
+
+
 def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None:
     numbered = kb.search("mexico payments")
     seen: list[str] = []
@@ -668,7 +719,9 @@ def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None
     def only_the_file(request: dict[str, Any]) -> Turn:
         prompt = request["messages"][-1]["content"]
         seen.append(prompt)
-        return answer("It is funded monthly [1].")
+        # Cite the passage that says it (the check reads the passages cited).
+        n = next(g.n for g in given_passages(prompt) if "funded once a month" in g.text)
+        return answer(f"The subsidiary is funded once a month, on the third business day [{n}].")
 
     # The model calls tools, but kb.llm.mode says grounded.
     with ScriptedOllama([only_the_file]) as server:
@@ -679,9 +732,7 @@ def test_grounded_mode_can_be_forced_and_keeps_file_n(kb: KnowledgeBase) -> None
     assert "kb.llm.mode is grounded" in steps[1].text
     # Only the file the question names gives passages; the client's list is kept.
     assert {s.path for s in response.sources} == {MEXICO}
-    assert all(
-        f"] {MEXICO} (lines" in line for line in seen[0].splitlines() if line.startswith("[")
-    )
+    assert {g.path for g in given_passages(seen[0])} == {MEXICO}
     assert outcome.numbered is None
 
 
@@ -691,3 +742,91 @@ def test_grounded_with_nothing_relevant_does_not_ask_the_model(kb: KnowledgeBase
         assert server.chat_requests == []
     assert outcome.response.mode == "grounded"
     assert "Nothing matches the question well enough" in outcome.response.answer
+
+
+# --- issue 29: a context fitted to the model, sampling, the guard by structure ------------------
+
+
+def test_a_small_context_gets_two_short_passages_at_a_low_temperature(kb: KnowledgeBase) -> None:
+    def quote_the_first(request: dict[str, Any]) -> dict[str, Any]:
+        first = given_passages(request["messages"][-1]["content"])[0]
+        return {"content": f"{first.text.splitlines()[-1]} [1]"}
+
+    with ScriptedOpenAI(default=quote_the_first, tools=False, n_ctx=2048) as server:
+        agent = make_agent(kb, server.url, llm={"provider": "openai", "baseUrl": server.base_url})
+        outcome, _ = ask(agent, "What is the cut-off for Mexico payments?")
+        (request,) = server.chat_requests
+        assert server.errors == []
+    assert outcome.response.mode == "grounded"
+    given = given_passages(request["messages"][-1]["content"])
+    assert 1 <= len(given) <= 2 and all(len(g.text) <= 600 for g in given)
+    assert request["temperature"] <= 0.2
+    assert request["max_tokens"] <= 384
+    # The passages are data by their tags; no quotable sentence about instructions.
+    system = request["messages"][0]["content"]
+    assert "instruction" not in system.lower()
+    assert len(outcome.response.sources) == len(given)
+
+
+def test_a_large_context_gets_up_to_five_passages(kb: KnowledgeBase) -> None:
+    with ScriptedOpenAI(default={"content": "No."}, tools=False, n_ctx=32768) as server:
+        agent = make_agent(kb, server.url, llm={"provider": "openai", "baseUrl": server.base_url})
+        ask(agent, "payments cut-off approvals treasury")
+        (request,) = server.chat_requests
+    assert 2 < len(given_passages(request["messages"][-1]["content"])) <= 5
+
+
+def test_summaries_are_sampled_low_and_bounded(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(
+        [answer("Mexico payments go by SPEI before 14:30, funded monthly.")]
+    ) as server:
+        make_agent(kb, server.url).summarize(MEXICO)
+        (request,) = server.chat_requests
+    assert request["options"]["temperature"] <= 0.2
+    assert request["options"]["num_predict"] <= 512
+
+
+def test_a_near_empty_summary_is_not_cached(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
+    agent = make_agent(kb, ollama.url)
+    ollama.add(answer("OK."))
+    assert agent.summarize(file=MEXICO).summary == "OK."
+    ollama.add(answer("Mexico is paid by SPEI before the 14:30 Mexico City cut-off."))
+    assert agent.summarize(file=MEXICO).cached is False  # "OK." was not kept
+    assert agent.summarize(file=MEXICO).cached is True
+
+
+def test_a_summary_cached_for_one_server_is_not_served_by_another(kb: KnowledgeBase) -> None:
+    text = "Mexico is paid by SPEI before the 14:30 Mexico City cut-off."
+    with ScriptedOllama([answer(text)]) as stand_in:
+        assert make_agent(kb, stand_in.url).summarize(file=MEXICO).cached is False
+    # Another server naming its model the same: its own summary, not the stand-in's.
+    with ScriptedOllama([answer("Payments to Mexico go by SPEI; funded monthly in MXN.")]) as real:
+        other = make_agent(kb, real.url).summarize(file=MEXICO)
+        assert len(real.chat_requests) == 1
+    assert (other.cached, other.summary.startswith("Payments to Mexico")) == (False, True)
+
+
+def test_a_named_file_that_does_not_exist_is_said_before_any_search(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(capabilities=["completion"]) as server:
+        outcome, steps = ask(make_agent(kb, server.url), "summarize payments/peru-payments.md")
+        assert server.chat_requests == []  # no model call, no passages from other files
+    response = outcome.response
+    assert response.stop == "error" and response.sources == []
+    assert response.answer.startswith("`payments/peru-payments.md` is not in the knowledge base")
+    assert f"`{MEXICO}`" in response.answer.split("Did you mean ")[1]
+    assert not any(s.kind == "tool_result" for s in steps)
+
+
+def test_the_step_limit_answer_lists_each_file_once(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(
+        default=lambda _: call("search_knowledge_base", query="payments")
+    ) as server:
+        agent = make_agent(kb, server.url, agent={"maxSteps": 5})
+        outcome, _ = ask(agent, "Compare every country's payment rules")
+    answer_text = outcome.response.answer
+    assert outcome.response.stop == "step_limit"
+    assert "- 5 searches" in answer_text
+    assert " results: " not in answer_text  # no list of files per search
+    found = next(line for line in answer_text.splitlines() if line.startswith("- Found in: "))
+    paths = [part.split("`")[1] for part in found.removeprefix("- Found in: ").split("; ")]
+    assert paths and len(paths) == len(set(paths))

@@ -158,11 +158,14 @@ def test_defuse_keeps_document_text_inside_its_quotation() -> None:
 # --- summaries --------------------------------------------------------------------------------
 
 
+FINAL = "FINAL: 1200 payment batches settled across the quarter, all before cut-off."
+
+
 def test_map_reduce_summary_of_a_long_file_is_cached(kb: KnowledgeBase) -> None:
     def model(request: dict[str, Any]) -> Turn:
         prompt = request["messages"][-1]["content"]
         if "Combine them" in prompt:
-            return answer("FINAL: 1200 payment batches settled.")
+            return answer(FINAL)
         assert "Summarize this part" in prompt
         return answer("- some batches settled")
 
@@ -173,7 +176,7 @@ def test_map_reduce_summary_of_a_long_file_is_cached(kb: KnowledgeBase) -> None:
         assert info is not None
         summary = summarizer.summarize(info, cancel=threading.Event())
         calls = len(server.chat_requests)
-        assert summary.text == "FINAL: 1200 payment batches settled."
+        assert summary.text == FINAL
         assert not summary.cached and not summary.extractive
         maps = [r for r in server.chat_requests if "Summarize this part" in str(r["messages"])]
         assert len(maps) > 3  # it was cut into parts that fit num_ctx

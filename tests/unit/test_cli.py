@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
-from tests.fakes.ollama_server import ScriptedOllama, answer
+from tests.fakes.ollama_server import ScriptedOllama, answer, stall
 from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
 from tests.helpers.runtime import HeldSync
 
@@ -545,6 +545,48 @@ def test_ask_shows_the_mode_status_steps_and_an_ungrounded_answer(
     # The answer names the passages it was given once (not again as a list).
     assert "- payments/mexico-payments.md L" not in result.stdout
     assert footer.endswith("; stop: answer]"), footer
+
+
+def test_ask_prints_the_answer_as_it_comes(workspace: Path, storage: Path) -> None:
+    text = "Payments are released before 14:30 in Mexico."
+    with ScriptedOllama([stall(after_chunks=3, content=text)]) as server:
+        env = {
+            **os.environ,
+            "KB_STORAGE": str(storage),
+            "KB_OLLAMA_HOST": server.url,
+            **HASHED,
+        }
+        process = subprocess.Popen(
+            [str(KB), "ask", "When is the Mexico cut-off?", "-w", str(workspace)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
+        out: list[str] = []
+        seen = threading.Condition()
+
+        def read() -> None:
+            assert process.stdout is not None
+            while chunk := process.stdout.read(1):
+                with seen:
+                    out.append(chunk)
+                    seen.notify_all()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        with seen:
+            # The first pieces are on stdout while the model is still stalled.
+            assert seen.wait_for(lambda: "Payments are relea" in "".join(out), timeout=240)
+        assert process.poll() is None and not server.released
+        server.release()
+        assert process.wait(timeout=240) == 0
+        reader.join(timeout=60)
+    printed = "".join(out)
+    # The answer once (its pieces, then what the final answer adds), then the footer.
+    assert printed.startswith("Payments are relea\n")
+    assert printed.count("Payments are relea") == 1
+    assert printed.rstrip().splitlines()[-1].startswith("[agent mode")
 
 
 def test_ask_says_when_the_answer_was_cut_off(workspace: Path, storage: Path) -> None:

@@ -241,8 +241,18 @@ export interface AskResponse {
   mode?: AskMode;
   grounded?: boolean;
   conversationId?: string | null;
+  /**
+   * Citations the model wrote that name no passage it was given (as it wrote them: `[7]`, `[docs/x.md:3]`), taken out of the answer.
+   */
+  dropped?: string[];
 }
 
+/**
+ * One step of a running `kb/ask`. The answer's text comes as it is written: `answer`
+ * events with `args.piece` true carry new text (`text`) to add to the pending answer, or
+ * with `args.replace` true the whole pending answer from now on, about every 100 ms; the
+ * final `answer` event, without `piece`, is the whole answer.
+ */
 export interface AskEvent {
   askId: string;
   kind: AskEventKind;

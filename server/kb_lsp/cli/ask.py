@@ -46,6 +46,50 @@ def _print_step(flags: Collection[str], step: Any) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+class AnswerPrinter:
+    """The answer on stdout as its pieces come, then what the final answer adds.
+
+    Printed text cannot be taken back: when a piece replaces what came (the model went
+    back to its tools, or its answer was cleaned up) and does not continue it, the new
+    text starts on a fresh paragraph; the final answer is printed whole again only when
+    it does not continue what was shown."""
+
+    def __init__(self) -> None:
+        self.shown = ""
+
+    def _write(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def piece(self, text: str, *, replace: bool) -> None:
+        if not replace:
+            self._write(text)
+            self.shown += text
+            return
+        if text.startswith(self.shown):
+            self._write(text[len(self.shown) :])
+        else:
+            if self.shown.strip():
+                self._write("\n\n")
+            self._write(text)
+        self.shown = text
+
+    def final(self, answer: str) -> None:
+        if not self.shown.strip():
+            print(answer)
+        elif answer.startswith(self.shown):
+            print(answer[len(self.shown) :])
+        else:
+            print("\n\n" + answer)
+
+
+def _on_event(flags: Collection[str], printer: AnswerPrinter, step: Any) -> None:
+    if step.kind == "answer" and step.args and step.args.get("piece") is True:
+        printer.piece(step.text, replace=step.args.get("replace") is True)
+    else:
+        _print_step(flags, step)
+
+
 # How each `stop` reads after the answer ("answer" needs no word).
 STOPS = {
     "clarify": "the agent asks a question back: answer it in a new kb ask",
@@ -93,12 +137,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with _runtime(args, folder, overrides) as runtime:
         if _sync(runtime, quiet=True) is None:
             _say(READ_ONLY)
-        steps = None if args.json else partial(_print_step, flags)
+        printer = AnswerPrinter()
+        steps = None if args.json else partial(_on_event, flags, printer)
         response = runtime.ask(params, client=CLIENT, on_event=steps)
     if args.json:
         print_result("ask", response)
     else:
-        print(response.answer)
+        printer.final(response.answer)
         # The agent's answers end with their sources; list them when one does not.
         listed = all(f"`{source.path}`" in response.answer for source in response.sources)
         if response.sources and not listed:

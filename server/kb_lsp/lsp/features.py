@@ -78,14 +78,18 @@ def _ask_events(ls: KbLanguageServer, progress: WorkProgress | None) -> Callable
     and as its progress text. Called on the asks pool: the protocol hands them to the
     event loop."""
     ask_id = uuid.uuid4().hex[:16]
+    said = [""]  # the progress bar's line: "Answering…" once, not per piece
 
     def on_event(step: Step) -> None:
         event = AskEvent(
             ask_id=ask_id, kind=step.kind, text=step.text, tool=step.tool, args=step.args
         )
         ls.protocol.notify(ASK_EVENT.method, dump(event))
-        if progress is not None:
-            progress.report(_progress_text(step))
+        text = _progress_text(step)
+        piece = bool(step.args and step.args.get("piece") is True)
+        if progress is not None and not (piece and said[-1] == text):
+            said[-1] = text
+            progress.report(text)
 
     return on_event
 
@@ -108,6 +112,8 @@ def _ended(result: Any) -> str:
 
 
 def _progress_text(step: Step) -> str:
+    if step.args and step.args.get("piece") is True:
+        return "Answering…"  # the pieces themselves go to the panel as kb/askEvent
     if step.kind == "tool_call" and step.tool:
         return f"Calling {step.tool}"
     return step.text

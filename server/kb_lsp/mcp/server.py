@@ -351,8 +351,10 @@ def _progress_reporter(ctx: Context) -> Callable[[Step], None]:
 
     def report(step: Step) -> None:
         message = f"Calling {step.tool}" if step.kind == "tool_call" and step.tool else step.text
+        if not (step.args and step.args.get("piece") is True):
+            message = message[:200]  # a step is a status line; a piece of the answer is whole
         sent = asyncio.run_coroutine_threadsafe(
-            ctx.report_progress(next(count), None, message[:200]), loop
+            ctx.report_progress(next(count), None, message), loop
         )
         sent.add_done_callback(_log_failure)
 

@@ -94,6 +94,7 @@ export const Shapes = {
     mode: true,
     grounded: true,
     conversationId: true,
+    dropped: true,
   }),
   AskEvent: keys<P.AskEvent>()({ askId: true, kind: true, text: true, tool: true, args: true }),
   SummarizeParams: keys<P.SummarizeParams>()({ file: true, n: true }),

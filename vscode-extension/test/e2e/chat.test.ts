@@ -187,12 +187,9 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
     }
   });
 
-  // The server sends the answer whole today (one `answer` event at the end): issue 24's
-  // streaming is its side. Once it streams, this runs (KB_E2E_ANSWER_STREAMING=1).
-  const streaming = process.env.KB_E2E_ANSWER_STREAMING === '1';
+  // The server streams the answer in pieces (kb/askEvent kind "answer", args.piece).
   it(
     'the first answer text shows before the answer ends; Stop keeps what came',
-    { skip: streaming ? false : 'needs the server to send the answer in pieces (kb/askEvent kind "answer"); KB_E2E_ANSWER_STREAMING=1 runs it' },
     async () => {
       try {
         await chooseModel('llama-server (llama.cpp)', silent.url, 'smollm2');

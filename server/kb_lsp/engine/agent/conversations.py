@@ -35,6 +35,22 @@ def strip_usage(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+# Paragraphs of an answer that are for the user, not the model's next turn: the sources
+# (numbered for that turn's passages), the passages list, cut-off and unverified notes.
+_NOT_HISTORY = re.compile(
+    r"^\s*(?:\*\*|_)?(?:Sources:|Passages the model was given|> Cut off:|> Unverified:)", re.I
+)
+_NUMBER = re.compile(r"\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\]")
+
+
+def for_history(answer: str) -> str:
+    """An answer as the next turn sees it: no usage, no sources or notes, and no `[n]`
+    (the numbers were the previous turn's passages; the next turn gets its own)."""
+    paragraphs = re.split(r"\n\s*\n", strip_usage(answer))
+    kept = [p for p in paragraphs if not _NOT_HISTORY.match(p)]
+    return _NUMBER.sub("", "\n\n".join(kept)).strip()
+
+
 @dataclass(frozen=True)
 class Turn:
     question: str
@@ -64,7 +80,7 @@ class Conversations:
     def add(self, conversation_id: str, question: str, answer: str, stop: StopReason) -> None:
         with self._lock:
             turns = self._turns.setdefault(conversation_id, [])
-            turns.append(Turn(question, strip_usage(answer), stop))
+            turns.append(Turn(question, for_history(answer), stop))
             del turns[: -self.max_turns]
             self._turns.move_to_end(conversation_id)
             while len(self._turns) > self.max_conversations:

@@ -19,7 +19,6 @@ passages (at least one each, whatever the score), instead of a workspace search.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from kb_lsp.engine.agent import prompts
@@ -35,10 +34,8 @@ PER_FILE = 2  # best chunks of each such file
 PER_FOCUS_FILE = 4
 GRADE_RELATIVE = 0.5
 PASSAGE_MAX_CHARS = 1500
-# "[1]", "[1, 3]", "[1][2]", "[Source 2]", "[#2]"
-_NUMBER_CITATION = re.compile(
-    r"\[\s*(?:sources?\s*|#)?(\d{1,3}(?:\s*[,;]\s*(?:#)?\d{1,3})*)\s*\]", re.I
-)
+SMALL_CONTEXT = 4096  # tokens: under this, 2 passages of 600 characters
+MEDIUM_CONTEXT = 8192  # under this, 3 of 1000
 
 
 @dataclass(frozen=True)
@@ -75,32 +72,37 @@ class Passage:
         )
 
 
+def fitted(num_ctx: int) -> tuple[int, int]:
+    """How many passages, of how many characters at most, a model with `num_ctx` tokens
+    of context gets: a small one reads one or two short passages better than five long
+    ones (issue 29: SmolLM2 answered from passage [1] alone, not from five)."""
+    if num_ctx < SMALL_CONTEXT:
+        return 2, 600
+    if num_ctx < MEDIUM_CONTEXT:
+        return 3, 1000
+    return MAX_PASSAGES, PASSAGE_MAX_CHARS
+
+
 def gather(
-    kb: KnowledgeBase, question: str, focus: list[FileInfo], *, budget_chars: int
+    kb: KnowledgeBase,
+    question: str,
+    focus: list[FileInfo],
+    *,
+    budget_chars: int,
+    max_passages: int = MAX_PASSAGES,
+    passage_chars: int = PASSAGE_MAX_CHARS,
 ) -> tuple[list[Passage], list[SearchHit]]:
     """The graded passages for `question` (numbered from 1), and the file hits of the
     workspace search they came from (empty with focus files)."""
-    threshold = kb.settings.search.threshold * PASSAGE_THRESHOLD_FACTOR
-    candidates: list[SearchHit] = []
-    files: list[SearchHit] = []
-    if focus:
-        for info in focus:
-            found = kb.search_in_file(info.path, question, limit=PER_FOCUS_FILE)
-            # The file was named: its best passage is shown whatever it scores.
-            candidates += found[:1] + [h for h in found[1:] if h.score >= threshold]
-    else:
-        files = kb.search(question, limit=kb.settings.search.limit)
-        for file_hit in files[:MAX_FILES]:
-            found = kb.search_in_file(file_hit.path, question, limit=PER_FILE)
-            candidates += [h for h in found if h.score >= threshold] or [file_hit]
+    candidates, files = _candidates(kb, question, focus)
     graded = _grade(candidates, keep_first=bool(focus))
     per_passage = max(
-        300, min(PASSAGE_MAX_CHARS, budget_chars // max(1, min(len(graded), MAX_PASSAGES)))
+        300, min(passage_chars, budget_chars // max(1, min(len(graded), max_passages)))
     )
     passages: list[Passage] = []
     used = 0
     for hit in graded:
-        if len(passages) >= MAX_PASSAGES or used >= budget_chars:
+        if len(passages) >= max_passages or used >= budget_chars:
             break
         start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
         if any(p.path == hit.path and p.start <= end and start <= p.end for p in passages):
@@ -130,6 +132,26 @@ def gather(
         )
         used += len(text)
     return passages, files
+
+
+def _candidates(
+    kb: KnowledgeBase, question: str, focus: list[FileInfo]
+) -> tuple[list[SearchHit], list[SearchHit]]:
+    """The chunks that may become passages, and the file hits they came from."""
+    threshold = kb.settings.search.threshold * PASSAGE_THRESHOLD_FACTOR
+    candidates: list[SearchHit] = []
+    files: list[SearchHit] = []
+    if focus:
+        for info in focus:
+            found = kb.search_in_file(info.path, question, limit=PER_FOCUS_FILE)
+            # The file was named: its best passage is shown whatever it scores.
+            candidates += found[:1] + [h for h in found[1:] if h.score >= threshold]
+    else:
+        files = kb.search(question, limit=kb.settings.search.limit)
+        for file_hit in files[:MAX_FILES]:
+            found = kb.search_in_file(file_hit.path, question, limit=PER_FILE)
+            candidates += [h for h in found if h.score >= threshold] or [file_hit]
+    return candidates, files
 
 
 def _grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
@@ -171,7 +193,7 @@ def messages(
             path=p.path,
             start=p.start + 1,
             end=p.end + 1,
-            where=f" — {p.heading}" if p.heading else "",
+            where=f' section="{_attribute(p.heading)}"' if p.heading else "",
             text=defuse(p.text),
         )
         for p in passages
@@ -182,7 +204,8 @@ def messages(
     out = [{"role": "system", "content": system}]
     for asked, answered in history:
         out.append({"role": "user", "content": asked})
-        out.append({"role": "assistant", "content": answered})
+        if answered:  # only grounded answers are kept (`Conversations`)
+            out.append({"role": "assistant", "content": answered})
     out.append(
         {
             "role": "user",
@@ -192,12 +215,6 @@ def messages(
     return out
 
 
-def cited_numbers(answer: str, count: int) -> list[int]:
-    """The source numbers the answer cites, in order of first citation, valid ones only."""
-    out: list[int] = []
-    for match in _NUMBER_CITATION.finditer(answer):
-        for token in re.findall(r"\d+", match.group(1)):
-            n = int(token)
-            if 1 <= n <= count and n not in out:
-                out.append(n)
-    return out
+def _attribute(text: str) -> str:
+    """`text` as a tag attribute's value: no quote or angle bracket can end the tag."""
+    return " ".join(text.split()).replace('"', "'").replace("<", "(").replace(">", ")")

@@ -51,7 +51,15 @@ from datetime import date
 from typing import Any
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import grounded, prompts, references
+from kb_lsp.engine.agent import (
+    citations,
+    grounded,
+    grounded_answer,
+    prompts,
+    references,
+    sampling,
+)
+from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit, tools_tokens
 from kb_lsp.engine.agent.conversations import Conversations, Turn
 from kb_lsp.engine.agent.errors import InvalidInput
@@ -70,6 +78,7 @@ from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.llm import (
     ChatModel,
     ChatResult,
+    Delta,
     EmptyAnswer,
     LlmCancelled,
     LlmError,
@@ -97,6 +106,8 @@ MAX_SOURCES = 8
 # Seconds to ask the server about the model before any answer (at most the configured
 # timeout): a server that does not answer that is taken as hung, and passages answer.
 CAPABILITIES_TIMEOUT = 10.0
+# A search's tool_result summary ("10 results: a.md, b.md …", "No results for …").
+_SEARCH_NOTE = re.compile(r"\d+ results: |No results for ")
 STEP_TEXT_CHARS = 4000  # a thinking step longer than this is cut (the panel is not a log)
 _CITATION = re.compile(
     r"(?P<path>[\w./-]+\.(?:md|markdown))`?"
@@ -235,7 +246,11 @@ class Agent:
     ) -> AskOutcome:
         """Answer `params.question`. Never raises for what can go wrong in a request
         (bad references, tool errors, no model, cancellation): those end in `stop`."""
-        return _Ask(self, params, numbered, on_event, cancel or threading.Event()).run()
+        request = _Ask(self, params, numbered, on_event, cancel or threading.Event())
+        try:
+            return request.run()
+        finally:
+            request.stream.abandon()  # its thread ends with the request, whatever happened
 
     # --- kb/summarize ----------------------------------------------------------------------
 
@@ -277,7 +292,7 @@ class Agent:
             raise InvalidInput(f"{info.path} cannot be read now: {err.reason}.") from err
         text = summary.text
         if summary.truncated:
-            text += "\n\n" + cut_off_note(self.llm)
+            text += "\n\n" + cut_off_note(self.llm, sampling.summary_max_tokens(self.llm))
         return SummarizeResponse(
             path=info.path,
             summary=text,
@@ -302,16 +317,33 @@ class _Found:
                 self.sources.append(source)
 
     def report(self) -> str:
-        lines = [f"- {note}" for note in self.notes if not note.startswith("Error")]
+        """What was found, once: how many searches (not each one's list of files, which
+        repeat), the other steps, then each file found with its lines."""
+        searches = [n for n in self.notes if _SEARCH_NOTE.match(n)]
+        others = dict.fromkeys(
+            n for n in self.notes if not n.startswith("Error") and not _SEARCH_NOTE.match(n)
+        )
+        lines = [f"- {len(searches)} search{'es' if len(searches) > 1 else ''}"] if searches else []
+        lines += [f"- {note}" for note in others]
         if self.sources:
-            lines.append("- " + sources_line(self.sources[:MAX_SOURCES]))
+            merged = citations.merge_sources(
+                [s.model_copy(update={"n": None}) for s in self.sources]
+            )
+            by_file: dict[str, list[str]] = {}
+            for source in merged:
+                by_file.setdefault(source.path, []).append(_lines(source))
+            shown = list(by_file.items())[:MAX_SOURCES]
+            lines.append(
+                "- Found in: " + "; ".join(f"`{path}` {', '.join(spans)}" for path, spans in shown)
+            )
         return "\n".join(lines) if lines else "- nothing yet"
 
 
-def cut_off_note(llm: ChatModel) -> str:
+def cut_off_note(llm: ChatModel, limit: int | None = None) -> str:
     setting = "kb.llm.maxTokens"
     return (
-        f"> Cut off: the model reached its limit of {llm.num_predict} tokens for one reply "
+        f"> Cut off: the model reached its limit of {limit or llm.num_predict} tokens for "
+        "one reply "
         f"({setting}). Ask a narrower question, or raise the limit."
     )
 
@@ -343,6 +375,8 @@ class _Ask:
         self.history = agent.conversations.turns(self.conversation_id)
         self.toolbox = Toolbox(self.kb, agent.summarizer)
         self.tool_names = FILE_TOOLS if (params.file or params.n) else ALL_TOOLS
+        self.stream = AnswerStream(self.send_piece)
+        self.dropped: list[str] = []  # citations taken out of the answer
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -363,6 +397,22 @@ class _Ask:
                 self.on_event(step)
             except Exception:  # a broken listener must not break the answer
                 log.exception("ask event listener failed")
+
+    def send_piece(self, text: str, replace: bool) -> None:
+        """A piece of the answer as it comes (on the stream's thread). Not a step: the
+        response's steps keep the whole answer only."""
+        args: dict[str, Any] = {"piece": True}
+        if replace:
+            args["replace"] = True
+        if self.on_event is not None:
+            try:
+                self.on_event(Step(kind="answer", text=text, args=args))
+            except Exception:  # a broken listener must not break the answer
+                log.exception("ask event listener failed")
+
+    def on_delta(self, delta: Delta) -> None:
+        if delta.kind == "content":
+            self.stream.feed(delta.text)
 
     def waiting(self) -> None:
         """The model has been silent for a second: say so (the timer is in the client)."""
@@ -391,30 +441,56 @@ class _Ask:
             if stop == "clarify"
             else "error"
         )
-        if stop != "cancelled":
+        if stop == "cancelled":
+            self.stream.abandon()
+        else:
+            self.stream.close()
             self.emit(kind, answer)
         if stop in ("answer", "clarify", "step_limit", "length"):
-            self.agent.conversations.add(self.conversation_id, self.params.question, answer, stop)
+            # History keeps questions and grounded answers only: an answer nothing
+            # supports would go back to the model as if it were true.
+            kept = answer if grounded_answer and self.mode != "fallback" else ""
+            self.agent.conversations.add(self.conversation_id, self.params.question, kept, stop)
         response = AskResponse(
             answer=answer,
-            sources=sources[:MAX_SOURCES],
+            sources=citations.merge_sources(sources)[:MAX_SOURCES],
             stop=stop,
             steps=list(self.steps),
             usage=self.meter.usage(),
             mode=self.mode,
             grounded=grounded_answer,
             conversation_id=self.conversation_id,
+            dropped=self.dropped,
         )
         return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
 
     def model_call(
-        self, messages: list[dict[str, Any]], tools: list[Any] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[Any] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> ChatResult:
         """One model turn. A reply with no text (and no tool call) is asked once more;
         a second empty one ends the request with `stop: "empty"`."""
         for attempt in (1, 2):
             self.check_cancel()
-            result = self.llm.chat(messages, tools, cancel=self.cancel, on_wait=self.waiting)
+            try:
+                result = self.llm.chat(
+                    messages,
+                    tools,
+                    cancel=self.cancel,
+                    on_wait=self.waiting,
+                    on_delta=self.on_delta,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                )
+            except LlmCancelled:
+                self.stream.abandon()  # nothing more goes out once Stop was pressed
+                raise
+            if result.tool_calls:
+                self.stream.restart()  # what it wrote before its tool calls is not the answer
             self.meter.add(result)
             if result.thinking:
                 self.emit("thinking", result.thinking)
@@ -571,6 +647,9 @@ class _Ask:
                         focus.append(info)
                 elif len(name_ref.candidates) > 1:
                     raise self.clarify(name_ref)
+                else:
+                    # Before any search: answering from other files would be worse.
+                    raise _Stop("error", references.not_found(name_ref.text, self.kb.files()))
         return focus, self.annotate(question, annotations), question, spans
 
     def numbered_file(self, n: int, text: str) -> FileInfo:
@@ -626,7 +705,8 @@ class _Ask:
         self.emit("tool_result", f"Summarized {info.path}{cached}", tool="summarize_document")
         source = source_of(info, 0, max(0, summary.line_count - 1))
         if summary.truncated:
-            answer = f"{summary.text}\n\n{cut_off_note(self.llm)}\n\n{sources_line([source])}"
+            note = cut_off_note(self.llm, sampling.summary_max_tokens(self.llm))
+            answer = f"{summary.text}\n\n{note}\n\n{sources_line([source])}"
             return self.respond("length", answer, [source])
         answer = f"{summary.text}\n\n{sources_line([source])}"
         return self.respond("answer", answer, [source])
@@ -636,10 +716,19 @@ class _Ask:
     def grounded(self, focus: list[FileInfo], question: str) -> AskOutcome:
         overhead = estimate_tokens(prompts.GROUNDED_SYSTEM + prompts.GROUNDED_USER + question)
         history_tokens = sum(estimate_tokens(t.question + t.answer) for t in self.history)
-        budget = max(1024, self.llm.num_ctx - self.llm.num_predict - overhead - 64)
+        limit = sampling.grounded_max_tokens(self.llm)
+        budget = max(1024, self.llm.num_ctx - limit - overhead - 64)
         passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
+        count, each = grounded.fitted(self.llm.num_ctx)
+        # A follow-up ("and for Peru?") is searched together with the question before it.
+        wanted = f"{self.history[-1].question}\n{question}" if self.history else question
         passages, _files = grounded.gather(
-            self.kb, question, focus, budget_chars=min(passage_chars, 8 * 1500)
+            self.kb,
+            wanted,
+            focus,
+            budget_chars=min(passage_chars, count * each),
+            max_passages=count,
+            passage_chars=each,
         )
         self.found.passages = passages
         self.found.sources = [p.source() for p in passages]
@@ -657,29 +746,19 @@ class _Ask:
             self.numbered_out = [p.hit() for p in passages]
         history = [(t.question, t.answer) for t in self.history]
         messages = grounded.messages(question, passages, history, focus)
-        result = self.model_call(fit(messages, budget))
-        answer = result.content.strip()
-        numbers = grounded.cited_numbers(answer, len(passages))
-        cited = [passages[n - 1] for n in numbers]
-        # A path citation ("[payments/mexico.md:9-11]") counts when it names a passage shown.
-        cited += [
-            p
-            for p in passages
-            if p not in cited and any(s.path == p.path for s in self.cited(answer))
-        ]
-        shown = [p.source() for p in (cited or passages)]
-        if cited:
-            tail = "Sources: " + "; ".join(
-                f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in cited
-            )
-        else:
-            tail = "Passages the model was given (its answer cites none of them): " + "; ".join(
-                f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages
-            )
+        result = self.model_call(
+            fit(messages, budget), max_tokens=limit, temperature=sampling.TEMPERATURE
+        )
+        composed = grounded_answer.compose(result.content, passages, question)
+        self.dropped = composed.dropped
+        self.stream.replace(composed.body)  # the pending answer without dropped citations
+        # Every passage is a source of the answer, numbered as the model saw it: it is
+        # what the answer was made from, whatever the model cites.
+        shown = [p.source() for p in passages]
         if result.truncated:
-            text = f"{answer}\n\n{cut_off_note(self.llm)}\n\n{tail}".lstrip()
-            return self.respond("length", text, shown, grounded_answer=bool(cited))
-        return self.respond("answer", f"{answer}\n\n{tail}", shown, grounded_answer=bool(cited))
+            text = composed.text(cut_off_note(self.llm, limit))
+            return self.respond("length", text, shown, grounded_answer=composed.grounded)
+        return self.respond("answer", composed.text(), shown, grounded_answer=composed.grounded)
 
     # --- the tool loop -----------------------------------------------------------------------
 
@@ -702,7 +781,8 @@ class _Ask:
         ]
         for turn in self.history:
             messages.append({"role": "user", "content": turn.question})
-            messages.append({"role": "assistant", "content": turn.answer})
+            if turn.answer:
+                messages.append({"role": "assistant", "content": turn.answer})
         user = question
         if self.params.file or self.params.n:
             user += "\n\n" + prompts.FOCUS_ONE.format(path=focus[0].path, title=focus[0].title)

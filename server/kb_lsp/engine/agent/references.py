@@ -17,6 +17,7 @@ possessive, an explicit "… file/document", or a file name marks a reference.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -281,3 +282,23 @@ def is_reference_only(question: str, spans: Sequence[tuple[int, int]]) -> bool:
         rest = rest[:start] + " " + rest[end:]
     leftover = [w for w in _WORD.findall(rest.lower()) if w not in _FILLER and w not in _STOP]
     return not leftover
+
+
+def not_found(name: str, files: Sequence[FileInfo]) -> str:
+    """What to say about a file named in the question that the knowledge base lacks,
+    with the closest names it has."""
+    paths = [f.path for f in files]
+    token = name.strip("`'\"").lstrip("./")
+    close = difflib.get_close_matches(token, paths, n=3, cutoff=0.6)
+    if not close:  # by the file's name alone ("peru-payments.md" for "mexico-payments.md")
+        names = {PurePosixPath(p).name: p for p in paths}
+        close = [
+            names[n] for n in difflib.get_close_matches(PurePosixPath(token).name, list(names), n=3)
+        ]
+    text = (
+        f"`{token}` is not in the knowledge base: no indexed file has that name, so there "
+        "is nothing to answer from."
+    )
+    if close:
+        text += " Did you mean " + " or ".join(f"`{c}`" for c in close) + "?"
+    return text + " Check the name, or search for what it is about."

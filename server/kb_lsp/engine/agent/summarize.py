@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent import prompts, sampling
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN
 from kb_lsp.engine.agent.usage import Meter
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, StoredChunk
@@ -29,8 +29,12 @@ from kb_lsp.engine.llm import ChatModel, EmptyAnswer
 from kb_lsp.engine.metadata.links import plain_links
 
 # Bumped when the prompts or the key change, so that old cached summaries are not served
-# (v2: keys carry the provider; v1 caches could hold empty summaries).
-PROMPT_VERSION = "summary-v2"
+# (v2: keys carry the provider; v1 caches could hold empty summaries; v3: keys carry the
+# server's address, and summaries are sampled low and bounded).
+PROMPT_VERSION = "summary-v3"
+# A summary shorter than this (in content characters) is not a summary: a stand-in's or a
+# broken model's "OK." must not be served later to a real one (issue 29).
+MIN_SUMMARY_CHARS = 40
 MAX_PARTS = 24
 _PROMPT_OVERHEAD_TOKENS = 400
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -58,6 +62,11 @@ class Summary:
     truncated: bool = False  # the model's reply was cut at its token limit (not cached)
 
 
+def worth_keeping(summary: str) -> bool:
+    """Whether a model's summary is one to cache: more than a few words."""
+    return len(re.sub(r"\W+", "", summary)) >= MIN_SUMMARY_CHARS
+
+
 def read_lines(kb: KnowledgeBase, path: str) -> list[str]:
     """The file's lines from disk, read confined (`KnowledgeBase.read_text`); raises
     `UnreadableFile` for a file that is no longer a readable regular file in the workspace."""
@@ -77,7 +86,7 @@ class Summarizer:
         if self.llm is None:
             return None
         text = self.kb.cached_summary(info.path, self.cache_key())
-        if text is None or not text.strip():
+        if text is None or not worth_keeping(text):
             return None
         return Summary(info.path, text, cached=True, extractive=False, line_count=-1)
 
@@ -130,7 +139,7 @@ class Summarizer:
             ]
             summary = self._reduce(info, partials, budget_chars, sampled, run)
         truncated = run.truncated
-        if not truncated:
+        if not truncated and worth_keeping(summary):
             self.kb.store_summary(info.path, self.cache_key(), summary)
         return Summary(info.path, summary, False, False, len(lines), truncated=truncated)
 
@@ -172,7 +181,11 @@ class Summarizer:
         assert self.llm is not None
         for _ in range(2):
             result = self.llm.chat(
-                [{"role": "user", "content": prompt}], cancel=run.cancel, on_wait=run.on_wait
+                [{"role": "user", "content": prompt}],
+                cancel=run.cancel,
+                on_wait=run.on_wait,
+                max_tokens=sampling.summary_max_tokens(self.llm),
+                temperature=sampling.TEMPERATURE,
             )
             if run.meter is not None:
                 run.meter.add(result)

@@ -159,8 +159,9 @@ class ChatModel(ABC):
 
     @property
     def cache_identity(self) -> str:
-        """What a cached model output is keyed by: provider and model."""
-        return f"{self.provider}/{self.model}"
+        """What a cached model output is keyed by: provider, server and model (two
+        servers may serve different models under one name: a stand-in and the real one)."""
+        return f"{self.provider}@{self.host}/{self.model}"
 
     # --- what it can do ---------------------------------------------------------------------
 
@@ -235,10 +236,16 @@ class ChatModel(ABC):
         on_delta: Callable[[Delta], None] | None = None,
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> ChatResult:
         """Run `chat_stream` to the end and return its result."""
         stream = self.chat_stream(
-            messages, tools, cancel=cancel, on_wait=on_wait, max_tokens=max_tokens
+            messages,
+            tools,
+            cancel=cancel,
+            on_wait=on_wait,
+            max_tokens=max_tokens,
+            temperature=temperature,
         )
         for item in stream:
             if isinstance(item, ChatResult):
@@ -255,6 +262,7 @@ class ChatModel(ABC):
         cancel: threading.Event | None = None,
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Iterator[Delta | ChatResult]:
         """Stream one chat call: `Delta`s as they arrive, then exactly one `ChatResult`.
 
@@ -263,6 +271,7 @@ class ChatModel(ABC):
         and `tool_name`); each provider converts them. Raises an `LlmError` subclass on
         failure, `LlmTimeout` after the configured silence, and `LlmCancelled` as soon as
         `cancel` is set (the HTTP response is closed; nothing more is read).
+        `temperature` None leaves the server's own; `max_tokens` None is `num_predict`.
         """
         started = time.monotonic()
         cancel = cancel or threading.Event()
@@ -275,7 +284,9 @@ class ChatModel(ABC):
         def pump() -> None:
             # Runs on its own thread so that the caller can give up on a silent stream.
             try:
-                stream = self._open(list(messages), list(tools) if tools else None, limit)
+                stream = self._open(
+                    list(messages), list(tools) if tools else None, limit, temperature
+                )
                 with opened_lock:
                     opened.append(stream)
                 for piece in stream.pieces:
@@ -301,6 +312,9 @@ class ChatModel(ABC):
         result = ChatResult()
         last_byte = time.monotonic()
         told_waiting = False
+        # "Waiting" again after the model spoke and went silent once more, each time
+        # after twice the silence: a slow but steady model is not announced per token.
+        wait_after = WAIT_NOTICE_SECONDS
         try:
             while True:
                 if cancel.is_set():
@@ -309,13 +323,15 @@ class ChatModel(ABC):
                     item = items.get(timeout=CANCEL_POLL_SECONDS)
                 except queue.Empty:
                     silent = time.monotonic() - last_byte
-                    if on_wait is not None and not told_waiting and silent >= WAIT_NOTICE_SECONDS:
+                    if on_wait is not None and not told_waiting and silent >= wait_after:
                         told_waiting = True
                         on_wait()
                     if silent >= self.timeout:
                         raise self.timeout_error() from None
                     continue
                 last_byte = time.monotonic()
+                if told_waiting:
+                    told_waiting, wait_after = False, wait_after * 2
                 if item is _END:
                     break
                 if isinstance(item, BaseException):
@@ -387,7 +403,11 @@ class ChatModel(ABC):
 
     @abstractmethod
     def _open(
-        self, messages: list[Message], tools: list[Mapping[str, Any]] | None, max_tokens: int
+        self,
+        messages: list[Message],
+        tools: list[Mapping[str, Any]] | None,
+        max_tokens: int,
+        temperature: float | None,
     ) -> Stream:
         """Open the HTTP stream (on the reader thread); errors are raised as they are."""
 

@@ -117,15 +117,22 @@ class OllamaChat(ChatModel):
     # -- chat --
 
     def _open(
-        self, messages: list[Message], tools: list[Mapping[str, Any]] | None, max_tokens: int
+        self,
+        messages: list[Message],
+        tools: list[Mapping[str, Any]] | None,
+        max_tokens: int,
+        temperature: float | None,
     ) -> Stream:
         client = self._client()
+        options: dict[str, Any] = {"num_ctx": self.num_ctx, "num_predict": max_tokens}
+        if temperature is not None:
+            options["temperature"] = temperature
         stream = client.chat(
             model=self.model,
             messages=[_message(m) for m in messages],
             tools=tools or None,
             stream=True,
-            options={"num_ctx": self.num_ctx, "num_predict": max_tokens},
+            options=options,
             keep_alive=self.config.keep_alive,
         )
 

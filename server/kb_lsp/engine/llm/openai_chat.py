@@ -132,7 +132,11 @@ class OpenAIChat(ChatModel):
     # -- chat --
 
     def _open(
-        self, messages: list[Message], tools: list[Mapping[str, Any]] | None, max_tokens: int
+        self,
+        messages: list[Message],
+        tools: list[Mapping[str, Any]] | None,
+        max_tokens: int,
+        temperature: float | None,
     ) -> Stream:
         if not self.model:
             self.capabilities(timeout=min(self.timeout, 10.0))
@@ -143,6 +147,8 @@ class OpenAIChat(ChatModel):
             "stream_options": {"include_usage": True},
             "max_tokens": max_tokens,
         }
+        if temperature is not None:
+            body["temperature"] = temperature
         if tools:
             body["tools"] = list(tools)
         http = self._http(self.timeout + HTTP_TIMEOUT_SLACK_SECONDS)

@@ -1,0 +1,117 @@
+"""The model's answer text as it comes, in throttled pieces (`answer` events).
+
+A model streams a few characters at a time; one event per delta would flood the editor's
+webview and the MCP client. Pieces are gathered and sent at most about every `INTERVAL`
+seconds, by a flusher thread that waits on a condition: what arrived is sent when its
+time comes even if the model has gone silent since (a model that stalls mid-answer does
+not hold back the text it already wrote), and nothing is sent while nothing arrived.
+
+A piece is `Step(kind="answer", text=<new text>, args={"piece": True})`; with
+`"replace": True` its text replaces the whole pending answer (the model went back to its
+tools after all, or the final answer was cleaned up). The final answer still comes whole
+at the end, as an `answer` event without `piece`, so a client that ignores pieces loses
+nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+INTERVAL = 0.1  # seconds between two pieces at most about once
+
+Send = Callable[[str, bool], None]  # (text, replace)
+
+
+class AnswerStream:
+    """Throttles answer text into pieces for `send`; see the module docstring.
+
+    `send` runs on the flusher thread only, so pieces keep their order; `close` and
+    `abandon` join that thread, so nothing is sent after they return.
+    """
+
+    def __init__(self, send: Send, *, interval: float = INTERVAL) -> None:
+        self._send = send
+        self._interval = interval
+        self._cond = threading.Condition()
+        self._pending = ""
+        self._replace = False
+        self._closed = False
+        self._dropped = False
+        self._sent_at = float("-inf")
+        self._thread: threading.Thread | None = None
+        self.shown = ""  # the pending answer as the client has it once all is flushed
+
+    def feed(self, text: str) -> None:
+        """More answer text."""
+        if not text:
+            return
+        with self._cond:
+            if self._closed:
+                return
+            self._pending += text
+            self.shown += text
+            self._wake()
+
+    def replace(self, text: str) -> None:
+        """`text` is the whole pending answer from now on (only sent when it differs)."""
+        with self._cond:
+            if self._closed or text == self.shown:
+                return
+            self._pending = text
+            self._replace = True
+            self.shown = text
+            self._wake()
+
+    def restart(self) -> None:
+        """What came was not the answer (the model called tools): clear it on the client."""
+        self.replace("")
+
+    def close(self) -> None:
+        """Send what is pending now, then stop."""
+        self._stop(drop=False)
+
+    def abandon(self) -> None:
+        """Stop without sending what is pending (the request was cancelled)."""
+        self._stop(drop=True)
+
+    def _stop(self, *, drop: bool) -> None:
+        with self._cond:
+            self._closed = True
+            self._dropped = self._dropped or drop
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _wake(self) -> None:
+        # Called with the condition held.
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="kb-answer-stream", daemon=True)
+            self._thread.start()
+        self._cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._pending or self._replace) and not self._closed:
+                    self._cond.wait()
+                # The next piece waits for its turn, unless the stream is closing.
+                while not self._closed:
+                    left = self._sent_at + self._interval - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                if self._dropped:
+                    return
+                text, replace = self._pending, self._replace
+                self._pending, self._replace = "", False
+                closed = self._closed
+            if text or replace:
+                self._send(text, replace)
+                self._sent_at = time.monotonic()
+            if closed:
+                with self._cond:
+                    if not (self._pending or self._replace) or self._dropped:
+                        return

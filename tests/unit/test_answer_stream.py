@@ -1,0 +1,98 @@
+"""`AnswerStream`: the answer's text in throttled pieces, flushed while the model is silent."""
+
+from __future__ import annotations
+
+import threading
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb_lsp.engine.agent.answer_stream import AnswerStream
+
+
+class Sent:
+    """What the stream sent, with an event per piece to wait on."""
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[str, bool]] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, text: str, replace: bool) -> None:
+        with self.cond:
+            self.pieces.append((text, replace))
+            self.cond.notify_all()
+
+    def wait_for(self, count: int) -> None:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.pieces) >= count, timeout=30)
+
+    @property
+    def text(self) -> str:
+        out = ""
+        for text, replace in self.pieces:
+            out = text if replace else out + text
+        return out
+
+
+def test_pending_text_goes_out_while_the_model_is_silent() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=0.05)
+    stream.feed("Deploys ")
+    sent.wait_for(1)  # the first piece goes at once
+    stream.feed("are frozen")
+    # Nothing more is fed and the stream is not closed: the timer sends it anyway.
+    sent.wait_for(2)
+    assert sent.pieces == [("Deploys ", False), ("are frozen", False)]
+    stream.close()
+    assert sent.text == stream.shown == "Deploys are frozen"
+
+
+def test_pieces_are_throttled_and_close_flushes_the_rest() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=3600)  # no second piece before close
+    words = [f"word{i} " for i in range(200)]
+    for word in words:
+        stream.feed(word)
+    stream.close()
+    assert 1 <= len(sent.pieces) <= 2
+    assert sent.text == "".join(words)
+
+
+def test_replace_restarts_the_pending_answer_and_abandon_drops_the_rest() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=3600)
+    stream.feed("Let me search")
+    sent.wait_for(1)
+    stream.restart()  # the model called tools: that was no answer
+    stream.feed("At 14:30.")
+    stream.abandon()  # cancelled before the next piece was due: nothing more goes out
+    assert sent.pieces == [("Let me search", False)]
+    stream.feed("late")  # after the end: ignored
+    assert sent.pieces == [("Let me search", False)]
+
+
+def test_replace_with_the_same_text_sends_nothing() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=0)
+    stream.feed("At 14:30.")
+    stream.replace("At 14:30.")
+    stream.replace("At 14:30 [1].")
+    stream.close()
+    assert sent.text == "At 14:30 [1]."
+    assert sent.pieces[-1] == ("At 14:30 [1].", True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.one_of(st.text(max_size=12), st.tuples(st.just("replace"), st.text(max_size=12))))
+)
+def test_what_the_client_rebuilds_is_what_was_fed(ops: list[str | tuple[str, str]]) -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=0.001)
+    for op in ops:
+        if isinstance(op, tuple):
+            stream.replace(op[1])
+        else:
+            stream.feed(op)
+    stream.close()
+    assert sent.text == stream.shown
