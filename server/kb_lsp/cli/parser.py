@@ -71,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     workspace(index)
     index.add_argument("--full", action="store_true", help="re-index everything")
     index.add_argument("--json", action="store_true", help="print the index status as JSON")
+    index.add_argument(
+        "--extract",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="extract the schema's fields (.kb/schema.json) with the local model after the "
+        "vectors (default: kb.metadata.extract); --no-extract skips it",
+    )
 
     search = command("search", cmd_search, "search the workspace, numbered results")
     search.add_argument(

@@ -59,6 +59,7 @@ class Job:
     paths: frozenset[Path] | None = None  # None: every root
     full: bool = False
     progress: ShowProgress = "never"
+    extract: bool = True  # the model's metadata phase (`engine/index/extraction.py`)
     fn: Callable[[], Any] | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     future: Future[Any] = field(default_factory=Future)
@@ -264,6 +265,12 @@ class IndexingWorker:
                     log.exception("indexer: after-job check failed")
                 self._changed()
 
+    def _work_waits(self) -> bool:
+        """Other work is queued: the metadata phase gives way to it (the next sync goes
+        on where it stopped)."""
+        with self._cond:
+            return bool(self._jobs or self._paths or self._rescan)
+
     def _sync(self, job: Job) -> SyncReport:
         kb = self._knowledge()
         if kb is None:
@@ -292,16 +299,17 @@ class IndexingWorker:
                 handle.report(step.as_wire())
 
         ticking = threading.Event()
-        ticker = threading.Thread(
+        threading.Thread(
             target=_tick, args=(monitor, ticking), name="kb-progress-log", daemon=True
-        )
-        ticker.start()
+        ).start()
         try:
             report = kb.sync(
                 sorted(job.paths) if job.paths is not None else None,
                 progress=on_progress,
                 cancel=job.cancel,
                 full=job.full,
+                extract=job.extract,
+                yield_to=self._work_waits,
             )
         except Exception as err:
             self._set_error(f"indexing failed: {err}")

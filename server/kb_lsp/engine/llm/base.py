@@ -235,10 +235,18 @@ class ChatModel(ABC):
         on_delta: Callable[[Delta], None] | None = None,
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> ChatResult:
-        """Run `chat_stream` to the end and return its result."""
+        """Run `chat_stream` to the end and return its result. `response_schema`: a JSON
+        Schema the reply must follow (structured output: Ollama's `format`, the OpenAI
+        API's `response_format`); the caller still validates what comes back."""
         stream = self.chat_stream(
-            messages, tools, cancel=cancel, on_wait=on_wait, max_tokens=max_tokens
+            messages,
+            tools,
+            cancel=cancel,
+            on_wait=on_wait,
+            max_tokens=max_tokens,
+            response_schema=response_schema,
         )
         for item in stream:
             if isinstance(item, ChatResult):
@@ -255,6 +263,7 @@ class ChatModel(ABC):
         cancel: threading.Event | None = None,
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Iterator[Delta | ChatResult]:
         """Stream one chat call: `Delta`s as they arrive, then exactly one `ChatResult`.
 
@@ -275,7 +284,9 @@ class ChatModel(ABC):
         def pump() -> None:
             # Runs on its own thread so that the caller can give up on a silent stream.
             try:
-                stream = self._open(list(messages), list(tools) if tools else None, limit)
+                stream = self._open(
+                    list(messages), list(tools) if tools else None, limit, response_schema
+                )
                 with opened_lock:
                     opened.append(stream)
                 for piece in stream.pieces:
@@ -387,7 +398,11 @@ class ChatModel(ABC):
 
     @abstractmethod
     def _open(
-        self, messages: list[Message], tools: list[Mapping[str, Any]] | None, max_tokens: int
+        self,
+        messages: list[Message],
+        tools: list[Mapping[str, Any]] | None,
+        max_tokens: int,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Stream:
         """Open the HTTP stream (on the reader thread); errors are raised as they are."""
 

@@ -117,7 +117,11 @@ class OllamaChat(ChatModel):
     # -- chat --
 
     def _open(
-        self, messages: list[Message], tools: list[Mapping[str, Any]] | None, max_tokens: int
+        self,
+        messages: list[Message],
+        tools: list[Mapping[str, Any]] | None,
+        max_tokens: int,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Stream:
         client = self._client()
         stream = client.chat(
@@ -125,6 +129,7 @@ class OllamaChat(ChatModel):
             messages=[_message(m) for m in messages],
             tools=tools or None,
             stream=True,
+            format=dict(response_schema) if response_schema is not None else None,
             options={"num_ctx": self.num_ctx, "num_predict": max_tokens},
             keep_alive=self.config.keep_alive,
         )
