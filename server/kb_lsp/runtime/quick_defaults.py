@@ -363,6 +363,28 @@ _DATA: dict[str, Any] = json.loads(
     "message",
     "<required>"
    ]
+  ],
+  "MetadataStatus": [
+   [
+    "schemaFile",
+    null
+   ],
+   [
+    "model",
+    null
+   ],
+   [
+    "extracted",
+    0
+   ],
+   [
+    "total",
+    0
+   ],
+   [
+    "message",
+    null
+   ]
   ]
  },
  "required": "<required>",

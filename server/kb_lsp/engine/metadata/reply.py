@@ -76,7 +76,7 @@ def _adapter(kind: FieldKind) -> TypeAdapter[Any]:
 
 def read_reply(schema: UserSchema, content: str) -> Extraction:
     """The fields in a model's reply `content`, checked against `schema`."""
-    raw = _json_object(content)
+    raw = json_object(content)
     if raw is None:
         shown = " ".join(content.split())[:80]
         return Extraction({}, (f"the reply was not a JSON object: {shown!r}",), failed=True)
@@ -133,7 +133,7 @@ def _reason(err: Exception) -> str:
     return str(err)
 
 
-def _json_object(content: str) -> dict[str, Any] | None:
+def json_object(content: str) -> dict[str, Any] | None:
     """The JSON object in a reply: the whole reply, inside a code fence, or the span
     from its first `{` to its last `}` (a model that talks around its answer)."""
     text = content.strip()

@@ -123,14 +123,14 @@ def parse_schema(text: str, source: str) -> UserSchema:
         )
     if len(properties) > MAX_FIELDS:
         raise SchemaError(f"{source}: {len(properties)} fields; at most {MAX_FIELDS}")
-    fields = tuple(_field(source, str(name), spec) for name, spec in properties.items())
+    fields = tuple(check_field(source, str(name), spec) for name, spec in properties.items())
     canonical = json.dumps(
         [[f.name, f.kind, f.description, list(f.options)] for f in fields], ensure_ascii=False
     )
     return UserSchema(fields, source, hashlib.sha256(canonical.encode()).hexdigest()[:16])
 
 
-def _field(source: str, name: str, spec: Any) -> FieldSpec:
+def check_field(source: str, name: str, spec: Any) -> FieldSpec:
     where = f"{source}: property {name!r}"
     if not _NAME.fullmatch(name):
         raise SchemaError(
