@@ -239,17 +239,22 @@ def test_cancelling_a_slow_model_stops_the_phase_and_the_next_sync_finishes(
             kb.close()
 
 
-def test_the_phase_gives_way_to_waiting_work(
-    notes: Path, model: ScriptedOllama, tmp_path: Path
-) -> None:
-    kb = open_kb(notes, settings_for(model), tmp_path / "storage")
-    try:
-        waiting = iter([False, True])
-        report = kb.sync(extract=True, yield_to=lambda: next(waiting, True))
-        assert report.notes_extracted == 1 and not report.cancelled
-        assert kb.sync(extract=True).notes_extracted == 3
-    finally:
-        kb.close()
+def test_the_phase_gives_way_to_waiting_work_at_once(notes: Path, tmp_path: Path) -> None:
+    with ScriptedOllama([stall()], default=reply) as server:
+        kb = open_kb(notes, settings_for(server), tmp_path / "storage")
+        try:
+            waiting = threading.Event()
+            # A save arrives while the model is silent on the first note.
+            threading.Thread(
+                target=lambda: server.stalled.wait(30) and waiting.set(), daemon=True
+            ).start()
+            report = kb.sync(extract=True, yield_to=waiting)
+            assert not report.cancelled and report.notes_extracted == 0
+            server.release()
+            # Nothing was cached for the dropped call: the next sync asks for all four.
+            assert kb.sync(extract=True).notes_extracted == 4
+        finally:
+            kb.close()
 
 
 def test_no_model_skips_the_phase_and_says_so_once(

@@ -212,13 +212,13 @@ class KnowledgeBase:
         cancel: threading.Event | None = None,
         full: bool = False,
         extract: bool = False,
-        yield_to: Callable[[], bool] | None = None,
+        yield_to: threading.Event | None = None,
     ) -> SyncReport:
         """Bring the index in line with the disk: every root (`paths=None`) or only the given
         absolute paths (files or folders; ones that no longer exist are removed). `full`
         re-embeds everything. `extract`: then the model's metadata of every note not
-        extracted yet (`index/extraction.py`), stopping early when `yield_to()` says other
-        work waits. Raises `ReadOnlyStore` in read-only mode."""
+        extracted yet (`index/extraction.py`), stopping at once when `yield_to` is set
+        (other work waits). Raises `ReadOnlyStore` in read-only mode."""
         roots = self._snapshot()
         if any(index.store.read_only for index in roots):
             raise ReadOnlyStore(

@@ -95,6 +95,8 @@ class IndexingWorker:
         self._stopped = False
         self._paused = False
         self._interrupted = False  # `pause` stopped a sync: `resume` finishes it
+        # Set when work is queued: the running sync's metadata phase gives way to it.
+        self._waiting = threading.Event()
         # A sync of everything was cancelled: the index may lack files until the next one.
         self.incomplete = False
         self._thread = threading.Thread(target=self._run, name="kb-indexer", daemon=True)
@@ -129,6 +131,7 @@ class IndexingWorker:
                 job.future.cancel()
                 return job.future
             self._jobs.append(job)
+            self._waiting.set()
             self._cond.notify_all()
         self._changed()
         return job.future
@@ -138,6 +141,7 @@ class IndexingWorker:
             if self._stopped:
                 return
             self._paths.update(paths)
+            self._waiting.set()
             self._cond.notify_all()
         self._changed()
 
@@ -146,6 +150,7 @@ class IndexingWorker:
             if self._stopped:
                 return
             self._rescan = self._rescan or reason
+            self._waiting.set()
             self._cond.notify_all()
 
     # --- the user's control (kb/indexControl) ---------------------------------------------
@@ -243,6 +248,9 @@ class IndexingWorker:
                 self._paths = set()
             self._current = job
             self._progress = None
+            self._waiting.clear()  # what waited is this job, or still queued behind it
+            if self._jobs or self._paths or self._rescan:
+                self._waiting.set()
             return job
 
     def _run(self) -> None:
@@ -264,12 +272,6 @@ class IndexingWorker:
                 except Exception:
                     log.exception("indexer: after-job check failed")
                 self._changed()
-
-    def _work_waits(self) -> bool:
-        """Other work is queued: the metadata phase gives way to it (the next sync goes
-        on where it stopped)."""
-        with self._cond:
-            return bool(self._jobs or self._paths or self._rescan)
 
     def _sync(self, job: Job) -> SyncReport:
         kb = self._knowledge()
@@ -309,7 +311,7 @@ class IndexingWorker:
                 cancel=job.cancel,
                 full=job.full,
                 extract=job.extract,
-                yield_to=self._work_waits,
+                yield_to=self._waiting,
             )
         except Exception as err:
             self._set_error(f"indexing failed: {err}")

@@ -19,7 +19,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -43,6 +43,17 @@ PROBE_SECONDS = 5.0
 # After no model answered, syncs within this many seconds do not ask again (each save
 # would otherwise wait for the probe); new settings ask at once.
 RETRY_SECONDS = 60.0
+
+
+class AnyOf(threading.Event):
+    """Set while any of its events is set: what the model's cancel check polls."""
+
+    def __init__(self, *events: threading.Event | None) -> None:
+        super().__init__()
+        self._events = [event for event in events if event is not None]
+
+    def is_set(self) -> bool:
+        return any(event.is_set() for event in self._events)
 
 
 class ExtractRoot(Protocol):
@@ -96,21 +107,22 @@ class MetadataPhase:
         tally: SyncTally,
         cancel: threading.Event | None,
         report: SyncReport,
-        yield_to: Callable[[], bool] | None = None,
+        yield_to: threading.Event | None = None,
     ) -> None:
+        """`yield_to`: set when other work waits; the phase stops at once (a model call
+        in flight is dropped, not cached) and the next sync goes on where it stopped."""
         ready = self._plan(roots)
         if not ready:
             return
         tally.metadata(sum(len(r.todo) for r in ready))
+        stop = AnyOf(cancel, yield_to)
         for part in ready:
             for path, content_hash in part.todo:
-                if cancel is not None and cancel.is_set():
-                    report.cancelled = True
-                    return
-                if yield_to is not None and yield_to():
-                    log.debug("extraction gives way to waiting work; the next sync goes on")
-                    return
-                if not self._one(part, path, content_hash, cancel, report):
+                if stop.is_set() or not self._one(part, path, content_hash, stop, report):
+                    if cancel is not None and cancel.is_set():
+                        report.cancelled = True
+                    elif yield_to is not None and yield_to.is_set():
+                        log.debug("extraction gives way to waiting work; the next sync goes on")
                     return
                 tally.extracted(part.index.prefix + path)
 
@@ -193,8 +205,7 @@ class MetadataPhase:
             try:
                 found = part.extractor.extract(record.title if record else path, text, cancel)
             except LlmCancelled:
-                report.cancelled = True
-                return False
+                return False  # cancelled, or other work waits: `run` says which
             except ModelUnavailable as err:
                 self._skip(f"metadata extraction stopped: {err.message}")
                 return False
