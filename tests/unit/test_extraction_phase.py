@@ -330,3 +330,32 @@ def test_an_openai_compatible_server_gets_response_format(notes: Path, tmp_path:
             assert meta is not None and meta.extracted_by == "openai/smollm2"
         finally:
             kb.close()
+
+
+def test_the_agents_search_tool_filters_on_extracted_fields(
+    notes: Path, model: ScriptedOllama, tmp_path: Path
+) -> None:
+    from kb_lsp.engine.agent.summarize import Summarizer
+    from kb_lsp.engine.agent.tools import ALL_TOOLS, Toolbox
+
+    kb = open_kb(notes, settings_for(model), tmp_path / "storage")
+    try:
+        kb.sync(extract=True)
+        box = Toolbox(kb, Summarizer(kb, None))
+        out = box.run(
+            "search_knowledge_base",
+            {"query": "pay", "filter": "amount>10000"},
+            allowed=ALL_TOOLS,
+            cancel=threading.Event(),
+        )
+        assert not out.error
+        assert "acme.md" in out.text and "globex.md" not in out.text
+        # The system prompt's field list names the extracted fields too.
+        from datetime import date
+
+        from kb_lsp.engine.agent.prompts import metadata_hint
+
+        hint = metadata_hint(kb.schema(), date(2026, 11, 25))
+        assert "counterparty" in hint and "amount" in hint
+    finally:
+        kb.close()
