@@ -180,6 +180,10 @@ def test_cache_hits_after_restart_and_an_edit_reextracts_one_note(
         assert len(model.chat_requests) == asked + 1
         assert "Globex" in model.chat_requests[-1]["messages"][-1]["content"]
         assert paths(kb, "amount>10000") == {"acme.md", "globex.md"}
+        # The cache keeps what some note holds: the old text's extraction went with it.
+        write(notes, "globex.md", "# Globex\n\nA small invoice from Globex, 800.\n")
+        assert kb.sync(extract=True).notes_extracted == 1
+        assert paths(kb, "amount<1000") == {"globex.md"}
     finally:
         kb.close()
 

@@ -125,6 +125,8 @@ class MetadataPhase:
                         log.debug("extraction gives way to waiting work; the next sync goes on")
                     return
                 tally.extracted(part.index.prefix + path)
+        for part in ready:  # every note is current: what no note holds any more can go
+            part.index.store.extractions.forget_unused()
 
     def _plan(self, roots: Sequence[ExtractRoot]) -> list[_Ready]:
         if not self.settings.metadata.extract:
