@@ -136,6 +136,19 @@ class MetadataPhase:
             self._skip(problem)
             return []
         model = self.model()
+        # Asked first: the cache key names the model, and a server that serves its own
+        # first model (`kb.llm.model` unset) says which only when asked (once a process).
+        if time.monotonic() < self._retry_at:
+            return []  # no model a moment ago: a save should not wait for it again
+        from kb_lsp.engine.llm.errors import ModelUnavailable
+
+        try:
+            model.capabilities(timeout=PROBE_SECONDS)
+        except ModelUnavailable as err:
+            self._retry_at = time.monotonic() + RETRY_SECONDS
+            self._skip(f"metadata extraction skipped: {err.message}")
+            return []
+        self._skip(problem)
         ready = []
         for index, schema in schemas:
             extractor = FieldExtractor(model, schema)
@@ -143,24 +156,6 @@ class MetadataPhase:
             todo = index.store.extractions.todo(key)
             if todo:
                 ready.append(_Ready(index, extractor, key, todo))
-        if not ready:
-            self._skip(problem)
-            return []
-        asks = (
-            r.index.store.extractions.cached(c, r.key) is None for r in ready for _, c in r.todo
-        )
-        if any(asks):
-            from kb_lsp.engine.llm.errors import ModelUnavailable
-
-            if time.monotonic() < self._retry_at:
-                return []  # asked a moment ago: a save should not wait for it again
-            try:
-                model.capabilities(timeout=PROBE_SECONDS)
-            except ModelUnavailable as err:
-                self._retry_at = time.monotonic() + RETRY_SECONDS
-                self._skip(f"metadata extraction skipped: {err.message}")
-                return []
-        self._skip(problem)
         return ready
 
     def _load(
@@ -232,7 +227,8 @@ class MetadataPhase:
 
     def status(self, roots: Sequence[ExtractRoot]) -> MetadataStatus | None:
         """How far extraction is, or why it does not run; None without any schema."""
-        schemas = [(i, self._schemas[i.root]) for i in roots if i.root in self._schemas]
+        found = [(index, self._schemas.get(index.root)) for index in roots]
+        schemas = [(index, schema) for index, schema in found if schema is not None]
         if not schemas and self.message is None:
             return None
         model = self._model.cache_identity if self._model is not None else None
