@@ -67,6 +67,7 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
             assert status.progress is not None and status.progress.phase == "metadata"
             assert (status.progress.files_done, status.progress.files_total) == (0, 3)
             assert status.keyword_complete  # keyword search is not waiting for the model
+            assert status.pending == 0  # notes the model reads are not files to index
             hits = runtime.search(SearchParams(query="payments globex")).results
             assert "globex.md" in {hit.path for hit in hits}
 

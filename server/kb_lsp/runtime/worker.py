@@ -217,6 +217,8 @@ class IndexingWorker:
         """Files known to be waiting: the rest of the running sync plus queued paths."""
         with self._cond:
             step = self._progress if self._current is not None else None
+            if step is not None and step.phase == "metadata":
+                step = None  # notes the model reads: every file is indexed already
             running = max(0, step.total - step.done) if step is not None else 0
             return running + len(self._paths)
 
