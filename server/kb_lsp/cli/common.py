@@ -199,7 +199,11 @@ def _sync(
             f"Indexed {report.files_added + report.files_changed} changed files, "
             f"removed {report.files_removed}, {report.files_unchanged} unchanged; "
             f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
-            + (f", {report.notes_extracted} notes' metadata extracted" if extract else "")
+            + (
+                f", {report.notes_extracted} notes' metadata extracted"
+                if report.notes_extracted
+                else ""
+            )
             + f" ({report.seconds:.1f}s)",
             file=sys.stderr,
         )
