@@ -58,7 +58,7 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
         settings = load_settings(
             {"storage": str(tmp_path / "storage"), "ollama": {"host": model.url}}
         ).settings
-        runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+        runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
         try:
             runtime.open([workspace], settings, index=False).result()
             first = runtime.reindex()
@@ -108,7 +108,7 @@ def test_pause_stops_the_phase_and_resume_finishes_it(
         settings = load_settings(
             {"storage": str(tmp_path / "storage"), "ollama": {"host": model.url}}
         ).settings
-        runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+        runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
         try:
             runtime.open([workspace], settings, index=False).result()
             first = runtime.reindex()

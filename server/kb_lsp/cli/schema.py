@@ -23,6 +23,7 @@ from kb_lsp.cli.common import (
     _sync,
     _workspace,
 )
+from kb_lsp.cli.output import print_result
 
 
 def format_schema(schema: Mapping[str, Any]) -> str:
@@ -64,7 +65,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
                 _say(READ_ONLY)
             schema = dump(runtime.schema())
     if args.json:
-        print(json.dumps(schema, indent=2, ensure_ascii=False))
+        print_result("schema", schema)
     else:
         print(format_schema(schema))
     return 0
