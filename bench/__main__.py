@@ -37,6 +37,7 @@ BENCHMARKS = {
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",
     "globs": "bench.globs",
+    "extract": "bench.extract",
 }
 
 

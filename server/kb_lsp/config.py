@@ -354,6 +354,26 @@ class AgentSettings(_Section):
     )
 
 
+class MetadataSettings(_Section):
+    # `schemaFile`, not `schema`: pydantic's models have a `schema` attribute of their own.
+    schema_file: OptionalText = Field(
+        default=None,
+        description=(
+            "A JSON Schema file of the fields the model fills in from each note's text "
+            "(relative to the workspace folder). Empty: `.kb/schema.json` when it exists."
+        ),
+        json_schema_extra=ui(250, "files"),
+    )
+    extract: bool = Field(
+        default=True,
+        description=(
+            "With a schema, the local model extracts its fields from each note after the "
+            "vectors (cached by content: unchanged notes are never asked again)."
+        ),
+        json_schema_extra=ui(260, "files"),
+    )
+
+
 class LogSettings(_Section):
     level: Literal["debug", "info", "warning", "error"] = Field(
         default="info",
@@ -474,6 +494,7 @@ class Settings(_Section):
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    metadata: MetadataSettings = Field(default_factory=MetadataSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     log: LogSettings = Field(default_factory=LogSettings)

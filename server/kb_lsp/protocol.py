@@ -28,7 +28,7 @@ MAX_PATHS = 64
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
-IndexPhase = Literal["scanning", "keyword", "vectors"]
+IndexPhase = Literal["scanning", "keyword", "vectors", "metadata"]
 IndexAction = Literal["pause", "resume", "cancel"]
 # "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
 StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
@@ -128,6 +128,17 @@ class IndexStatus(_Payload):
     vectors_ready: float = Field(default=1.0, ge=0.0, le=1.0)
     # The user paused indexing (kb/indexControl): changes queue until it is resumed.
     paused: bool = False
+    metadata: MetadataStatus | None = None
+
+
+class MetadataStatus(_Payload):
+    """Metadata a model extracts (`.kb/schema.json`): how far, by which model, or why not."""
+
+    schema_file: str | None = None
+    model: str | None = None
+    extracted: int = 0  # notes whose extracted fields are current, of `total`
+    total: int = 0
+    message: str | None = None  # why extraction does not run (no model, a bad schema)
 
 
 class SkippedFile(_Payload):
@@ -188,6 +199,9 @@ class HitMeta(_Payload):
     tags: list[str] = Field(default_factory=list)
     status: str | None = None
     modified: str | None = None  # ISO date of the file's last change
+    # Fields a model extracted from the note's text (front matter wins), and which model.
+    extracted: dict[str, list[str]] = Field(default_factory=dict)
+    extracted_by: str | None = None  # `ollama/qwen2.5:7b`
 
 
 class SearchHit(_Payload):
@@ -338,6 +352,7 @@ class SchemaField(_Payload):
     types: list[str]
     files: int
     top: list[SchemaValue] = Field(default_factory=list)
+    extracted: int = 0  # of `files`, how many have a value a model extracted
 
 
 class SchemaResponse(_Payload):

@@ -113,6 +113,9 @@ async def test_hits_carry_metadata(kb: KbClient) -> None:
         "tags": ["payments", "treasury"],
         "status": "draft",
         "modified": "2026-10-20",
+        # No schema in this workspace: nothing a model extracted.
+        "extracted": {},
+        "extractedBy": None,
     }
 
 

@@ -128,6 +128,8 @@ export function indexLabel(status: IndexStatus, secondsLeft?: number): string {
     label = 'Scanning files…';
   } else if (p.phase === 'keyword') {
     label = `Reading ${count(p.filesDone)}/${count(p.filesTotal)} files`;
+  } else if (p.phase === 'metadata') {
+    label = `Search ready · metadata ${count(p.filesDone)}/${count(p.filesTotal)} notes`;
   } else {
     const embedding = p.chunksTotal
       ? `embedding ${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)} passages`

@@ -60,7 +60,7 @@ export const ErrorCodes = {
 export type SearchMode = 'hybrid' | 'semantic' | 'keyword';
 export type Label = 'filename match' | 'context match' | 'related';
 export type IndexState = 'indexing' | 'ready' | 'error';
-export type IndexPhase = 'scanning' | 'keyword' | 'vectors';
+export type IndexPhase = 'scanning' | 'keyword' | 'vectors' | 'metadata';
 export type IndexAction = 'pause' | 'resume' | 'cancel';
 export type StopReason =
   | 'answer'
@@ -128,6 +128,16 @@ export interface IndexStatus {
   keywordComplete?: boolean;
   vectorsReady?: number;
   paused?: boolean;
+  metadata?: MetadataStatus | null;
+}
+
+/** Metadata a model extracts (`.kb/schema.json`): how far, by which model, or why not. */
+export interface MetadataStatus {
+  schemaFile?: string | null;
+  model?: string | null;
+  extracted?: number;
+  total?: number;
+  message?: string | null;
 }
 
 export interface SkippedFile {
@@ -168,6 +178,8 @@ export interface HitMeta {
   tags?: string[];
   status?: string | null;
   modified?: string | null;
+  extracted?: Record<string, string[]>;
+  extractedBy?: string | null;
 }
 
 export interface SearchHit {
@@ -301,6 +313,7 @@ export interface SchemaField {
   types: string[];
   files: number;
   top?: SchemaValue[];
+  extracted?: number;
 }
 
 export interface SchemaResponse {

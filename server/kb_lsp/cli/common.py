@@ -174,22 +174,30 @@ READ_ONLY = (
 )
 
 
-def _sync(runtime: Runtime, *, full: bool = False, quiet: bool = False) -> SyncReport | None:
+def _sync(
+    runtime: Runtime, *, full: bool = False, quiet: bool = False, extract: bool = False
+) -> SyncReport | None:
     """Bring the index up to date and say what it took; None when another process
-    writes the index (the command says so, in its words)."""
+    writes the index (the command says so, in its words). `extract`: the model's
+    metadata phase too (`kb index`; a search never waits for a model)."""
     from kb_lsp.engine.records import ReadOnlyStore
     from kb_lsp.runtime import Unavailable
 
     try:
-        report = runtime.reindex(full=full).result()
+        report = runtime.reindex(full=full, extract=extract).result()
     except (ReadOnlyStore, Unavailable):
         return None
     if not quiet or report.chunks_embedded or report.files_removed:
         print(
             f"Indexed {report.files_added + report.files_changed} changed files, "
             f"removed {report.files_removed}, {report.files_unchanged} unchanged; "
-            f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused "
-            f"({report.seconds:.1f}s)",
+            f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
+            + (
+                f", {report.notes_extracted} notes' metadata extracted"
+                if report.notes_extracted
+                else ""
+            )
+            + f" ({report.seconds:.1f}s)",
             file=sys.stderr,
         )
     for error in report.errors:

@@ -17,13 +17,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.path and args.workspace and _workspace(args.path) != _workspace(args.workspace):
         raise CliError(f"two workspaces given ({args.path} and -w {args.workspace}): give one")
     folder = _workspace(args.path or args.workspace)
-    with _runtime(args, folder) as runtime:
+    # --extract: even where kb.metadata.extract is off; --no-extract: not this time.
+    overrides = {"metadata.extract": True} if args.extract else None
+    with _runtime(args, folder, overrides) as runtime:
         if runtime.status().read_only:
             raise CliError(
                 "another kb-lsp process (an editor window, kb mcp) is indexing this "
                 "workspace and keeps it current; close it, or index into another --storage"
             )
-        _sync(runtime, full=args.full)
+        _sync(runtime, full=args.full, extract=args.extract is not False)
         status = runtime.status()
     if args.json:
         print_result("index", status)

@@ -71,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     workspace(index)
     index.add_argument("--full", action="store_true", help="re-index everything")
     index.add_argument("--json", action="store_true", help="print the index status as JSON")
+    index.add_argument(
+        "--extract",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="extract the schema's fields (.kb/schema.json) with the local model after the "
+        "vectors (default: kb.metadata.extract); --no-extract skips it",
+    )
 
     search = command("search", cmd_search, "search the workspace, numbered results")
     search.add_argument(
@@ -96,6 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     workspace(schema)
     schema.add_argument("--json", action="store_true", help="print the kb/schema result")
+    schema.add_argument(
+        "--discover",
+        action="store_true",
+        help="propose a .kb/schema.json (front-matter fields, and fields the local model "
+        "suggests from a sample of notes) on stdout",
+    )
+    schema.add_argument(
+        "--sample", type=int, default=8, metavar="N", help="notes the model reads (0: none)"
+    )
 
     status = command("status", cmd_status, "show what is indexed and what was skipped")
     workspace(status)

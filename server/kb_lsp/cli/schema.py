@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_lsp.runtime.quick_defaults import METHODS
@@ -13,7 +14,15 @@ from kb_lsp.runtime.quick_defaults import METHODS
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
 if TYPE_CHECKING:
     pass
-from kb_lsp.cli.common import READ_ONLY, _from_server, _runtime, _say, _sync, _workspace
+from kb_lsp.cli.common import (
+    READ_ONLY,
+    _from_server,
+    _runtime,
+    _say,
+    _settings,
+    _sync,
+    _workspace,
+)
 from kb_lsp.cli.output import print_result
 
 
@@ -31,6 +40,8 @@ def format_schema(schema: Mapping[str, Any]) -> str:
         )
         count = field["files"]
         files = f"{count} file{'s' * (count != 1)}"
+        if field.get("extracted"):
+            files += f" ({field['extracted']} extracted by the model)"
         line = f"  {field['name']:<{width}}  {'|'.join(field['types'])}, {files}"
         lines.append(f"{line}: {values}" if values else line)
     return "\n".join(lines)
@@ -43,6 +54,8 @@ def _filter_value(value: str) -> str:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
+    if args.discover:
+        return _discover(args, folder)
     schema = _from_server(args, folder, METHODS["schema"], {})
     if schema is None:
         from kb_lsp.protocol import dump
@@ -55,4 +68,33 @@ def cmd_schema(args: argparse.Namespace) -> int:
         print_result("schema", schema)
     else:
         print(format_schema(schema))
+    return 0
+
+
+def _discover(args: argparse.Namespace, folder: Path) -> int:
+    """A proposed `.kb/schema.json` on stdout: the front matter's fields, then the
+    model's suggestions from a sample of notes (marked `x-suggested`)."""
+    from kb_lsp.engine.llm import LlmError, create_llm
+    from kb_lsp.engine.metadata.discover import proposal, suggested_fields, written_fields
+    from kb_lsp.engine.metadata.user_schema import SCHEMA_FILE
+
+    with _runtime(args, folder) as runtime:
+        if _sync(runtime, quiet=True) is None:
+            _say(READ_ONLY)
+        written = written_fields(runtime.schema())
+        files = runtime.files()
+        step = max(1, len(files) // max(1, args.sample))
+        samples = [(info.title, runtime.file_text(info.path)[1]) for info in files[::step]]
+        suggested: dict[str, dict[str, Any]] = {}
+        if args.sample and samples:
+            model = create_llm(_settings(args))
+            try:
+                suggested = suggested_fields(model, samples[: args.sample])
+            except LlmError as err:
+                _say(f"no suggestions from the model: {err}")
+    print(proposal(written, suggested))
+    _say(
+        f"{len(written)} fields from front matter, {len(suggested)} suggested by the model; "
+        f"edit and save as {folder / SCHEMA_FILE}, then run kb index"
+    )
     return 0

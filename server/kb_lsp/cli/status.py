@@ -87,6 +87,11 @@ def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
             "meanwhile"
         )
     lines.append(("vectors", vectors))
+    metadata = status.get("metadata")
+    if metadata:
+        by = f" by {metadata['model']}" if metadata.get("model") else ""
+        line = f"{metadata['extracted']:,}/{metadata['total']:,} notes extracted{by}"
+        lines.append(("metadata", metadata.get("message") or line))
     return lines
 
 

@@ -33,6 +33,7 @@ MODELS: list[type[BaseModel]] = [
     protocol.LlmStatus,
     protocol.SkippedFile,
     protocol.FileProblem,
+    protocol.MetadataStatus,
 ]
 REQUIRED = "<required>"
 

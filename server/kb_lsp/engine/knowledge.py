@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.embed.embeddings import Embedder, make_embedder
+from kb_lsp.engine.index.extraction import MetadataPhase
 from kb_lsp.engine.index.indexer import Indexer
 from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.memory import release_free_memory
@@ -129,6 +130,7 @@ class KnowledgeBase:
         self.storage = storage if storage is not None else default_storage(settings)
         self.embedder = embedder if embedder is not None else make_embedder(settings, model_cache())
         self.searcher = Searcher(self.embedder)
+        self.metadata_phase = MetadataPhase(settings)
         self._roots: list[RootIndex] = []
         self._syncing = False
         self._progress: SyncProgress | None = None  # the running sync's latest step
@@ -142,6 +144,7 @@ class KnowledgeBase:
         The rest (roots' file rules, chunking, the embedder, the store) were fixed when
         the knowledge base was opened."""
         self.settings = settings
+        self.metadata_phase.use_settings(settings)
 
     # --- roots -----------------------------------------------------------------------------
 
@@ -208,10 +211,14 @@ class KnowledgeBase:
         progress: Callable[[SyncProgress], None] | None = None,
         cancel: threading.Event | None = None,
         full: bool = False,
+        extract: bool = False,
+        yield_to: threading.Event | None = None,
     ) -> SyncReport:
         """Bring the index in line with the disk: every root (`paths=None`) or only the given
         absolute paths (files or folders; ones that no longer exist are removed). `full`
-        re-embeds everything. Raises `ReadOnlyStore` in read-only mode."""
+        re-embeds everything. `extract`: then the model's metadata of every note not
+        extracted yet (`index/extraction.py`), stopping at once when `yield_to` is set
+        (other work waits). Raises `ReadOnlyStore` in read-only mode."""
         roots = self._snapshot()
         if any(index.store.read_only for index in roots):
             raise ReadOnlyStore(
@@ -272,6 +279,8 @@ class KnowledgeBase:
                 # The vector collection anew, beside the live one (`Store.rebuild_vectors`).
                 for index in roots:
                     index.store.rebuild_vectors()
+            if extract and not report.cancelled:
+                self.metadata_phase.run(roots, tally, cancel, report, yield_to)
         finally:
             self._syncing = False
             self._progress = None
@@ -398,9 +407,12 @@ class KnowledgeBase:
             progress=self._index_progress(),
             keyword_complete=not self._keyword_incomplete
             and not (
-                self._syncing and self._progress is not None and self._progress.phase != "vectors"
+                self._syncing
+                and self._progress is not None
+                and self._progress.phase not in ("vectors", "metadata")
             ),
             vectors_ready=min(1.0, ready / with_text) if with_text else 1.0,
+            metadata=self.metadata_phase.status(roots),
         )
 
     def _index_progress(self) -> IndexProgress | None:

@@ -73,6 +73,10 @@ def hover_text(kb: KnowledgeBase, info: FileInfo, query: str) -> str:
         facts += [f"status: {meta.status}"] if meta.status else []
         facts += [f"modified {meta.modified}"] if meta.modified else []
         lines.append(" · ".join(facts))
+        if meta.extracted:
+            # Which values a model read from the text, and which model: not the author's.
+            shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in meta.extracted.items())
+            lines.append(f"extracted by {meta.extracted_by}: {shown}")
     best = kb.search_in_file(info.path, query or info.title, limit=1)
     if best:
         hit = best[0]

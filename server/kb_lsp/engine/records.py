@@ -45,6 +45,7 @@ class SyncReport:
     chunks_embedded: int = 0  # chunks whose vectors were computed in this sync
     chunks_reused: int = 0  # chunks whose vectors came from the store (same text hash)
     chunks_removed: int = 0
+    notes_extracted: int = 0  # notes a model read for their fields (cache misses)
     skipped: int = 0
     seconds: float = 0.0
     cancelled: bool = False

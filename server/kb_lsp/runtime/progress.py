@@ -34,7 +34,12 @@ LOG_EVERY = 5.0  # seconds between two "indexing: …" lines during a sync
 RATE_WINDOW = 30.0  # seconds of recent progress the rate and the time left are taken from
 
 SCANNING = "scanning files…"
-PHASE_WORDS = {"scanning": "scanning", "keyword": "reading", "vectors": "embedding"}
+PHASE_WORDS = {
+    "scanning": "scanning",
+    "keyword": "reading",
+    "vectors": "embedding",
+    "metadata": "extracting metadata",
+}
 
 
 class Progress(Protocol):
@@ -58,6 +63,8 @@ def progress_text(progress: Progress) -> str:
     `scanning files…` while the sync does not know its total yet."""
     if progress.phase == "scanning" or progress.files_total == 0:
         return SCANNING
+    if progress.phase == "metadata":
+        return f"metadata: {progress.files_done:,}/{progress.files_total:,} notes"
     parts = [f"{progress.files_done:,}/{progress.files_total:,} files"]
     if progress.chunks_total:
         parts.append(f"{progress.chunks_done:,}/{progress.chunks_total:,} chunks")

@@ -117,4 +117,6 @@ def quick_status(folder: Path, settings: Settings) -> dict[str, Any] | None:
     values["llm"] = wire("LlmStatus", values["llm"])
     values["skipped"] = [wire("SkippedFile", item) for item in values["skipped"]]
     values["problems"] = [wire("FileProblem", item) for item in values["problems"]]
+    if values["metadata"] is not None:
+        values["metadata"] = wire("MetadataStatus", values["metadata"])
     return wire("IndexStatus", values)

@@ -54,6 +54,10 @@ _DATA: dict[str, Any] = json.loads(
   "agent": {
    "max_steps": 7
   },
+  "metadata": {
+   "schema_file": null,
+   "extract": true
+  },
   "chroma": {
    "url": null
   },
@@ -176,6 +180,14 @@ _DATA: dict[str, Any] = json.loads(
    "agent",
    "max_steps"
   ],
+  "metadata.schemaFile": [
+   "metadata",
+   "schema_file"
+  ],
+  "metadata.extract": [
+   "metadata",
+   "extract"
+  ],
   "chroma.url": [
    "chroma",
    "url"
@@ -296,6 +308,10 @@ _DATA: dict[str, Any] = json.loads(
    [
     "paused",
     false
+   ],
+   [
+    "metadata",
+    null
    ]
   ],
   "LlmStatus": [
@@ -346,6 +362,28 @@ _DATA: dict[str, Any] = json.loads(
    [
     "message",
     "<required>"
+   ]
+  ],
+  "MetadataStatus": [
+   [
+    "schemaFile",
+    null
+   ],
+   [
+    "model",
+    null
+   ],
+   [
+    "extracted",
+    0
+   ],
+   [
+    "total",
+    0
+   ],
+   [
+    "message",
+    null
    ]
   ]
  },

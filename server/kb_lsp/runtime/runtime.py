@@ -154,15 +154,17 @@ class Runtime:
     # --- operations ------------------------------------------------------------------------
 
     def reindex(
-        self, *, full: bool = False, cancel: threading.Event | None = None
+        self, *, full: bool = False, cancel: threading.Event | None = None, extract: bool = True
     ) -> concurrent.futures.Future[SyncReport]:
         """Sync every root (`full`: rebuild everything) on the worker; the future ends with
-        the sync. Setting `cancel` stops the sync. `Unavailable` when read-only."""
+        the sync. Setting `cancel` stops the sync. `extract`: the model's metadata phase
+        too (when a schema and `kb.metadata.extract` ask for it). `Unavailable` when
+        read-only."""
         kb = self.session.kb
         if kb is not None and kb.read_only:
             raise Unavailable(READ_ONLY_REINDEX)
         title = "Rebuilding the knowledge base" if full else "Reindexing the knowledge base"
-        job = Job(title=title, full=full, progress="always")
+        job = Job(title=title, full=full, progress="always", extract=extract)
         if cancel is not None:
             job.cancel = cancel
         future: concurrent.futures.Future[SyncReport] = self.session.worker.submit(job)

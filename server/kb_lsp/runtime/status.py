@@ -67,8 +67,10 @@ def combined(base: IndexStatus, activity: Activity) -> IndexStatus:
                 chunks_done=elsewhere.chunks_done,
                 chunks_total=elsewhere.chunks_total,
             )
-            update["pending"] = max(0, elsewhere.files_total - elsewhere.files_done)
-            update["keyword_complete"] = elsewhere.phase == "vectors"
+            # The metadata phase counts notes the model reads, every file is indexed.
+            left = elsewhere.files_total - elsewhere.files_done
+            update["pending"] = 0 if elsewhere.phase == "metadata" else max(0, left)
+            update["keyword_complete"] = elsewhere.phase in ("vectors", "metadata")
             messages = [BUILT_ELSEWHERE]
     elif activity.busy:
         update["state"] = "indexing"

@@ -69,6 +69,7 @@ def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
             for p, r in db.execute("SELECT path, reason FROM skipped ORDER BY path")
         ]
         problems = _problems(db)
+        metadata = _metadata(db, files)
     except sqlite3.Error:
         return None  # an older or damaged store: the runtime knows what to do with it
     finally:
@@ -90,7 +91,23 @@ def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
         if read_only
         else None,
         "vectorsReady": min(1.0, int(complete) / int(written)) if written else 1.0,
+        "metadata": metadata,
     }
+
+
+def _metadata(db: sqlite3.Connection, files: int) -> dict[str, Any] | None:
+    """How many notes have a current extraction (`store/extractions.py`), by the model
+    that made the latest; None when no note has one."""
+    try:
+        row = db.execute(
+            "SELECT count(*), max(e.model) FROM files f JOIN file_extraction e "
+            "ON e.path = f.path AND e.content_hash = f.sha256"
+        ).fetchone()
+    except sqlite3.OperationalError:  # a store from before extraction
+        return None
+    if not row or not row[0]:
+        return None
+    return {"model": str(row[1]), "extracted": int(row[0]), "total": files}
 
 
 def _problems(db: sqlite3.Connection) -> list[dict[str, Any]]:

@@ -59,6 +59,7 @@ class Job:
     paths: frozenset[Path] | None = None  # None: every root
     full: bool = False
     progress: ShowProgress = "never"
+    extract: bool = True  # the model's metadata phase (`engine/index/extraction.py`)
     fn: Callable[[], Any] | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     future: Future[Any] = field(default_factory=Future)
@@ -94,6 +95,8 @@ class IndexingWorker:
         self._stopped = False
         self._paused = False
         self._interrupted = False  # `pause` stopped a sync: `resume` finishes it
+        # Set when work is queued: the running sync's metadata phase gives way to it.
+        self._waiting = threading.Event()
         # A sync of everything was cancelled: the index may lack files until the next one.
         self.incomplete = False
         self._thread = threading.Thread(target=self._run, name="kb-indexer", daemon=True)
@@ -128,6 +131,7 @@ class IndexingWorker:
                 job.future.cancel()
                 return job.future
             self._jobs.append(job)
+            self._waiting.set()
             self._cond.notify_all()
         self._changed()
         return job.future
@@ -137,6 +141,7 @@ class IndexingWorker:
             if self._stopped:
                 return
             self._paths.update(paths)
+            self._waiting.set()
             self._cond.notify_all()
         self._changed()
 
@@ -145,6 +150,7 @@ class IndexingWorker:
             if self._stopped:
                 return
             self._rescan = self._rescan or reason
+            self._waiting.set()
             self._cond.notify_all()
 
     # --- the user's control (kb/indexControl) ---------------------------------------------
@@ -211,6 +217,8 @@ class IndexingWorker:
         """Files known to be waiting: the rest of the running sync plus queued paths."""
         with self._cond:
             step = self._progress if self._current is not None else None
+            if step is not None and step.phase == "metadata":
+                step = None  # notes the model reads: every file is indexed already
             running = max(0, step.total - step.done) if step is not None else 0
             return running + len(self._paths)
 
@@ -242,6 +250,9 @@ class IndexingWorker:
                 self._paths = set()
             self._current = job
             self._progress = None
+            self._waiting.clear()  # what waited is this job, or still queued behind it
+            if self._jobs or self._paths or self._rescan:
+                self._waiting.set()
             return job
 
     def _run(self) -> None:
@@ -292,16 +303,17 @@ class IndexingWorker:
                 handle.report(step.as_wire())
 
         ticking = threading.Event()
-        ticker = threading.Thread(
+        threading.Thread(
             target=_tick, args=(monitor, ticking), name="kb-progress-log", daemon=True
-        )
-        ticker.start()
+        ).start()
         try:
             report = kb.sync(
                 sorted(job.paths) if job.paths is not None else None,
                 progress=on_progress,
                 cancel=job.cancel,
                 full=job.full,
+                extract=job.extract,
+                yield_to=self._waiting,
             )
         except Exception as err:
             self._set_error(f"indexing failed: {err}")

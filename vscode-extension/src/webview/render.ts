@@ -170,8 +170,19 @@ export function renderHover(hit: SearchHit, summary: string | undefined, passage
     (hit.heading ? `<div class="hover-heading">${escapeHtml(hit.heading)}</div>` : '') +
     `<div class="hover-passage${passage ? ' is-passage' : ''}">${highlight(text, hit.marks ?? [])}</div>` +
     (hit.meta?.tags?.length ? `<div class="hover-tags">${hit.meta.tags.map((t) => `#${escapeHtml(t)}`).join(' ')}</div>` : '') +
+    extractedLine(hit) +
     (summary ? `<div class="hover-summary"><strong>Summary</strong> ${escapeHtml(summary)}</div>` : '')
   );
+}
+
+/** The fields a model read from the note's text, and which model: not the author's words. */
+function extractedLine(hit: SearchHit): string {
+  const fields = Object.entries(hit.meta?.extracted ?? {});
+  if (!fields.length) {
+    return '';
+  }
+  const shown = fields.map(([name, values]) => `${escapeHtml(name)}: ${escapeHtml(values.join(', '))}`).join('; ');
+  return `<div class="hover-extracted">extracted by ${escapeHtml(hit.meta?.extractedBy ?? 'a model')}: ${shown}</div>`;
 }
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';

@@ -48,6 +48,14 @@ export const Shapes = {
     keywordComplete: true,
     vectorsReady: true,
     paused: true,
+    metadata: true,
+  }),
+  MetadataStatus: keys<P.MetadataStatus>()({
+    schemaFile: true,
+    model: true,
+    extracted: true,
+    total: true,
+    message: true,
   }),
   SkippedFile: keys<P.SkippedFile>()({ path: true, reason: true }),
   FileProblem: keys<P.FileProblem>()({ path: true, line: true, message: true }),
@@ -58,7 +66,13 @@ export const Shapes = {
     mode: true,
     filter: true,
   }),
-  HitMeta: keys<P.HitMeta>()({ tags: true, status: true, modified: true }),
+  HitMeta: keys<P.HitMeta>()({
+    tags: true,
+    status: true,
+    modified: true,
+    extracted: true,
+    extractedBy: true,
+  }),
   SearchHit: keys<P.SearchHit>()({
     n: true,
     uri: true,
@@ -113,7 +127,13 @@ export const Shapes = {
   }),
   RelatedResponse: keys<P.RelatedResponse>()({ path: true, results: true, index: true }),
   SchemaValue: keys<P.SchemaValue>()({ value: true, count: true }),
-  SchemaField: keys<P.SchemaField>()({ name: true, types: true, files: true, top: true }),
+  SchemaField: keys<P.SchemaField>()({
+    name: true,
+    types: true,
+    files: true,
+    top: true,
+    extracted: true,
+  }),
   SchemaResponse: keys<P.SchemaResponse>()({ files: true, fields: true }),
   FileLines: keys<P.FileLines>()({
     uri: true,
@@ -145,7 +165,7 @@ export type ShapeName = keyof typeof Shapes;
 /** Fields that hold another payload (or a list of them), by payload. */
 export const Nested: Partial<Record<ShapeName, Record<string, ShapeName>>> = {
   Range: { start: 'Position', end: 'Position' },
-  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', problems: 'FileProblem', progress: 'IndexProgress' },
+  IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', problems: 'FileProblem', progress: 'IndexProgress', metadata: 'MetadataStatus' },
   SearchHit: { range: 'Range', meta: 'HitMeta' },
   SearchResponse: { results: 'SearchHit', index: 'IndexStatus' },
   OpenResultResponse: { range: 'Range' },

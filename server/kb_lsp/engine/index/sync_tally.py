@@ -12,6 +12,10 @@ never sees a total move.
   chunks to embed (`chunks_total`) are counted when the phase starts and fixed too, and
   `chunks_done` moves inside a big file while `done` stands still.
 
+* "metadata" (extracting, `extraction.py`): the model's fields of each note; `done` and
+  `total` count the notes of this phase (every note whose extraction is not current),
+  its own total, fixed when the phase starts.
+
 `SyncProgress` (records.py) carries each step to the progress callback.
 """
 
@@ -34,6 +38,8 @@ class SyncTally:
         self._chunks_total = 0
         self._chunks_done = 0
         self._phase: IndexPhase = "scanning"
+        self._extract_total = 0
+        self._extracted = 0
 
     def scanning(self) -> None:
         if self._progress:
@@ -68,10 +74,24 @@ class SyncTally:
         self._complete = min(self.total, self._complete + files)
         self._emit(path)
 
+    def metadata(self, notes: int) -> None:
+        """Vectors are done; the model reads `notes` notes for their fields."""
+        self._phase = "metadata"
+        self._extract_total = notes
+        self._extracted = 0
+        if notes:
+            self._emit(None)
+
+    def extracted(self, path: str | None) -> None:
+        self._extracted = min(self._extract_total, self._extracted + 1)
+        self._emit(path)
+
     def _emit(self, path: str | None) -> None:
         if not self._progress:
             return
-        if self._phase == "vectors":
+        if self._phase == "metadata":
+            step = SyncProgress(self._extracted, self._extract_total, path, "metadata")
+        elif self._phase == "vectors":
             step = SyncProgress(
                 self._complete,
                 self.total,

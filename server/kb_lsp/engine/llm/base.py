@@ -237,8 +237,11 @@ class ChatModel(ABC):
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> ChatResult:
-        """Run `chat_stream` to the end and return its result."""
+        """Run `chat_stream` to the end and return its result. `response_schema`: a JSON
+        Schema the reply must follow (structured output: Ollama's `format`, the OpenAI
+        API's `response_format`); the caller still validates what comes back."""
         stream = self.chat_stream(
             messages,
             tools,
@@ -246,6 +249,7 @@ class ChatModel(ABC):
             on_wait=on_wait,
             max_tokens=max_tokens,
             temperature=temperature,
+            response_schema=response_schema,
         )
         for item in stream:
             if isinstance(item, ChatResult):
@@ -263,6 +267,7 @@ class ChatModel(ABC):
         on_wait: Callable[[], None] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Iterator[Delta | ChatResult]:
         """Stream one chat call: `Delta`s as they arrive, then exactly one `ChatResult`.
 
@@ -285,7 +290,11 @@ class ChatModel(ABC):
             # Runs on its own thread so that the caller can give up on a silent stream.
             try:
                 stream = self._open(
-                    list(messages), list(tools) if tools else None, limit, temperature
+                    list(messages),
+                    list(tools) if tools else None,
+                    limit,
+                    temperature,
+                    response_schema,
                 )
                 with opened_lock:
                     opened.append(stream)
@@ -408,6 +417,7 @@ class ChatModel(ABC):
         tools: list[Mapping[str, Any]] | None,
         max_tokens: int,
         temperature: float | None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Stream:
         """Open the HTTP stream (on the reader thread); errors are raised as they are."""
 

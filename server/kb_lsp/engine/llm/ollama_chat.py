@@ -122,6 +122,7 @@ class OllamaChat(ChatModel):
         tools: list[Mapping[str, Any]] | None,
         max_tokens: int,
         temperature: float | None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Stream:
         client = self._client()
         options: dict[str, Any] = {"num_ctx": self.num_ctx, "num_predict": max_tokens}
@@ -133,6 +134,7 @@ class OllamaChat(ChatModel):
             tools=tools or None,
             stream=True,
             options=options,
+            format=dict(response_schema) if response_schema is not None else None,
             keep_alive=self.config.keep_alive,
         )
 

@@ -137,6 +137,7 @@ class OpenAIChat(ChatModel):
         tools: list[Mapping[str, Any]] | None,
         max_tokens: int,
         temperature: float | None,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> Stream:
         if not self.model:
             self.capabilities(timeout=min(self.timeout, 10.0))
@@ -151,6 +152,11 @@ class OpenAIChat(ChatModel):
             body["temperature"] = temperature
         if tools:
             body["tools"] = list(tools)
+        if response_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "fields", "strict": True, "schema": dict(response_schema)},
+            }
         http = self._http(self.timeout + HTTP_TIMEOUT_SLACK_SECONDS)
         context = http.stream("POST", f"{self.host}/chat/completions", json=body)
 

@@ -24,11 +24,25 @@ class _Records(Protocol):
     def records(self, paths: Iterable[str]) -> Mapping[str, _Modified]: ...
 
 
+class _Applied(Protocol):
+    @property
+    def model(self) -> str: ...
+    @property
+    def fields(self) -> dict[str, list[str]]: ...
+
+
+class _Extractions(Protocol):
+    def applied(self, paths: list[str]) -> Mapping[str, _Applied]: ...
+
+
 class MetaSource(Protocol):
-    """What `hit_meta` reads of a store (two queries for any number of paths)."""
+    """What `hit_meta` reads of a store (four queries for any number of paths)."""
 
     @property
     def notes(self) -> _Fields: ...
+
+    @property
+    def extractions(self) -> _Extractions: ...
 
     @property
     def catalog(self) -> _Records: ...
@@ -47,6 +61,7 @@ def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
     values = store.notes.field_values(paths, ["tag", "status"])
     try:
         records = store.catalog.records(paths)
+        extracted = store.extractions.applied(list(paths))
     except RuntimeError:  # the store closed under us: its folder was just removed
         return {}
     out: dict[str, HitMeta] = {}
@@ -59,4 +74,8 @@ def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
             status=status[0] if status else None,
             modified=local_date(record.mtime_ns) if record is not None else None,
         )
+        applied = extracted.get(path)
+        if applied is not None and applied.fields:
+            out[path].extracted = applied.fields
+            out[path].extracted_by = applied.model
     return out

@@ -21,8 +21,10 @@ def build_schema(
 ) -> SchemaResponse:
     """Merge the fields of every root; fields with the most files first, then by name."""
     merged: dict[str, tuple[dict[str, int], int, dict[str, int]]] = {}
+    extracted: dict[str, int] = {}
     for summaries in per_root:
         for summary in summaries:
+            extracted[summary.name] = extracted.get(summary.name, 0) + summary.extracted
             kinds, count, values = merged.setdefault(summary.name, ({}, 0, {}))
             for kind, n in summary.kinds.items():
                 kinds[kind] = kinds.get(kind, 0) + n
@@ -40,6 +42,7 @@ def build_schema(
                 SchemaValue(value=value, count=n)
                 for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))[:top]
             ],
+            extracted=extracted.get(name, 0),
         )
         for name, (kinds, count, values) in merged.items()
     ]

@@ -1,9 +1,13 @@
 """Metadata in the store's SQLite database: tables, writes, and the reads filters,
 the schema and hits need.
 
-* `file_fields(path, field, kind, value, key, number)`: one row per value (a list gives
-  one row per element); `key` is the lower-cased value that `field:value` compares,
-  `number` is set for numbers; dates are ISO text, which orders like the dates.
+* `file_fields(path, field, kind, value, key, number, source)`: one row per value (a list
+  gives one row per element); `key` is the lower-cased value that `field:value` compares,
+  `number` is set for numbers; dates are ISO text, which orders like the dates; `source`
+  is `""` for what the author wrote and the model's identity for a value a model
+  extracted (`store/extractions.py`), so filters read both alike.
+* `file_extraction(path, content_hash, schema_hash, model, dropped)`: which extraction
+  a file's extracted rows come from (the third phase compares it with the file's hash).
 * `file_problems(path, line, message)`: what `kb status` lists (malformed front matter).
 * `file_links(path, kind, target, text, heading, line)`: outgoing links as written.
 
@@ -22,7 +26,7 @@ from kb_lsp.engine.metadata.extract import FileMetadata
 
 # Bump when extraction changes what it stores: files indexed before are re-read (their
 # vectors come from the cache, so this costs no embedding).
-METADATA_VERSION = "4"
+METADATA_VERSION = "5"
 
 DDL = (
     """
@@ -32,7 +36,8 @@ CREATE TABLE IF NOT EXISTS file_fields (
     kind TEXT NOT NULL,
     value TEXT NOT NULL,
     key TEXT NOT NULL,
-    number REAL
+    number REAL,
+    source TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS file_fields_path ON file_fields(path, field);
 CREATE INDEX IF NOT EXISTS file_fields_key ON file_fields(field, key);
@@ -51,11 +56,18 @@ CREATE TABLE IF NOT EXISTS file_links (
     line INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS file_links_path ON file_links(path);
+CREATE TABLE IF NOT EXISTS file_extraction (
+    path TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    schema_hash TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dropped TEXT NOT NULL
+);
 """
     + cards.DDL
 )
 
-_TABLES = ("file_fields", "file_problems", "file_links")
+_TABLES = ("file_fields", "file_problems", "file_links", "file_extraction")
 
 
 def write(
@@ -152,6 +164,7 @@ class FieldSummary:
     kinds: dict[str, int]  # kind -> files having a value of that kind
     files: int
     top: list[tuple[str, int]]  # (value as written, files)
+    extracted: int = 0  # files whose value a model extracted (the rest: written)
 
 
 def summarise(db: sqlite3.Connection, top: int) -> list[FieldSummary]:
@@ -160,6 +173,12 @@ def summarise(db: sqlite3.Connection, top: int) -> list[FieldSummary]:
         str(field): int(files)
         for field, files in db.execute(
             "SELECT field, count(DISTINCT path) FROM file_fields GROUP BY field"
+        )
+    }
+    extracted = {
+        str(field): int(files)
+        for field, files in db.execute(
+            "SELECT field, count(DISTINCT path) FROM file_fields WHERE source != '' GROUP BY field"
         )
     }
     kinds: dict[str, dict[str, int]] = {}
@@ -180,5 +199,7 @@ def summarise(db: sqlite3.Connection, top: int) -> list[FieldSummary]:
     out = []
     for field, files in counts.items():
         values = sorted(tops.get(field, []), key=lambda item: (-item[1], item[0]))
-        out.append(FieldSummary(field, kinds.get(field, {}), files, values[:top]))
+        out.append(
+            FieldSummary(field, kinds.get(field, {}), files, values[:top], extracted.get(field, 0))
+        )
     return out

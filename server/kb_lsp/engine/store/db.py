@@ -62,6 +62,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS extractions (
+    content_hash TEXT NOT NULL,
+    schema_hash TEXT NOT NULL,
+    model TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (content_hash, schema_hash, model)
+);
 CREATE TABLE IF NOT EXISTS summaries (
     content_hash TEXT NOT NULL,
     model TEXT NOT NULL,

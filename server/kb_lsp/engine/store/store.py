@@ -1,8 +1,8 @@
 """`Store`: one root's store, its parts put together (the package doc says which is which).
 
-Callers use the parts (`store.catalog.manifest()`, `store.fts.search(…)`); the store
-itself does only what spans them: writing and removing files (SQLite, then the vector
-index), vector search, the index's upkeep, the status figures, and the life cycle.
+Callers use the parts (`store.catalog.manifest()`, `store.fts.search(…)`, `store.extractions`);
+the store itself does only what spans them: writing and removing files (SQLite, then the
+vector index), vector search, the index's upkeep, the status figures, and the life cycle.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.engine.store.chunks import Chunks, NewChunk
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.exact import ExactIndex
+from kb_lsp.engine.store.extractions import Extractions
 from kb_lsp.engine.store.figures import StoreFigures, read_figures
 from kb_lsp.engine.store.fts import Fts
 from kb_lsp.engine.store.nearest import nearest_chunks
@@ -57,6 +58,7 @@ class Store:
         self.cache = VectorCache(self.db, dimension)
         self.fts = Fts(self.db, self.chunks, self.catalog.file_count)
         self.notes = Notes(self.db)
+        self.extractions = Extractions(self.db)
         self.exact_vectors = exact_vectors
         self.vectors: VectorIndex
         if exact_vectors:
@@ -65,8 +67,7 @@ class Store:
             self.vectors = exact
         else:
             self.vectors = ChromaIndex(self.db, chroma_url)
-        # The index is checked against SQLite once per opening (`repair_vectors`): after
-        # that only this process writes it, and a failed write makes it check again.
+        # Checked against SQLite once per opening and after a failed write (`repair_vectors`).
         self._vectors_trusted = False
         if not self.read_only:
             tighten(directory, say=self.db.existed)  # after SQLite and Chroma made files

@@ -1,0 +1,217 @@
+"""The user's metadata schema: which fields a model fills in from each note's text.
+
+The file is `.kb/schema.json` in a workspace folder, or the one `kb.metadata.schemaFile`
+names. It is a JSON Schema object, kept to what every structured-output runtime (Ollama,
+llama.cpp, vLLM) can turn into a grammar:
+
+```json
+{"type": "object", "properties": {
+  "counterparty": {"type": "string", "description": "the company on the other side"},
+  "amount": {"type": "number", "description": "the payment's amount"},
+  "systems": {"type": "array", "items": {"type": "string"}, "description": "..."},
+  "incident_date": {"type": "string", "format": "date", "description": "..."},
+  "severity": {"type": "string", "enum": ["low", "high"], "description": "..."}}}
+```
+
+A file outside that subset is refused with a message naming the property and what to
+write instead (`SchemaError`); the server keeps serving without extraction meanwhile.
+The schema's hash (of its canonical JSON) is part of every cached extraction's key, so
+editing it re-extracts every note, and only then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from kb_lsp.engine.metadata.filters import BUILTIN_FIELDS
+from kb_lsp.errors import InvalidInput
+
+SCHEMA_FILE = ".kb/schema.json"
+MAX_SCHEMA_BYTES = 256 * 1024
+MAX_FIELDS = 64
+MAX_ENUM = 200
+# A field's name is what the filter language reads (`counterparty:"Acme"`).
+_NAME = re.compile(r"[a-z_][a-z0-9_.\-]{0,63}")
+# Front-matter keys the indexer keeps for itself (`extract.py`'s SHADOWED, tag keys).
+_RESERVED = frozenset([*BUILTIN_FIELDS, "tags", "keywords", "description", "aliases"])
+
+FieldKind = Literal["string", "list", "number", "date", "enum"]
+
+
+class SchemaError(InvalidInput):
+    """The schema file cannot be used; the message names the file, the property and
+    what to write instead."""
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    kind: FieldKind
+    description: str = ""
+    options: tuple[str, ...] = ()  # an enum's values, as written
+
+
+@dataclass(frozen=True)
+class UserSchema:
+    fields: tuple[FieldSpec, ...]
+    source: str  # where it was read from, for messages
+    digest: str  # sha256 of the canonical JSON: part of each cached extraction's key
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(spec.name for spec in self.fields)
+
+    def field(self, name: str) -> FieldSpec | None:
+        return next((spec for spec in self.fields if spec.name == name), None)
+
+    def json_schema(self) -> dict[str, Any]:
+        """What the model is constrained by: every field present, `null` when the note
+        does not say (a small model given optional fields tends to answer `{}`)."""
+        properties = {spec.name: _property(spec) for spec in self.fields}
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
+        }
+
+
+def _property(spec: FieldSpec) -> dict[str, Any]:
+    out: dict[str, Any]
+    if spec.kind == "list":
+        out = {"type": ["array", "null"], "items": {"type": "string"}}
+    elif spec.kind == "number":
+        out = {"type": ["number", "null"]}
+    elif spec.kind == "date":
+        out = {"type": ["string", "null"], "format": "date"}
+    elif spec.kind == "enum":
+        out = {"enum": [*spec.options, None]}
+    else:
+        out = {"type": ["string", "null"]}
+    if spec.description:
+        out["description"] = spec.description
+    return out
+
+
+def parse_schema(text: str, source: str) -> UserSchema:
+    """The schema in `text` (the contents of `source`); raises `SchemaError`."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SchemaError(
+            f"{source}: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
+        ) from None
+    except RecursionError:
+        raise SchemaError(f"{source}: nested too deeply to be a schema") from None
+    if not isinstance(raw, dict):
+        raise SchemaError(
+            f'{source}: a schema is a JSON object, {{"type": "object", "properties": {{…}}}}; '
+            f"this file holds a {_json_type(raw)}"
+        )
+    if raw.get("type", "object") != "object":
+        raise SchemaError(f'{source}: "type" must be "object" (a note\'s fields)')
+    properties = raw.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        raise SchemaError(
+            f'{source}: "properties" must be an object with at least one field, e.g. '
+            '{"owner": {"type": "string", "description": "who owns it"}}'
+        )
+    if len(properties) > MAX_FIELDS:
+        raise SchemaError(f"{source}: {len(properties)} fields; at most {MAX_FIELDS}")
+    fields = tuple(check_field(source, str(name), spec) for name, spec in properties.items())
+    canonical = json.dumps(
+        [[f.name, f.kind, f.description, list(f.options)] for f in fields], ensure_ascii=False
+    )
+    return UserSchema(fields, source, hashlib.sha256(canonical.encode()).hexdigest()[:16])
+
+
+def check_field(source: str, name: str, spec: Any) -> FieldSpec:
+    where = f"{source}: property {name!r}"
+    if not _NAME.fullmatch(name):
+        raise SchemaError(
+            f"{where}: a field name is lower-case letters, digits, `_`, `.` or `-`, "
+            "starting with a letter or `_`, at most 64 characters (filters type it)"
+        )
+    if name in _RESERVED:
+        raise SchemaError(f"{where}: {name!r} is a built-in field; choose another name")
+    if not isinstance(spec, dict):
+        raise SchemaError(f'{where}: must be an object such as {{"type": "string"}}')
+    description = spec.get("description", "")
+    if not isinstance(description, str):
+        raise SchemaError(f'{where}: "description" must be a string (one line)')
+    description = " ".join(description.split())[:300]
+    if "enum" in spec:
+        return FieldSpec(name, "enum", description, _options(where, spec["enum"]))
+    kind = spec.get("type")
+    if kind == "string":
+        fmt = spec.get("format")
+        if fmt not in (None, "date"):
+            raise SchemaError(f'{where}: "format" {fmt!r} is not supported; only "date"')
+        return FieldSpec(name, "date" if fmt == "date" else "string", description)
+    if kind in ("number", "integer"):
+        return FieldSpec(name, "number", description)
+    if kind == "array":
+        items = spec.get("items")
+        if not isinstance(items, dict) or items.get("type") != "string":
+            raise SchemaError(f'{where}: an array holds strings: "items": {{"type": "string"}}')
+        return FieldSpec(name, "list", description)
+    raise SchemaError(
+        f'{where}: "type" {kind!r} is not supported; use "string", "number", "integer", '
+        '"array" (of strings), a string with "format": "date", or an "enum"'
+    )
+
+
+def _options(where: str, values: Any) -> tuple[str, ...]:
+    if (
+        not isinstance(values, list)
+        or not values
+        or len(values) > MAX_ENUM
+        or not all(isinstance(v, str) and v.strip() for v in values)
+    ):
+        raise SchemaError(f'{where}: "enum" must be a list of 1 to {MAX_ENUM} non-empty strings')
+    return tuple(dict.fromkeys(" ".join(v.split()) for v in values))
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "string"
+
+
+def schema_path(root: Path, setting: str | None) -> Path | None:
+    """The schema file of a workspace folder: `kb.metadata.schemaFile` (relative to the
+    folder, or absolute), else `.kb/schema.json` when it exists."""
+    if setting:
+        path = Path(setting).expanduser()
+        return path if path.is_absolute() else root / path
+    default = root / SCHEMA_FILE
+    return default if default.is_file() else None
+
+
+def load_schema(root: Path, setting: str | None) -> UserSchema | None:
+    """The folder's schema, None when it has none; raises `SchemaError` for a file that
+    is missing (when a setting names it), unreadable, too big or malformed."""
+    path = schema_path(root, setting)
+    if path is None:
+        return None
+    try:
+        size = path.stat().st_size
+        if size > MAX_SCHEMA_BYTES:
+            raise SchemaError(f"{path}: {size} bytes; a schema is at most {MAX_SCHEMA_BYTES}")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SchemaError(f"{path}: no such file (named by kb.metadata.schemaFile)") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SchemaError(f"{path}: cannot be read: {err}") from None
+    return parse_schema(text, str(path))
