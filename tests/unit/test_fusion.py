@@ -26,7 +26,7 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def folded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The packaged model folded by onnxruntime, as `quantize.derive` folds it."""
-    source = MiniLMEmbedder()._source.model
+    source = MiniLMEmbedder().source.model
     out = tmp_path_factory.mktemp("fusion") / "folded.onnx"
     options = ort.SessionOptions()
     options.log_severity_level = 3
@@ -38,9 +38,7 @@ def folded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def hidden_states(model: Path) -> tuple[np.ndarray, np.ndarray]:
     """last_hidden_state of TEXTS in one padded batch, and the mask."""
-    tokenizer = MiniLMEmbedder()
-    tokenizer.load()
-    ids = [e.ids for e in tokenizer._ensure_loaded().tokenizer.encode_batch(TEXTS)]
+    ids = MiniLMEmbedder().token_ids(TEXTS)
     width = max(len(row) for row in ids)
     input_ids = np.zeros((len(ids), width), dtype=np.int64)
     mask = np.zeros_like(input_ids)

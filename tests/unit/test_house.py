@@ -428,3 +428,64 @@ def test_test_modules_do_not_import_each_other() -> None:
                 if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
             ]
     assert not found, found
+
+
+# Private attributes a test file may read on something other than itself, by file and the
+# expression they are read on: none of them is kb_lsp's. The list only shrinks.
+FOREIGN_PRIVATES: dict[tuple[str, str], str] = {
+    ("tests/e2e/conftest.py", "self.lsp"): "pygls' client: the server process it started",
+    ("tests/e2e/conftest.py", "kb.lsp"): "pygls' client: the server process it started",
+    ("tests/e2e/conftest.py", "self.lsp.protocol"): (
+        "pygls' client protocol: a raw request, unchecked by the client, is the test"
+    ),
+    ("tests/fakes/ollama_server.py", "owner"): "the fake's request handler reading the fake",
+    ("tests/fakes/openai_server.py", "owner"): "the fake's request handler reading the fake",
+    ("tests/unit/test_cli_json.py", "parser"): "argparse: no public list of subcommands",
+    ("tests/unit/test_cli_json.py", "argparse"): "argparse: no public list of subcommands",
+    ("tests/unit/test_cli_json.py", "commands[name]"): "argparse: no public list of options",
+}
+
+PRIVATE = re.compile(r"_(?!_)\w*")  # `_name`, not a dunder
+BY_NAME = {"setattr", "getattr", "delattr", "hasattr"}
+
+
+def private_reads(path: Path) -> Iterator[tuple[str, int, str]]:
+    """(the expression read from, line, the private name) for every single-underscore
+    attribute `path` reads on something other than `self` or `cls` (its own), by name
+    too: `getattr(x, "_y")`, `monkeypatch.setattr(x, "_y", ...)`."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and PRIVATE.fullmatch(node.attr):
+            base = node.value
+            if not (isinstance(base, ast.Name) and base.id in ("self", "cls")):
+                yield ast.unparse(base), node.lineno, node.attr
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            attr = node.args[1]
+            if (
+                name in BY_NAME
+                and isinstance(attr, ast.Constant)
+                and isinstance(attr.value, str)
+                and PRIVATE.fullmatch(attr.value)
+            ):
+                yield ast.unparse(node.args[0]), node.lineno, attr.value
+
+
+def test_tests_read_no_private_attribute_of_kb_lsp() -> None:
+    """Tests go through public seams (docs/design.md): a private name they read would
+    hold the code's insides in place. What is read on another library's object or by a
+    fake on itself is named in `FOREIGN_PRIVATES`."""
+    seen: set[tuple[str, str]] = set()
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        where = path.relative_to(REPO).as_posix()
+        for base, line, attr in private_reads(path):
+            if (where, base) in FOREIGN_PRIVATES:
+                seen.add((where, base))
+            else:
+                found.append(f"{where}:{line}: {base}.{attr}")
+    assert not found, "tests reading private names (give the code a public seam):\n" + "\n".join(
+        found
+    )
+    stale = sorted(set(FOREIGN_PRIVATES) - seen)
+    assert not stale, f"named in FOREIGN_PRIVATES but no longer read (remove): {stale}"

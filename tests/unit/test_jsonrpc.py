@@ -3,7 +3,6 @@ answers are captured where they would be written)."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import logging
 from typing import Any
@@ -19,6 +18,8 @@ from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 
 
 class Captured:
+    """A protocol whose answers are written, as JSON bodies, into `sent`."""
+
     def __init__(self) -> None:
         server = LanguageServer(
             "test", "0", protocol_cls=KbProtocol, converter_factory=plain_converter
@@ -26,12 +27,13 @@ class Captured:
         self.protocol: KbProtocol = server.protocol  # type: ignore[assignment]
         self.protocol.initialize_seen = True
         self.sent: list[dict[str, Any]] = []
-        serialize = self.protocol._serialize_message
+        self.protocol.set_writer(self, include_headers=False)
 
-        def send(data: Any) -> None:
-            self.sent.append(json.loads(json.dumps(data, default=serialize)))
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data))
 
-        self.protocol._send_data = send  # type: ignore[method-assign]
+    def close(self) -> None:
+        pass
 
     def receive(self, message: Any) -> list[dict[str, Any]]:
         body = message if isinstance(message, bytes) else json.dumps(message).encode()
@@ -113,15 +115,20 @@ async def test_a_message_shaped_dict_in_params_is_data(rpc: Captured) -> None:
     assert seen == [{"inner": inner}]
 
 
+def request(msg_id: int, method: str, params: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
+
+
 async def test_internal_errors_carry_no_traceback(
     rpc: Captured, caplog: pytest.LogCaptureFixture
 ) -> None:
-    failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    failed.set_exception(ZeroDivisionError("boom"))
-    rpc.protocol._inflight[7] = ("kb/search", 10)
+    @rpc.protocol.fm.feature("kb/search")
+    def search(params: Any) -> Any:
+        raise ZeroDivisionError("boom")
+
     with caplog.at_level(logging.INFO, logger="kb_lsp"):
-        rpc.protocol._send_handler_result(failed, msg_id=7)
-    (reply,) = rpc.sent
+        (reply,) = rpc.receive(request(7, "kb/search", {"query": "x"}))
+    assert reply["id"] == 7
     assert reply["error"] == {
         "code": -32603,
         "message": "Internal error in kb/search: ZeroDivisionError: boom "
@@ -133,21 +140,26 @@ async def test_internal_errors_carry_no_traceback(
 async def test_errors_with_data_lose_it_and_are_logged_as_one_line(
     rpc: Captured, caplog: pytest.LogCaptureFixture
 ) -> None:
-    failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    failed.set_exception(JsonRpcException("no", code=-32602, data={"traceback": ["x"]}))
-    rpc.protocol._inflight[8] = ("kb/search", 123)
+    @rpc.protocol.fm.feature("kb/search")
+    def search(params: Any) -> Any:
+        raise JsonRpcException("no", code=-32602, data={"traceback": ["x"]})
+
+    body = request(8, "kb/search", {"query": "x" * 60})
     with caplog.at_level(logging.INFO, logger="kb_lsp"):
-        rpc.protocol._send_handler_result(failed, msg_id=8)
-    assert rpc.sent == [{"jsonrpc": "2.0", "id": 8, "error": {"code": -32602, "message": "no"}}]
+        sent = rpc.receive(body)
+    assert sent == [{"jsonrpc": "2.0", "id": 8, "error": {"code": -32602, "message": "no"}}]
     (record,) = [r for r in caplog.records if "rejected" in r.getMessage()]
-    assert record.getMessage() == "rejected kb/search (id 8): -32602 no [123 bytes]"
+    assert record.getMessage() == f"rejected kb/search (id 8): -32602 no [{len(body)} bytes]"
     assert record.exc_info is None
 
 
 async def test_requests_after_shutdown_are_refused(rpc: Captured) -> None:
-    rpc.protocol._shutdown = True
+    assert rpc.receive({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) == [
+        {"jsonrpc": "2.0", "id": 2, "result": None}
+    ]
     sent = rpc.receive({"jsonrpc": "2.0", "id": 3, "method": "kb/status"})
     assert answers(sent) == [(-32600, 3)]
+    assert sent[0]["error"]["message"] == "The server is shutting down"
 
 
 # --- too deep or too large to parse, yet answered under the request's id ---------------------

@@ -26,9 +26,14 @@ RECORD = MAX_MESSAGE_CHARS + MAX_TRACEBACK_CHARS + 1024
 def logger(tmp_path: Path) -> Iterator[logging.Logger]:
     """A logger writing only to the file handler `log_to_file` installs (not propagating:
     pytest's own capture would keep, and on failure print, every 10 MB record)."""
-    assert logs.log_to_file(tmp_path) == tmp_path / logs.LOG_FILE
-    handler = logs._file_handler
-    assert handler is not None
+    path = logs.log_to_file(tmp_path)
+    assert path == tmp_path / logs.LOG_FILE
+    # The handler `log_to_file` put on the root logger (where the libraries' warnings go).
+    (handler,) = [
+        h
+        for h in logging.getLogger().handlers
+        if isinstance(h, logging.FileHandler) and h.baseFilename == str(path)
+    ]
     logger = logging.Logger("kb_lsp.tests.bounds", logging.INFO)
     logger.addHandler(handler)
     yield logger

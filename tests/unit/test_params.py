@@ -10,17 +10,13 @@ from pydantic import BaseModel, Strict, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
 from kb_lsp import protocol
+from kb_lsp.contract.operations import OPERATIONS
 from kb_lsp.lsp.errors import parse_params
 
 
 def params_models() -> list[type[BaseModel]]:
-    return [
-        value
-        for value in vars(protocol).values()
-        if isinstance(value, type)
-        and issubclass(value, protocol._Params)
-        and value is not protocol._Params
-    ]
+    """Every model a request's params are read into: the contract's operations'."""
+    return sorted({op.params for op in OPERATIONS}, key=lambda model: model.__name__)
 
 
 def loose(annotation: Any, metadata: list[Any]) -> bool:

@@ -55,9 +55,14 @@ def _filter_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line `argv` (without the program name) as `main` reads it; a usage
+    error exits 2 with argparse's message on stderr."""
+    return build_parser().parse_args(_filter_values(argv))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(_filter_values(sys.argv[1:] if argv is None else argv))
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     if argv is None:  # a process of its own (not a test's in-process call): see private.py
         owner_only_umask()
     # The engine's log stays off stderr but for its notices; everything with -v.

