@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.index.sync_tally import SyncTally
-from kb_lsp.engine.metadata.extractor import FieldExtractor
+from kb_lsp.engine.metadata.extractor import FieldExtractor, model_identity
 from kb_lsp.engine.metadata.user_schema import SchemaError, UserSchema, load_schema
 from kb_lsp.engine.records import SyncReport
 from kb_lsp.engine.store import Store
@@ -231,7 +231,7 @@ class MetadataPhase:
         schemas = [(index, schema) for index, schema in found if schema is not None]
         if not schemas and self.message is None:
             return None
-        model = self._model.cache_identity if self._model is not None else None
+        model = model_identity(self._model) if self._model is not None else None
         done = total = 0
         for index, schema in schemas:
             total += index.store.catalog.file_count()

@@ -60,6 +60,13 @@ def prompt(schema: UserSchema, title: str, text: str) -> list[dict[str, str]]:
     ]
 
 
+def model_identity(model: ChatModel) -> str:
+    """The model, as cached extractions, the status and hovers name it:
+    `ollama/qwen2.5:7b`. Not the server's address (unlike summaries' `cache_identity`):
+    the same model moved to another address must not re-ask a slow model about every note."""
+    return f"{model.provider}/{model.model}"
+
+
 class FieldExtractor:
     """One schema, one model. Thread-safe (the model is)."""
 
@@ -69,8 +76,7 @@ class FieldExtractor:
 
     @property
     def identity(self) -> str:
-        """The model, as cached extractions and hovers name it: `ollama/qwen2.5:7b`."""
-        return self.model.cache_identity
+        return model_identity(self.model)
 
     def extract(self, title: str, text: str, cancel: threading.Event | None = None) -> Extraction:
         """The note's fields. Raises the model's `LlmError`s (`LlmCancelled` on cancel);
