@@ -78,7 +78,7 @@ from kb_lsp.runtime.errors import Failed, InvalidRequest, KbError, Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.gate import Gate
 from kb_lsp.runtime.local_socket import CLI_CLIENT
-from kb_lsp.runtime.numbered import NumberedLists
+from kb_lsp.runtime.numbered import NumberedLists, origin_of
 from kb_lsp.runtime.probe import LlmProbe, RunningWork
 from kb_lsp.runtime.status import Activity, combined, opening
 from kb_lsp.runtime.takeover import TakeoverWatch, WriterState, publish, read_state
@@ -471,7 +471,7 @@ class Runtime:
         except FilterError as err:
             # "filter, character 14: ')' without a matching '(' (in 'tag:x )')"
             raise InvalidRequest(str(err)) from err
-        self.lists.remember(client, params.query, hits)
+        self.lists.remember(client, params.query, hits, origin=origin_of(client))
         return SearchResponse(query=params.query, results=hits, index=self.status())
 
     def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
@@ -592,7 +592,7 @@ class Runtime:
             if outcome is None or outcome.response.stop == "error":
                 self.probe.refresh(self._agent)  # the model may have gone away: say so soon
         if outcome.numbered is not None:
-            self.lists.remember(client, params.question, outcome.numbered)
+            self.lists.remember(client, params.question, outcome.numbered, origin="agent")
         return outcome.response
 
     def summarize(
@@ -618,8 +618,12 @@ class Runtime:
             self.probe.refresh(self._agent)
             raise
 
-    def status(self) -> IndexStatus:
-        """The one status of this runtime (any thread, never waits for indexing)."""
+    def status(self, *, probe: bool = False) -> IndexStatus:
+        """The one status of this runtime (any thread, never waits for indexing).
+        `probe`: ask the model server now (a few seconds at most) rather than answer
+        from the last check."""
+        if probe:
+            self.probe.probe_now(self._agent)
         with self.gate.read():
             return self._status()
 
