@@ -178,6 +178,19 @@ class ProgressLines:
         with self._lock:
             self._line_if_due(self._clock())
 
+    def seconds_left(self) -> float | None:
+        """The time the phase has left at its recent rate (`RATE_WINDOW`), now; None
+        while there is no rate (scanning, the instant a phase starts, nothing done yet)."""
+        with self._lock:
+            latest = self._latest
+            if latest is None or latest.phase == "scanning" or not latest.files_total:
+                return None
+            now = self._clock()
+            done, seconds = self._rate.over(now, _count(latest))
+            if done <= 0 or seconds <= 0:
+                return None
+            return max(0.0, _left(latest) * seconds / done)
+
     def _line_if_due(self, now: float) -> None:
         latest = self._latest
         if latest is None or latest.phase == "scanning" or not latest.files_total:
@@ -189,6 +202,13 @@ class ProgressLines:
         self._last_line = now
         done, seconds = self._rate.over(now, _count(latest))
         self._emit(rate_line(latest, done, seconds))
+
+
+def _left(progress: Progress) -> int:
+    """What the phase has left, in its unit (`_count`)."""
+    if progress.phase == "vectors":
+        return max(0, progress.chunks_total - progress.chunks_done)
+    return max(0, progress.files_total - progress.files_done)
 
 
 def _count(progress: Progress) -> int:
@@ -229,3 +249,7 @@ class SyncMonitor:
     def tick(self) -> None:
         """The clock moved without a step: log the latest step when a line is due."""
         self._lines.tick()
+
+    def seconds_left(self) -> float | None:
+        """The sync's estimate of its phase's time left (`IndexProgress.secondsLeft`)."""
+        return self._lines.seconds_left()

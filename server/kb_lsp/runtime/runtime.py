@@ -878,6 +878,7 @@ class Runtime:
             paused=self.worker.paused,
             incomplete=self.worker.incomplete,
             error=self._error,
+            seconds_left=self.worker.seconds_left,
             missing=sorted(self._missing),
             elsewhere=self._built_elsewhere(kb) if kb is not None and kb.read_only else None,
         )

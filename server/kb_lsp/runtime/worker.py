@@ -90,6 +90,7 @@ class IndexingWorker:
         self._rescan: str | None = None
         self._current: Job | None = None
         self._progress: SyncProgress | None = None
+        self._monitor: SyncMonitor | None = None  # the running sync's, for its estimate
         self._started = False
         self._stopped = False
         self._paused = False
@@ -214,6 +215,13 @@ class IndexingWorker:
             running = max(0, step.total - step.done) if step is not None else 0
             return running + len(self._paths)
 
+    @property
+    def seconds_left(self) -> float | None:
+        """The running sync's estimate of its phase's time left (None: no rate yet)."""
+        with self._cond:
+            monitor = self._monitor if self._current is not None else None
+        return monitor.seconds_left() if monitor is not None else None
+
     # --- the thread ---------------------------------------------------------------------
 
     def _ready(self) -> bool:
@@ -276,6 +284,8 @@ class IndexingWorker:
             handle = self._start_progress(job.title, job.cancel)
         started = time.monotonic()
         monitor = SyncMonitor()
+        with self._cond:
+            self._monitor = monitor
         self._publish(SyncProgress(0, 0, None, phase="scanning"))
 
         def on_progress(step: SyncProgress) -> None:

@@ -33,6 +33,7 @@ class SyncTally:
         self._complete = 0
         self._chunks_total = 0
         self._chunks_done = 0
+        self._chunks_embedding = 0  # embedded in the batch being stored, not stored yet
         self._phase: IndexPhase = "scanning"
 
     def scanning(self) -> None:
@@ -62,8 +63,16 @@ class SyncTally:
         if pending_files:
             self._emit(None)
 
+    def embedded(self, chunks: int) -> None:
+        """`chunks` more passages of the batch under way are embedded (not stored yet):
+        the count moves every few dozen passages rather than once a batch. The batch's
+        `stored` counts at least as many, so the count never goes back."""
+        self._chunks_embedding += chunks
+        self._emit(None)
+
     def stored(self, chunks: int, files: int, path: str | None) -> None:
         """A batch of `chunks` vectors is stored, completing `files` files."""
+        self._chunks_embedding = 0
         self._chunks_done = min(self._chunks_total, self._chunks_done + chunks)
         self._complete = min(self.total, self._complete + files)
         self._emit(path)
@@ -77,7 +86,7 @@ class SyncTally:
                 self.total,
                 path,
                 "vectors",
-                self._chunks_done,
+                min(self._chunks_total, self._chunks_done + self._chunks_embedding),
                 self._chunks_total,
             )
         else:
