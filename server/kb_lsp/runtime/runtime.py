@@ -459,20 +459,25 @@ class Runtime:
     def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
         """The numbered list for `params`; it becomes `client`'s last list."""
         try:
-            hits = self.read(
-                lambda kb: kb.search(
-                    params.query,
-                    limit=params.limit,
-                    paths=params.paths,
-                    mode=params.mode,
-                    filter=params.filter,
+            hits, suggestion = self.read(
+                lambda kb: (
+                    kb.search(
+                        params.query,
+                        limit=params.limit,
+                        paths=params.paths,
+                        mode=params.mode,
+                        filter=params.filter,
+                    ),
+                    kb.did_you_mean(params.query, params.filter),
                 )
             )
         except FilterError as err:
             # "filter, character 14: ')' without a matching '(' (in 'tag:x )')"
             raise InvalidRequest(str(err)) from err
         self.lists.remember(client, params.query, hits, origin=origin_of(client))
-        return SearchResponse(query=params.query, results=hits, index=self.status())
+        return SearchResponse(
+            query=params.query, results=hits, index=self.status(), did_you_mean=suggestion
+        )
 
     def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
         """The files nearest to one file by meaning (`KnowledgeBase.related`, from stored
