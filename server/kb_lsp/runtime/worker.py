@@ -219,8 +219,9 @@ class IndexingWorker:
     def seconds_left(self) -> float | None:
         """The running sync's estimate of its phase's time left (None: no rate yet)."""
         with self._cond:
-            monitor = self._monitor if self._current is not None else None
-        return monitor.seconds_left() if monitor is not None else None
+            running = self._current is not None
+        monitor = self._monitor
+        return monitor.seconds_left() if running and monitor is not None else None
 
     # --- the thread ---------------------------------------------------------------------
 
@@ -283,9 +284,7 @@ class IndexingWorker:
         if job.progress == "always":
             handle = self._start_progress(job.title, job.cancel)
         started = time.monotonic()
-        monitor = SyncMonitor()
-        with self._cond:
-            self._monitor = monitor
+        self._monitor = monitor = SyncMonitor()  # (one reference: read without the lock)
         self._publish(SyncProgress(0, 0, None, phase="scanning"))
 
         def on_progress(step: SyncProgress) -> None:
