@@ -581,6 +581,9 @@ def split_query(
             chosen[i] = True
         elif token.kind == "(":
             close = _matching(tokens, i)
+            if close is None and any(is_filter_item(t) for t in tokens[i + 1 :]):
+                # `payments (tag:x`: a group of the filter left open, not a word "(".
+                raise FilterError("'(' without a matching ')'", token.start, query, "query")
             inner = tokens[i + 1 : close] if close is not None else []
             if close is not None and inner and _all_filter(inner, is_filter_item):
                 for j in range(i, close + 1):
