@@ -1,9 +1,10 @@
 """One sync's progress as every front end shows it, and its log lines.
 
-The words are the extension's (`format.progressDetail`), so the status bar, the window
-progress, the panel, the terminal and the log agree:
-`38/155 files · 1,204/3,036 chunks · embedding`. The total of files is fixed when the
-sync has scanned (`sync_tally.py`); before that it reads `scanning files…`.
+The words are the extension's one label per phase (`format.indexLabel`), so the status
+bar, the window progress, the panel, the terminal and the log agree: `Scanning files…`,
+`Reading 38/155 files`, then `Keyword search ready · embedding 1,204/3,036 passages`. Each
+phase counts its own unit from 0, so a new phase never reads as a counter that went back.
+The total of files is fixed when the sync has scanned (`sync_tally.py`).
 
 `ProgressLines` turns one sync's progress into a line every `LOG_EVERY` seconds — time-based,
 not per file, however big or small the files — with the rate of the phase over its last
@@ -33,8 +34,7 @@ CHANGED_EVERY = 1.0  # seconds: the status is re-sent at most this often during 
 LOG_EVERY = 5.0  # seconds between two "indexing: …" lines during a sync
 RATE_WINDOW = 30.0  # seconds of recent progress the rate and the time left are taken from
 
-SCANNING = "scanning files…"
-PHASE_WORDS = {"scanning": "scanning", "keyword": "reading", "vectors": "embedding"}
+SCANNING = "Scanning files…"
 
 
 class Progress(Protocol):
@@ -54,34 +54,37 @@ class Progress(Protocol):
 
 
 def progress_text(progress: Progress) -> str:
-    """`38/155 files · 1,204/3,036 chunks · embedding`, `120/155 files · reading`, or
-    `scanning files…` while the sync does not know its total yet."""
+    """The phase's one label: `Reading 120/155 files`, `Keyword search ready · embedding
+    1,204/3,036 passages`, or `Scanning files…` while the sync does not know its total."""
     if progress.phase == "scanning" or progress.files_total == 0:
         return SCANNING
-    parts = [f"{progress.files_done:,}/{progress.files_total:,} files"]
+    if progress.phase == "keyword":
+        return f"Reading {progress.files_done:,}/{progress.files_total:,} files"
     if progress.chunks_total:
-        parts.append(f"{progress.chunks_done:,}/{progress.chunks_total:,} chunks")
-    parts.append(PHASE_WORDS[progress.phase])
-    return " · ".join(parts)
+        counted = f"{progress.chunks_done:,}/{progress.chunks_total:,} passages"
+    else:
+        counted = f"{progress.files_done:,}/{progress.files_total:,} files"
+    return f"Keyword search ready · embedding {counted}"
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
+def time_left(seconds: float) -> str:
+    """How long is left, as a person says it (the extension's `format.timeLeft`)."""
+    if seconds < 45:
+        return "less than a minute left"
     if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"about {max(1, round(seconds / 60))} min left"
+    return f"about {seconds / 3600:.1f} h left"
 
 
 def rate_line(progress: Progress, done: float, seconds: float) -> str:
-    """The progress, the phase's rate and the time it has left: `done` of its unit
-    (chunks once the embedding counts them, else files) were done in `seconds`.
-    `… · embedding · 45.0 chunks/s · about 40 s left`."""
+    """The label, the phase's rate and the time it has left: `done` of its unit
+    (passages once the embedding counts them, else files) were done in `seconds`.
+    `… · embedding 1,204/3,036 passages · 45.0 passages/s · about 1 min left`."""
     text = progress_text(progress)
     if progress.phase == "scanning":
         return text
     if progress.chunks_total:
-        unit, left = "chunks", progress.chunks_total - progress.chunks_done
+        unit, left = "passages", progress.chunks_total - progress.chunks_done
     else:
         unit, left = "files", progress.files_total - progress.files_done
     if done <= 0 or seconds <= 0:
@@ -91,9 +94,7 @@ def rate_line(progress: Progress, done: float, seconds: float) -> str:
     rate = done / seconds
     parts = [text, f"{rate:.1f} {unit}/s"]
     if rate > 0 and left > 0:
-        # Reading comes before embedding: its time left is only the reading's.
-        then = " of reading" if progress.phase == "keyword" else ""
-        parts.append(f"about {_duration(left / rate)} left{then}")
+        parts.append(time_left(left / rate))
     return " · ".join(parts)
 
 
