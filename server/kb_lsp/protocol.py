@@ -112,10 +112,9 @@ class IndexProgress(_Payload):
     seconds_left: float | None = Field(
         default=None,
         ge=0.0,
-        exclude_if=lambda value: value is None,  # absent, not null, until there is a rate
         description=(
             "About how many seconds the current phase has left, from the rate of its "
-            "recent progress (not the run's average); absent until there is a rate."
+            "recent progress (not the run's average); null until there is a rate."
         ),
     )
 
@@ -225,10 +224,9 @@ class SearchResponse(_Payload):
     index: IndexStatus
     did_you_mean: str | None = Field(
         default=None,
-        exclude_if=lambda value: value is None,  # absent when there is no suggestion
         description=(
             "The query with each word the index does not know replaced by the closest "
-            "word it does know (from the full-text index's own vocabulary); absent when "
+            "word it does know (from the full-text index's own vocabulary); null when "
             "every word is known or nothing is close."
         ),
     )

@@ -55,9 +55,9 @@ def test_search_json_is_the_kb_search_result(workspace: Path, storage: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    # No `didYouMean`: every word is in the index.
-    assert set(payload) == {"query", "results", "index"}
+    assert set(payload) == {"query", "results", "index", "didYouMean"}
     assert payload["query"] == "Deutsche Bank Thursday supplier payments"
+    assert payload["didYouMean"] is None  # every word is in the index
     assert 1 <= len(payload["results"]) <= 3
     hit = payload["results"][0]
     assert set(hit) == {
@@ -381,6 +381,7 @@ def test_search_while_another_process_builds_the_index_says_so(
             "filesTotal": total,
             "chunksDone": 0,
             "chunksTotal": 0,
+            "secondsLeft": None,  # the other process's rate is not known here
         }
         assert (payload["pending"], payload["keywordComplete"]) == (total, False)
         text = run("status", "-w", str(workspace), storage=storage, **fake)

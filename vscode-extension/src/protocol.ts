@@ -112,7 +112,7 @@ export interface IndexProgress {
   chunksDone?: number;
   chunksTotal?: number;
   /**
-   * About how many seconds the current phase has left, from the rate of its recent progress (not the run's average); absent until there is a rate.
+   * About how many seconds the current phase has left, from the rate of its recent progress (not the run's average); null until there is a rate.
    */
   secondsLeft?: number | null;
 }
@@ -196,7 +196,7 @@ export interface SearchResponse {
   results: SearchHit[];
   index: IndexStatus;
   /**
-   * The query with each word the index does not know replaced by the closest word it does know (from the full-text index's own vocabulary); absent when every word is known or nothing is close.
+   * The query with each word the index does not know replaced by the closest word it does know (from the full-text index's own vocabulary); null when every word is known or nothing is close.
    */
   didYouMean?: string | null;
 }
