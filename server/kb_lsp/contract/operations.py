@@ -133,7 +133,7 @@ STATUS = Operation(
     StatusParams,
     IndexStatus,
     "reads",
-    lambda rt, p, c: rt.status(probe=p.probe),
+    lambda rt, p, c: rt.status(probe=True) if p.probe else rt.status(),
     "The index's state: files, chunks, pending work, embedder, model, progress.",
     errors=(Unavailable,),
     local=True,
