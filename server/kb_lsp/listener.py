@@ -247,7 +247,7 @@ class Listener:
         return {
             "version": __version__,
             "protocol": PROTOCOL,
-            "roots": [str(root.resolve()) for root in self.runtime.roots],
+            "roots": [str(root.resolve()) for root in self.runtime.session.roots],
         }
 
     def _operation(self, op: Operation[Any, Any], raw: Any) -> dict[str, Any]:

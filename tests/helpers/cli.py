@@ -18,7 +18,9 @@ HASHED = {"KB_EMBEDDER_FACTORY": HASHING, "PYTHONPATH": str(REPO)}
 def run(
     *args: str, storage: Path, cwd: Path | None = None, **extra_env: str
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KB_STORAGE": str(storage), **extra_env}
+    # No progress lines unless a test asks for them: a sync that takes over the default 5 s
+    # on a busy machine would add "kb: indexing …" lines to the stderr the tests read.
+    env = {**os.environ, "KB_STORAGE": str(storage), "KB_PROGRESS_SECONDS": "3600", **extra_env}
     return subprocess.run(
         [str(KB), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
     )

@@ -29,7 +29,9 @@ class HeldSync:
 
 def runtime_status(workspace: Path, storage: Path) -> object:
     """The status a one-shot runtime gives after indexing `workspace`."""
-    runtime = Runtime(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
+    runtime = Runtime.editor(
+        Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False, listen=False
+    )
     try:
         runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
         runtime.reindex().result()

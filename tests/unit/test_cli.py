@@ -355,7 +355,9 @@ def test_search_while_another_process_builds_the_index_says_so(
 
     held = HeldWhileReading()
     # Another process (an editor window) on its cold index, held before its first file.
-    builder = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
+    builder = Runtime.editor(
+        Hooks(start_progress=held.start), watch=False, probe_llm=False, listen=False
+    )
     try:
         builder.open([workspace], load_settings({"storage": str(storage)}).settings)
         assert held.holding.wait(60)

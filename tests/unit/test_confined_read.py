@@ -66,9 +66,9 @@ def test_reading_a_named_pipe_returns_at_once(tree: tuple[Path, Path]) -> None:
 
 
 def test_not_regular_reasons() -> None:
-    assert workspace_module._not_regular(stat.S_IFCHR) == "not a regular file (a device)"
-    assert workspace_module._not_regular(stat.S_IFBLK) == "not a regular file (a device)"
-    assert workspace_module._not_regular(stat.S_IFREG) is None
+    assert workspace_module.not_regular(stat.S_IFCHR) == "not a regular file (a device)"
+    assert workspace_module.not_regular(stat.S_IFBLK) == "not a regular file (a device)"
+    assert workspace_module.not_regular(stat.S_IFREG) is None
 
 
 def test_links_inside_are_read_and_links_outside_refused(tree: tuple[Path, Path]) -> None:

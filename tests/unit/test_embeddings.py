@@ -82,16 +82,15 @@ def test_batch_size_does_not_change_vectors(minilm: MiniLMEmbedder) -> None:
 
 
 def test_batches_respect_count_and_token_budget() -> None:
-    embedder = MiniLMEmbedder(batch_size=32)  # nothing is loaded for this
     short = [10] * 40
-    assert [len(b) for b in embedder._batches(list(range(40)), short)] == [32, 8]
+    assert [len(b) for b in embeddings.token_batches(list(range(40)), short, 32)] == [32, 8]
     mixed = [10] * 4 + [256] * 20
-    batches = list(embedder._batches(list(range(24)), mixed))
+    batches = list(embeddings.token_batches(list(range(24)), mixed, 32))
     assert [i for batch in batches for i in batch] == list(range(24))
     for batch in batches:
         assert len(batch) * max(mixed[i] for i in batch) <= embeddings.MAX_BATCH_TOKENS
     # One text longer than the budget still goes through, alone.
-    assert list(embedder._batches([0, 1], [5000, 6000])) == [[0], [1]]
+    assert list(embeddings.token_batches([0, 1], [5000, 6000], 32)) == [[0], [1]]
 
 
 def test_long_text_is_truncated_to_max_tokens(minilm: MiniLMEmbedder) -> None:

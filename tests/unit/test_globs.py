@@ -23,7 +23,7 @@ from kb_lsp.config import Settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.workspace.files import WorkspaceRoot
 from kb_lsp.globs import GlobList, GlobRefused
-from kb_lsp.mcp_server.files import list_files
+from kb_lsp.mcp.files import list_files
 from kb_lsp.protocol import SearchParams, SkippedFile
 
 HOSTILE = "*a" * 14 + "*b"  # 15 wildcards: within the limits, so it is matched

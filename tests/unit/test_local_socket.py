@@ -42,9 +42,7 @@ _LISTENERS: dict[int, listener_module.Listeners] = {}
 
 
 def _open(workspace: Path, storage: Path, *, index: bool = True) -> Runtime:
-    runtime = Runtime(
-        Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False, listen=True
-    )
+    runtime = Runtime.editor(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
     listeners = _LISTENERS[id(runtime)] = listener_module.Listeners(runtime)
     runtime.follow_writes(listeners.follow)
     settings = load_settings({"storage": str(storage)}).settings

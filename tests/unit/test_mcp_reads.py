@@ -11,14 +11,14 @@ import pytest
 from mcp.client import Client
 from mcp.types import TextContent
 
-from kb_lsp.mcp_server.server import KbMcpServer
+from kb_lsp.mcp.server import KbMcpServer
 from kb_lsp.runtime import Runtime
 from kb_lsp.runtime.deadline import READ_TIMEOUT
 
 
 @pytest.fixture
 def runtime() -> Iterator[Runtime]:
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     yield runtime
     runtime.close()
 

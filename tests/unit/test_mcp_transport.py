@@ -8,7 +8,7 @@ import pytest
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
 
-from kb_lsp.mcp_server.transport import (
+from kb_lsp.mcp.transport import (
     BearerToken,
     HttpOptions,
     TransportError,

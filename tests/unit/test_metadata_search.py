@@ -214,7 +214,7 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
     wanted = sorted(store.notes.filter_paths(parse_filter("-tag:payments")))
     assert len(wanted) == 82
     match = '"wire"'
-    restricted = store.fts._query(match, 10, wanted)
+    restricted = store.fts.query(match, 10, wanted)
     # The same best scores as the query restricted in SQL (ties may come in any order).
     assert [round(h.bm25, 6) for h in store.fts.search(match, 10, wanted)] == [
         round(h.bm25, 6) for h in restricted

@@ -31,7 +31,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
 @pytest.fixture
 def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     settings = load_settings({"storage": str(storage)}).settings
     runtime.open([workspace], settings, index=False).result()
     runtime.reindex().result()
@@ -83,10 +83,10 @@ def test_status_is_one_object_with_one_error_slot(runtime: Runtime) -> None:
     status = runtime.status()
     assert status.state == "ready" and status.files > 0 and not status.message
     assert status.embedder == HashingEmbedder().identity
-    runtime._set_error("indexing failed: disk full")
+    runtime.session.set_error("indexing failed: disk full")
     failed = runtime.status()
     assert failed.state == "error" and "disk full" in (failed.message or "")
-    runtime._set_error(None)
+    runtime.session.set_error(None)
     assert runtime.status().state == "ready"
 
 
@@ -103,8 +103,12 @@ def test_numbered_list_is_kept_on_disk_for_a_later_process(
     settings = load_settings({"storage": str(storage)}).settings
 
     def fresh() -> Runtime:
-        runtime = Runtime(
-            watch=False, probe_llm=False, log_file=False, persist_lists=frozenset({"cli"})
+        runtime = Runtime.editor(
+            watch=False,
+            probe_llm=False,
+            log_file=False,
+            listen=False,
+            persist_lists=frozenset({"cli"}),
         )
         runtime.open([workspace], settings, index=False).result()
         return runtime
@@ -137,7 +141,7 @@ def test_status_changes_reach_subscribers_once_per_change(runtime: Runtime) -> N
     runtime.changed()
     assert arrived.wait(60), "no status change was sent"
     arrived.clear()
-    runtime._set_error("indexing failed: disk full")
+    runtime.session.set_error("indexing failed: disk full")
     runtime.changed()
     assert arrived.wait(60), "the new status was not sent"
     assert seen[-1].state == "error"
@@ -169,7 +173,7 @@ def _imports(path: Path) -> set[str]:
 # line's own helpers.
 FRONT_ENDS: dict[str, tuple[str, ...]] = {
     "lsp/": ("kb_lsp.lsp",),
-    "mcp_server/": ("kb_lsp.mcp_server",),
+    "mcp/": ("kb_lsp.mcp",),
     # The command line and its terminal helpers are one front end.
     "cli/": ("kb_lsp.cli", "kb_lsp.terminal"),
     "terminal/": ("kb_lsp.terminal",),
@@ -178,9 +182,9 @@ LAUNCHERS = {"cli/serve.py", "cli/parser.py", "__main__.py"}
 
 
 def test_import_graph_points_down_only() -> None:
-    """Front ends (lsp/, mcp_server/, cli/) → runtime → engine: no arrow back up, no
+    """Front ends (lsp/, mcp/, cli/) → runtime → engine: no arrow back up, no
     front end imports another, and only lsp/ imports pygls or lsprotocol (only
-    mcp_server/ the MCP SDK)."""
+    mcp/ the MCP SDK)."""
     checked = 0
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()
@@ -188,7 +192,7 @@ def test_import_graph_points_down_only() -> None:
         checked += 1
         if not relative.startswith("lsp/"):
             assert not {n for n in imports if n.split(".")[0] in {"pygls", "lsprotocol"}}, relative
-        if not relative.startswith("mcp_server/"):
+        if not relative.startswith("mcp/"):
             assert not {n for n in imports if n.split(".")[0] == "mcp"}, relative
         own = next((m for prefix, m in FRONT_ENDS.items() if relative.startswith(prefix)), None)
         every = tuple(prefix for owned in FRONT_ENDS.values() for prefix in owned)
@@ -258,8 +262,14 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     settings = load_settings({"storage": str(storage)}).settings
     held = HeldSync()
-    writer = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False, log_file=False)
-    reader = Runtime(watch=False, probe_llm=False, log_file=False)
+    writer = Runtime.editor(
+        Hooks(start_progress=held.start),
+        watch=False,
+        probe_llm=False,
+        log_file=False,
+        listen=False,
+    )
+    reader = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     try:
         writer.open([workspace], settings).result()  # its first sync is held at file 1
         assert held.holding.wait(60)
@@ -299,11 +309,12 @@ def test_one_progress_from_one_source(
     seen: list[IndexProgress] = []  # what the front end's bar got
     snapshots: list[IndexStatus] = []  # the status at each of those moments
     fed: list[IndexStatus] = []  # what a status bar got from the feed, if it came in time
-    runtime = Runtime(
+    runtime = Runtime.editor(
         Hooks(start_progress=lambda title, cancel: bar),
         watch=False,
         probe_llm=False,
         log_file=False,
+        listen=False,
     )
 
     class Bar:
@@ -375,7 +386,7 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
     other = tmp_path / "other-notes"
     other.mkdir()
     (other / "okapi.md").write_text("# Okapi\n\nThe okapi budget is approved.\n")
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     try:
         settings = load_settings({"storage": str(storage)}).settings
         runtime.open([workspace, other.resolve()], settings, index=False).result()
@@ -390,7 +401,7 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
         read = runtime.submit_read(runtime.read, slow_read)
         assert reading.wait(60)
         runtime.change_roots([], [other.resolve()])
-        removed = runtime.worker.submit(Job(fn=lambda: None))  # done once the removal is
+        removed = runtime.session.worker.submit(Job(fn=lambda: None))  # done once the removal is
         go.set()
         assert "other-notes/okapi.md" in read.result(60)  # the store was still open
         removed.result(60)
@@ -407,7 +418,9 @@ def test_pause_resume_and_cancel_indexing(
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     files = len(list(workspace.rglob("*.md")))
     held = HeldSync()
-    runtime = Runtime(Hooks(start_progress=held.start), watch=False, probe_llm=False)
+    runtime = Runtime.editor(
+        Hooks(start_progress=held.start), watch=False, probe_llm=False, listen=False
+    )
     try:
         settings = load_settings({"storage": str(storage)}).settings
         runtime.open([workspace], settings, index=False).result()

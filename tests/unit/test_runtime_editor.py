@@ -19,7 +19,7 @@ DEADLINE = 60.0
 @pytest.fixture
 def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    runtime = Runtime(watch=False, probe_llm=False, log_file=False)
+    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
     runtime.open(
         [workspace], load_settings({"storage": str(storage)}).settings, index=False
     ).result()

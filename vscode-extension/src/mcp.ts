@@ -24,7 +24,7 @@ export const MCP_PROVIDER_ID = 'kb-lsp.mcp';
 export const MCP_LABEL = 'Knowledge base (kb-lsp)';
 export const MCP_SERVER_NAME = 'kb';
 export const COPY_MCP_CONFIGURATION = 'kb.copyMcpConfiguration';
-/** The tools `kb mcp` serves (server/kb_lsp/mcp_server/server.py). */
+/** The tools `kb mcp` serves (server/kb_lsp/mcp/server.py). */
 export const KB_TOOLS = ['search', 'open_result', 'read_file', 'list_files', 'summarize_file', 'ask', 'status', 'schema'];
 
 /** How to start `kb mcp`: a command and its arguments. */

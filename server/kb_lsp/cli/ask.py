@@ -28,6 +28,7 @@ from kb_lsp.cli.common import (
     _workspace,
     model_setting,
 )
+from kb_lsp.cli.output import print_result
 
 
 def _print_step(flags: Collection[str], step: Any) -> None:
@@ -82,7 +83,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     overrides = model_setting(args.model)
     from pydantic import ValidationError
 
-    from kb_lsp.protocol import AskParams, dump
+    from kb_lsp.protocol import AskParams
 
     try:
         params = AskParams(question=question, file=args.file)
@@ -95,7 +96,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         steps = None if args.json else partial(_print_step, flags)
         response = runtime.ask(params, client=CLIENT, on_event=steps)
     if args.json:
-        print(json.dumps(dump(response), indent=2, ensure_ascii=False))
+        print_result("ask", response)
     else:
         print(response.answer)
         # The agent's answers end with their sources; list them when one does not.

@@ -157,17 +157,10 @@ def _runtime(
     """The runtime on `folder`, opened (not synced), without a watcher; closed after."""
     from kb_lsp.runtime import Runtime
 
-    runtime = Runtime(
-        _hooks(),
-        watch=False,
-        probe_llm=False,
-        take_over=False,
-        log_file=False,
-        persist_lists=frozenset({CLIENT}),
-        # One command, then exit: Chroma would take longer to import and open than the
-        # search (`store/exact.py`); it is opened only if the sync writes to it.
-        exact_vectors=True,
-    )
+    # One command, then exit: no watcher, no model probe, no takeover, exact vectors (Chroma
+    # would take longer to import and open than the search; `store/exact.py`), its
+    # numbered list kept on disk for the next command.
+    runtime = Runtime.one_shot(_hooks())
     try:
         runtime.open([folder], _settings(args, overrides), index=False).result()
         yield runtime

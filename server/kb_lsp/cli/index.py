@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
 # What a command needs loads when it runs: `kb status` answers from SQLite without
@@ -11,11 +10,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import CliError, _runtime, _sync, _workspace
+from kb_lsp.cli.output import print_result
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from kb_lsp.protocol import dump
-
     if args.path and args.workspace and _workspace(args.path) != _workspace(args.workspace):
         raise CliError(f"two workspaces given ({args.path} and -w {args.workspace}): give one")
     folder = _workspace(args.path or args.workspace)
@@ -28,7 +26,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         _sync(runtime, full=args.full)
         status = runtime.status()
     if args.json:
-        print(json.dumps(dump(status), indent=2))
+        print_result("index", status)
     else:
         print(f"{status.files} files, {status.chunks} chunks in {status.store}")
     return 0

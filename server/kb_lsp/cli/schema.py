@@ -14,6 +14,7 @@ from kb_lsp.runtime.quick_defaults import METHODS
 if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import READ_ONLY, _from_server, _runtime, _say, _sync, _workspace
+from kb_lsp.cli.output import print_result
 
 
 def format_schema(schema: Mapping[str, Any]) -> str:
@@ -51,7 +52,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
                 _say(READ_ONLY)
             schema = dump(runtime.schema())
     if args.json:
-        print(json.dumps(schema, indent=2, ensure_ascii=False))
+        print_result("schema", schema)
     else:
         print(format_schema(schema))
     return 0

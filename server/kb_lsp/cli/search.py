@@ -5,7 +5,6 @@ else from the index itself.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from kb_lsp.cli.common import (
     _sync,
     _workspace,
 )
+from kb_lsp.cli.output import print_result
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.filter and not response["results"]:
         _unknown_fields(args, folder, args.filter, fields)
     if args.json:
-        print(json.dumps(response, indent=2))
+        print_result("search", response)
     else:
         from kb_lsp.listing import format_wire_hits
 

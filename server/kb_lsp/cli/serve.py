@@ -29,7 +29,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from kb_lsp.mcp_server.transport import TransportError, parse_address, run
+    from kb_lsp.mcp.transport import TransportError, parse_address, run
 
     folders = list(dict.fromkeys(_workspace(path) for path in (args.workspace or ["."])))
     try:
@@ -45,7 +45,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                         ("max_sessions", args.max_sessions),
                         ("session_idle", args.session_idle),
                     )
-                    if value is not None  # else `mcp_server/sessions.py`'s defaults
+                    if value is not None  # else `mcp/sessions.py`'s defaults
                 },
             )
             if args.http

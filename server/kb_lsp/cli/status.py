@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from kb_lsp.terminal.words import in_terminal_words
 if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import _cli_settings, _flags, _from_server, _runtime, _settings, _workspace
+from kb_lsp.cli.output import print_result
 
 PROBE_SECONDS = 2.0  # `kb status --probe` waits this long for the model's server
 
@@ -31,7 +31,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.probe:
         status["llm"] = _probe(args)
     if args.json:
-        print(json.dumps(status, indent=2))
+        print_result("status", status)
         return 0
     flags = _flags(args)
     print(f"workspace: {folder}")

@@ -10,6 +10,7 @@ know of them without loading pydantic (`runtime/quick.py`).
   (`REQUIRED` when it has none);
 * `MAX_LIMIT`: the most results a search lists;
 * `METHODS`: the request names a command sends a running server (`local_socket.py`);
+* `COMMANDS`: each `kb` command whose `--json` prints an operation's result → its method;
 * `ERROR_CODES`: the JSON-RPC error codes the server answers with.
 """
 
@@ -58,6 +59,7 @@ WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
 METHODS: dict[str, str] = _DATA["methods"]
+COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]
 '''
 
@@ -105,6 +107,7 @@ def data() -> dict[str, Any]:
     out["maxLimit"] = protocol.MAX_LIMIT
     # The operations the command line may ask a running server (`local`), by short name.
     out["methods"] = {op.method.removeprefix("kb/"): op.method for op in OPERATIONS if op.local}
+    out["commands"] = {op.cli: op.method for op in OPERATIONS if op.cli is not None}
     out["errorCodes"] = ERROR_CODES
     return out
 

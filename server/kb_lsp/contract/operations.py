@@ -75,6 +75,7 @@ class Operation(Generic[P, R]):
     errors: tuple[type[KbError], ...] = (InvalidInput, Unavailable)
     progress: str | None = None  # a work-done progress title, for calls worth watching
     local: bool = False  # answered on the local socket, for `kb … --json`
+    cli: str | None = None  # the `kb` command whose `--json` prints this result
 
     @property
     def command(self) -> str:
@@ -97,6 +98,7 @@ SEARCH = Operation(
     lambda rt, p, c: rt.search(p, client=c.client),
     "The numbered list of files for a query; it becomes the caller's last list.",
     local=True,
+    cli="search",
 )
 OPEN_RESULT = Operation(
     "kb/openResult",
@@ -117,6 +119,7 @@ ASK = Operation(
     "The agent's answer to a question, with its sources; every step goes out as an event.",
     errors=(InvalidInput, Unavailable, Cancelled),
     progress="Asking…",
+    cli="ask",
 )
 SUMMARIZE = Operation(
     "kb/summarize",
@@ -137,6 +140,7 @@ STATUS = Operation(
     "The index's state: files, chunks, pending work, embedder, model, progress.",
     errors=(Unavailable,),
     local=True,
+    cli="status",
 )
 REINDEX = Operation(
     "kb/reindex",
@@ -146,6 +150,7 @@ REINDEX = Operation(
     lambda rt, p, c: rt.reindex_status(full=p.full, cancel=c.cancel),
     "Sync every folder (`full`: read and embed everything again); answers when done.",
     errors=(Unavailable, Cancelled, Failed),
+    cli="index",
 )
 RELATED = Operation(
     "kb/related",
@@ -173,6 +178,7 @@ SCHEMA = Operation(
     "The metadata fields a filter can use: types, file counts, frequent values.",
     errors=(Unavailable,),
     local=True,
+    cli="schema",
 )
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
@@ -187,6 +193,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     SCHEMA,
 )
 BY_METHOD = {op.method: op for op in OPERATIONS}
+BY_CLI = {op.cli: op for op in OPERATIONS if op.cli is not None}
 
 INDEX_CHANGED = Notification(
     "kb/indexChanged", IndexStatus, "The index changed (at most a few times a second)."

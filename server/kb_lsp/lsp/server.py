@@ -67,9 +67,7 @@ class KbLanguageServer(LanguageServer):
             max_workers=2,  # pygls' pool only reads stdin: no handler runs on it
         )
         # `listen`: the `kb` command line asks this server rather than load a second model.
-        self.runtime = Runtime(
-            Hooks(tell=self._tell, start_progress=self._start_progress), listen=True
-        )
+        self.runtime = Runtime.editor(Hooks(tell=self._tell, start_progress=self._start_progress))
         self.runtime.follow_writes(Listeners(self.runtime).follow)
         self.runtime.subscribe(self._send_status)
         # One last list: the agent's, the command line's or an MCP client's search becomes

@@ -3,9 +3,11 @@ front end (`lsp/`, `cli/`, the MCP server). Nothing here imports pygls or lsprot
 
 Public surface (see `runtime.py` for the threading rules):
 
-* `Runtime(hooks, watch=…, probe_llm=…, persist_lists=…, listen=…)`; `follow_writes`
-  tells a front end the stores this process writes, where it answers the `kb` command
-  line on a local socket (`kb_lsp/listener.py`, `local_socket.py`);
+* `Runtime.editor(hooks)` (the language server, `kb mcp`) and `Runtime.one_shot(hooks)`
+  (a `kb` command): a `ProcessKind` each (`kind.py`); the life cycle is the runtime's
+  `Session` (`session.py`); `follow_writes` tells a front end the stores this process
+  writes, where it answers the `kb` command line on a local socket
+  (`kb_lsp/listener.py`, `local_socket.py`);
 * life cycle: `open(roots, settings)`, `apply_settings(settings)`,
   `change_roots(added, removed)`, `notify_changed(paths)`, `reindex(full, cancel)`,
   `close()`; `opened` is done once the first opening has ended;
@@ -20,7 +22,7 @@ Public surface (see `runtime.py` for the threading rules):
   the clients whose list is kept on disk for a later process (the CLI's);
 * two processes on one index: the first writes, the others open it read-only (their
   status says so, and "being built by another process" during its cold index) and take
-  over when it goes away (`takeover.py`; `take_over=False` for a one-shot process);
+  over when it goes away (`takeover.py`; not a one-shot process);
 * errors: `InvalidRequest` (the client can fix it), `Unavailable` (not now), and the
   agent's `InvalidInput` / `LlmError`s from `ask` and `summarize`.
 """
@@ -32,7 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kb_lsp.runtime.errors import InvalidInput, InvalidRequest, Unavailable
-    from kb_lsp.runtime.runtime import DEFAULT_CLIENT, FileText, Hooks, Runtime, Severity
+    from kb_lsp.runtime.file_reads import FileText
+    from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
+    from kb_lsp.runtime.runtime import DEFAULT_CLIENT, Runtime
     from kb_lsp.runtime.worker import ProgressHandle
 
 # Loaded on first use (PEP 562): importing a light submodule (`runtime.logs`,
@@ -40,13 +44,14 @@ if TYPE_CHECKING:
 # `kb status` answers from SQLite alone.
 _HOMES = {
     "DEFAULT_CLIENT": "kb_lsp.runtime.runtime",
-    "FileText": "kb_lsp.runtime.runtime",
-    "Hooks": "kb_lsp.runtime.runtime",
+    "FileText": "kb_lsp.runtime.file_reads",
+    "Hooks": "kb_lsp.runtime.kind",
     "InvalidInput": "kb_lsp.runtime.errors",
     "InvalidRequest": "kb_lsp.runtime.errors",
+    "ProcessKind": "kb_lsp.runtime.kind",
     "ProgressHandle": "kb_lsp.runtime.worker",
     "Runtime": "kb_lsp.runtime.runtime",
-    "Severity": "kb_lsp.runtime.runtime",
+    "Severity": "kb_lsp.runtime.kind",
     "Unavailable": "kb_lsp.runtime.errors",
 }
 
@@ -64,6 +69,7 @@ __all__ = [
     "Hooks",
     "InvalidInput",
     "InvalidRequest",
+    "ProcessKind",
     "ProgressHandle",
     "Runtime",
     "Severity",

@@ -31,7 +31,7 @@ from kb_lsp.runtime.local_socket import CLI_CLIENT
 log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-# MCP sessions are clients named `mcp` or `mcp-<session id>` (mcp_server/server.py).
+# MCP sessions are clients named `mcp` or `mcp-<session id>` (mcp/server.py).
 MCP_CLIENT = "mcp"
 
 # `listener(query, hits, origin)`: a followed list changed.

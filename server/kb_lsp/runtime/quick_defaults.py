@@ -356,6 +356,13 @@ _DATA: dict[str, Any] = json.loads(
   "status": "kb/status",
   "schema": "kb/schema"
  },
+ "commands": {
+  "search": "kb/search",
+  "ask": "kb/ask",
+  "status": "kb/status",
+  "index": "kb/reindex",
+  "schema": "kb/schema"
+ },
  "errorCodes": {
   "invalidParams": -32602,
   "unavailable": -32000,
@@ -373,4 +380,5 @@ WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
 METHODS: dict[str, str] = _DATA["methods"]
+COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]

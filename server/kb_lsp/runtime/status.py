@@ -1,15 +1,19 @@
 """The runtime's one status: the knowledge base's counts, with what only the runtime knows
 laid over them (the worker busy or paused, the one error, another process building the
-index, workspace folders gone). Pure functions of what the runtime gathered."""
+index, workspace folders gone). Pure functions of what the runtime gathered, and
+`gathered`, which gathers it from the session."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_lsp.protocol import IndexProgress, IndexStatus, LlmStatus
 from kb_lsp.runtime.takeover import WriterState
+
+if TYPE_CHECKING:
+    from kb_lsp.runtime.session import Session
 
 CANCELLED = "indexing was cancelled: some files may be missing until the next reindex"
 BUILT_ELSEWHERE = "being built by another process"  # how far: the status's `progress`
@@ -86,3 +90,33 @@ def combined(base: IndexStatus, activity: Activity) -> IndexStatus:
     if messages:
         update["message"] = "; ".join(messages)
     return base.model_copy(update=update)
+
+
+def gathered(session: Session) -> IndexStatus:
+    """The status of what `session` has open (the caller holds its gate)."""
+    from kb_lsp.engine.knowledge import default_storage
+    from kb_lsp.engine.llm import configured_status
+
+    settings = session.settings
+    llm = session.probe.status(session.made_agent, configured_status(settings))
+    kb = session.kb
+    worker = session.worker
+    activity = Activity(
+        pending=worker.pending,
+        busy=worker.busy,
+        paused=worker.paused,
+        incomplete=worker.incomplete,
+        error=session.error,
+        missing=sorted(session.missing),
+        elsewhere=session.built_elsewhere(),
+        seconds_left=worker.seconds_left,
+    )
+    if kb is None:
+        return opening(
+            activity,
+            embedder=settings.embedder.provider,
+            store=str(default_storage(settings)),
+            llm=llm,
+            roots=session.roots,
+        )
+    return combined(kb.status(pending=activity.pending, llm=llm), activity)

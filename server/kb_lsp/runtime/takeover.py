@@ -23,11 +23,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
 from kb_lsp.engine.storage import WRITER_LOCK, WRITER_STATE
 from kb_lsp.protocol import IndexPhase
+
+if TYPE_CHECKING:  # a light import: `kb status` reads the state without the engine
+    from kb_lsp.engine.knowledge import SyncProgress
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +88,29 @@ def read_state(folder: Path) -> WriterState | None:
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def sync_state(step: SyncProgress | None) -> WriterState:
+    """What the writer publishes while its sync is at `step` (None: the sync ended)."""
+    if step is None:
+        return WriterState("ready")
+    return WriterState(
+        "indexing",
+        step.done,
+        step.total,
+        phase=step.phase,
+        chunks_done=step.chunks_done,
+        chunks_total=step.chunks_total,
+    )
+
+
+def indexing_elsewhere(folders: Iterable[Path]) -> WriterState | None:
+    """The writer's state when another process is indexing these stores now."""
+    for folder in folders:
+        state = read_state(folder)
+        if state is not None and state.state == "indexing":
+            return state
+    return None
 
 
 class TakeoverWatch:

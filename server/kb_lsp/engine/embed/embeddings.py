@@ -334,24 +334,11 @@ class MiniLMEmbedder:
         # max_tokens, faster (notes/offline-models.md).
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(ids), loaded.dimension), dtype=np.float32)
-        for batch in self._batches(order, [len(row) for row in ids]):
+        for batch in token_batches(order, [len(row) for row in ids], self._batch_size):
             # Shrinking after every call, not only the last: the next call's differently
             # sized buffers would otherwise be allocated beside the kept ones.
             out[batch] = self._run(loaded, [ids[i] for i in batch], shrink=True)
         return _rows(out)
-
-    def _batches(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
-        """Consecutive runs of `order` (sorted by length) within both batch limits."""
-        batch: list[int] = []
-        for index in order:
-            # Sorted ascending, so the newcomer sets the padded width of the batch.
-            too_wide = (len(batch) + 1) * lengths[index] > MAX_BATCH_TOKENS
-            if batch and (len(batch) == self._batch_size or too_wide):
-                yield batch
-                batch = []
-            batch.append(index)
-        if batch:
-            yield batch
 
     def embed_query(self, text: str) -> list[float]:
         loaded = self._ensure_loaded()
@@ -744,10 +731,26 @@ def make_embedder(settings: Settings, int8_cache: Path | None = None) -> Embedde
     return MiniLMEmbedder(model_path, batch_size=config.batch_size, int8_cache=int8_cache)
 
 
+def token_batches(order: list[int], lengths: list[int], batch_size: int) -> Iterator[list[int]]:
+    """Consecutive runs of `order` (sorted by length) within both batch limits: at most
+    `batch_size` texts, and at most `MAX_BATCH_TOKENS` padded tokens."""
+    batch: list[int] = []
+    for index in order:
+        # Sorted ascending, so the newcomer sets the padded width of the batch.
+        too_wide = (len(batch) + 1) * lengths[index] > MAX_BATCH_TOKENS
+        if batch and (len(batch) == batch_size or too_wide):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
+
+
 __all__ = [
     "Embedder",
     "EmbedderError",
     "MiniLMEmbedder",
     "OllamaEmbedder",
     "make_embedder",
+    "token_batches",
 ]

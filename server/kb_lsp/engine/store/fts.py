@@ -60,13 +60,14 @@ class Fts:
             share = min(1.0, len(wanted) / max(1, self._file_count()))
             if share >= OVERFETCH_SHARE:
                 depth = overfetch_depth(k, share)
-                hits = self._query(match, depth, None)
+                hits = self.query(match, depth, None)
                 kept = [h for h in hits if h.path in wanted]
                 if len(kept) >= k or len(hits) < depth:
                     return kept[:k]
-        return self._query(match, k, paths)
+        return self.query(match, k, paths)
 
-    def _query(self, match: str, k: int, paths: list[str] | None) -> list[KeywordHit]:
+    def query(self, match: str, k: int, paths: list[str] | None) -> list[KeywordHit]:
+        """One FTS5 query for the best `k`, restricted to `paths` (if given) in SQL."""
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # No `snippet()` here: it cost as much as the query for all k rows, and a hit
         # needs FTS's snippet only when its chunk has no readable text (`snippets`).

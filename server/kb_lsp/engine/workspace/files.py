@@ -323,7 +323,7 @@ class WorkspaceRoot:
             return Skipped(rel, "permission denied")
         except OSError as err:
             return Skipped(rel, f"could not be read ({err.strerror})")
-        reason = _not_regular(st.st_mode)
+        reason = not_regular(st.st_mode)
         if reason is not None:
             return Skipped(rel, reason)
         limit = self.settings.max_file_size
@@ -509,7 +509,7 @@ _OPEN_FLAGS = (
 _ELOOP = {errno.ELOOP, errno.EMLINK}
 
 
-def _not_regular(mode: int) -> str | None:
+def not_regular(mode: int) -> str | None:
     """Why a file of this mode cannot be indexed; None for a regular file."""
     if stat.S_ISREG(mode):
         return None
@@ -604,7 +604,7 @@ def read_confined(path: Path, root: Path, max_size: int) -> bytes:
         raise _open_error(err) from None
     try:
         st = os.fstat(fd)
-        reason = _not_regular(st.st_mode)
+        reason = not_regular(st.st_mode)
         if reason is not None:
             raise UnreadableFile(reason)
         if st.st_size > max_size:

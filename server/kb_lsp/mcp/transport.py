@@ -37,7 +37,7 @@ import anyio
 from mcp.server.transport_security import TransportSecuritySettings
 
 from kb_lsp.config import Settings
-from kb_lsp.mcp_server import sessions
+from kb_lsp.mcp import sessions
 
 log = logging.getLogger(__name__)
 
@@ -258,12 +258,12 @@ def run(roots: list[Path], settings: Settings, http: HttpOptions | None = None) 
     """Open the runtime on `roots` and serve until the client goes (stdio) or the
     process is stopped (HTTP). `TransportError` before anything is opened."""
     from kb_lsp.listener import Listeners
-    from kb_lsp.mcp_server.server import KbMcpServer
+    from kb_lsp.mcp.server import KbMcpServer
     from kb_lsp.runtime import Runtime
 
     token = http_token(http) if http is not None else None
     # `listen`: `kb search` / `kb status` ask this server too while it writes the index.
-    runtime = Runtime(listen=True)
+    runtime = Runtime.editor()
     runtime.follow_writes(Listeners(runtime).follow)
     runtime.open(roots, settings)
     server = KbMcpServer(runtime)

@@ -2,7 +2,8 @@
 Code, Continue, …). A third thin front end over the runtime, beside the language server
 (`lsp/`) and the command line (`cli/`); built on the official `mcp` SDK.
 
-The package is `mcp_server`, not `mcp`, so that `import mcp` is always the SDK.
+`kb_lsp.mcp` is a subpackage: an absolute `import mcp` (there are no implicit relative
+imports) is always the SDK; this package is always named `kb_lsp.mcp`.
 
 * `server.py` — `KbMcpServer`: the tools, the `kb://` resources, the error mapping;
 * `text.py` — the short texts the calling model reads;
@@ -11,6 +12,6 @@ The package is `mcp_server`, not `mcp`, so that `import mcp` is always the SDK.
 * `transport.py` — stdio or Streamable HTTP (loopback unless allowed, bearer token).
 """
 
-from kb_lsp.mcp_server.transport import HttpOptions, TransportError, run
+from kb_lsp.mcp.transport import HttpOptions, TransportError, run
 
 __all__ = ["HttpOptions", "TransportError", "run"]

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from kb_lsp.contract.operations import ASK, SCHEMA, SEARCH, STATUS, SUMMARIZE, Operation
-from kb_lsp.mcp_server import text
+from kb_lsp.mcp import text
 from kb_lsp.protocol import IndexStatus, dump
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)

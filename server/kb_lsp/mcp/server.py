@@ -34,8 +34,8 @@ from kb_lsp import __version__
 from kb_lsp.contract.operations import Call, Operation
 from kb_lsp.engine.reading import PAGE_CHARS, PAGE_LINES
 from kb_lsp.errors import Cancelled, InvalidInput, KbError, Unavailable
-from kb_lsp.mcp_server import files, text
-from kb_lsp.mcp_server.tools import READ_ONLY, TOOLS, ToolRow, params_of, signature, tool_result
+from kb_lsp.mcp import files, text
+from kb_lsp.mcp.tools import READ_ONLY, TOOLS, ToolRow, params_of, signature, tool_result
 from kb_lsp.protocol import (
     FileLines,
     FileListResponse,
