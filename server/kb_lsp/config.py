@@ -116,7 +116,10 @@ class EmbedderSettings(_Section):
     )
     model: str = Field(
         default="nomic-embed-text",
-        description="The Ollama embedding model, when `kb.embedder.provider` is `ollama`.",
+        description=(
+            "The model that turns passages into vectors, when `kb.embedder.provider` is "
+            "`ollama` (not the chat model: that is `kb.llm.model`)."
+        ),
         json_schema_extra=ui(330, "advanced"),
     )
     model_path: OptionalText = Field(
@@ -180,16 +183,17 @@ class OllamaSettings(_Section):
     host: str = Field(
         default="http://127.0.0.1:11434",
         description=(
-            "The Ollama server that answers questions and writes summaries "
-            "(`OLLAMA_HOST` is honoured too)."
+            "Ollama only: the Ollama server — for questions when `kb.llm.provider` is "
+            "`ollama` and `kb.llm.baseUrl` is empty, for vectors when "
+            "`kb.embedder.provider` is `ollama` (`OLLAMA_HOST` is honoured too)."
         ),
         json_schema_extra=ui(20, "start", restricted=True, env="KB_OLLAMA_HOST"),
     )
     model: str = Field(
         default="qwen2.5:7b",
         description=(
-            "The Ollama chat model; one that supports tool calls works best. "
-            "Pull it with `ollama pull NAME`."
+            "Ollama only: the chat model when `kb.llm.model` is empty (which wins for any "
+            "provider); one that calls tools works best. Pull it with `ollama pull NAME`."
         ),
         json_schema_extra=ui(30, "start", env="KB_OLLAMA_MODEL"),
     )
@@ -197,14 +201,21 @@ class OllamaSettings(_Section):
         default=120.0,
         gt=0,
         le=3600,
-        description="Seconds to wait for Ollama before a request fails.",
+        description=(
+            "Seconds of silence from the model before a request fails, for any provider "
+            "while `kb.llm.timeout` is 0 (which wins when set)."
+        ),
         json_schema_extra=ui(390, "advanced"),
     )
     num_ctx: int = Field(
         default=8192,
         ge=512,
         le=262144,
-        description="The model's context window, in tokens (Ollama's `num_ctx`).",
+        description=(
+            "The context window Ollama runs the model with, in tokens (sent as `num_ctx`); "
+            "also the fallback size for an `openai` server that reports none. "
+            "`kb.llm.contextSize` wins when set."
+        ),
         json_schema_extra=ui(400, "advanced"),
     )
     keep_alive: str = Field(
@@ -238,7 +249,7 @@ class LlmSettings(_Section):
             "vLLM, LocalAI, Jan, llama-cpp-python, Ollama's /v1)."
         ),
         json_schema_extra=ui(
-            31,
+            11,
             "start",
             env="KB_LLM_PROVIDER",
             enum_descriptions=(
@@ -254,7 +265,7 @@ class LlmSettings(_Section):
             "http://127.0.0.1:8080/v1, llama-server's); for `ollama` its host (empty: "
             "`kb.ollama.host`)."
         ),
-        json_schema_extra=ui(32, "start", restricted=True, env="KB_LLM_BASE_URL"),
+        json_schema_extra=ui(12, "start", restricted=True, env="KB_LLM_BASE_URL"),
     )
     api_key_env: OptionalText = Field(
         default=None,
@@ -262,15 +273,16 @@ class LlmSettings(_Section):
             "The NAME of an environment variable holding the API key (`openai` only), "
             "e.g. `OPENAI_API_KEY`. The key itself is never a setting."
         ),
-        json_schema_extra=ui(33, "start"),
+        json_schema_extra=ui(14, "start"),
     )
     model: OptionalText = Field(
         default=None,
         description=(
-            "The chat model. Empty: `kb.ollama.model` for `ollama`; for `openai` the first "
-            "model the server lists at /v1/models (llama-server serves one)."
+            "The chat model that answers questions, for any provider (not the embedding "
+            "model, `kb.embedder.model`). Empty: `kb.ollama.model` for `ollama`; for "
+            "`openai` the first model the server lists at /v1/models."
         ),
-        json_schema_extra=ui(34, "start", env="KB_LLM_MODEL"),
+        json_schema_extra=ui(13, "start", env="KB_LLM_MODEL"),
     )
     mode: Literal["auto", "agent", "grounded"] = Field(
         default="auto",
@@ -279,7 +291,7 @@ class LlmSettings(_Section):
             "tools; `agent` or `grounded` force one."
         ),
         json_schema_extra=ui(
-            35,
+            15,
             "start",
             env="KB_LLM_MODE",
             enum_descriptions=(
@@ -305,7 +317,8 @@ class LlmSettings(_Section):
         ge=0,
         le=3600,
         description=(
-            "Seconds of silence from the model before a request gives up. 0: `kb.ollama.timeout`."
+            "Seconds of silence from the model before a request gives up, for any "
+            "provider; wins over `kb.ollama.timeout`. 0: `kb.ollama.timeout`."
         ),
         json_schema_extra=ui(385, "advanced"),
     )
@@ -314,8 +327,9 @@ class LlmSettings(_Section):
         ge=0,
         le=1048576,
         description=(
-            "The model's context window in tokens. 0: what an `openai` server reports "
-            "(/props, /v1/models), else `kb.ollama.numCtx`."
+            "The model's context window in tokens, for any provider; wins over "
+            "`kb.ollama.numCtx`. 0: what an `openai` server reports (/props, /v1/models), "
+            "else `kb.ollama.numCtx`."
         ),
         json_schema_extra=ui(405, "advanced"),
     )
@@ -412,8 +426,8 @@ class ServerSettings(_Section):
         description=(
             "Python interpreter that runs the server (`python -m kb_lsp`). Empty: the Python "
             "extension's active interpreter when it is installed, else `python3`. The "
-            "interpreter needs the `kb-lsp` package (`pip install kb-lsp`). In a remote "
-            "window (SSH, WSL, containers, code-server) set it in the *Remote* settings."
+            "interpreter needs kb-lsp installed as the README says. In a remote window "
+            "(SSH, WSL, containers, code-server) set it in the *Remote* settings."
         ),
         json_schema_extra=ui(
             10, "start", scope="machine-overridable", restricted=True, client_only=True

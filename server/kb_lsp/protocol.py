@@ -38,6 +38,9 @@ StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "erro
 AskMode = Literal["agent", "grounded", "fallback"]
 LlmProvider = Literal["ollama", "openai"]
 # "status": a line about the run itself (mode chosen, waiting for the model), not the model.
+# Who set a numbered list the editor did not ask for: the agent's search during an ask,
+# the `kb` command line through the server's socket, an MCP client of the same process.
+ListOrigin = Literal["agent", "cli", "mcp"]
 AskEventKind = Literal[
     "thinking", "tool_call", "tool_result", "answer", "clarify", "error", "status"
 ]
@@ -106,6 +109,14 @@ class IndexProgress(_Payload):
     files_total: int
     chunks_done: int = 0
     chunks_total: int = 0
+    seconds_left: float | None = Field(
+        default=None,
+        ge=0.0,
+        description=(
+            "About how many seconds the current phase has left, from the rate of its "
+            "recent progress (not the run's average); null until there is a rate."
+        ),
+    )
 
 
 class IndexStatus(_Payload):
@@ -225,6 +236,24 @@ class SearchResponse(_Payload):
     query: str
     results: list[SearchHit]
     index: IndexStatus
+    did_you_mean: str | None = Field(
+        default=None,
+        description=(
+            "The query with each word the index does not know replaced by the closest "
+            "word it does know (from the full-text index's own vocabulary); null when "
+            "every word is known or nothing is close."
+        ),
+    )
+
+
+class ListChanged(_Payload):
+    """The numbered list "file N" means changed other than by the editor's own search:
+    the panel shows it, with the query its numbers belong to."""
+
+    query: str
+    results: list[SearchHit]
+    origin: ListOrigin
+    index: IndexStatus | None = None
 
 
 # --- kb/openResult --------------------------------------------------------------------------
@@ -396,7 +425,13 @@ class FileListResponse(_Payload):
 
 
 class StatusParams(_Params):
-    pass
+    probe: StrictBool = Field(
+        default=False,
+        description=(
+            "Ask the model server again now (Retry, changed model settings) rather than "
+            "answer from the last check; the answer waits for it, a few seconds at most."
+        ),
+    )
 
 
 class ReindexParams(_Params):

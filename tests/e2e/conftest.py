@@ -52,6 +52,12 @@ class KbClient:
         def _ask_event(params: Any) -> None:
             self.ask_events.append(_plain(params))
 
+        self.list_changes: list[dict[str, Any]] = []
+
+        @client.feature("kb/listChanged")
+        def _list_changed(params: Any) -> None:
+            self.list_changes.append(_plain(params))
+
     @property
     def process(self) -> asyncio.subprocess.Process:
         server = self.lsp._server

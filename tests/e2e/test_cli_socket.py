@@ -223,7 +223,8 @@ async def test_while_the_server_indexes_the_command_says_results_are_partial(
         said = [line for line in done.stderr.splitlines() if line.startswith("kb: ")]
         assert len(said) == 1, done.stderr
         assert said[0].startswith("kb: the running server is still indexing this workspace (")
-        assert said[0].endswith(" · embedding); results are partial until it is done")
+        assert "(Keyword search ready · embedding " in said[0]
+        assert said[0].endswith("); results are partial until it is done")
         (holds / "c.hold").unlink()
         await kb.wait_until_ready()
         after = await run_kb(storage, workspace, "search", QUERY)

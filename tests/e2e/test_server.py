@@ -20,20 +20,23 @@ async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace
     assert begin.cancellable
     reports = [r for r in ended[0] if isinstance(r, types.WorkDoneProgressReport)]
     files = len(list(workspace.rglob("*.md")))
-    # "12/14 files · reading", then "3/14 files · 30/41 chunks · embedding" (the
-    # extension's words): one total of files, fixed for the whole sync, the chunks fixed
-    # for the embedding, on one bar that never goes back.
-    pattern = r"(\d+)/(\d+) files( · (\d+)/(\d+) chunks)? · (reading|embedding)"
+    # "Reading 12/14 files", then "Keyword search ready · embedding 30/41 passages" (the
+    # extension's one label per phase): each phase counts its own unit from 0 against a
+    # total fixed for the phase, on one bar that never goes back.
+    pattern = r"Reading (\d+)/(\d+) files|Keyword search ready · embedding (\d+)/(\d+) passages"
     found = [re.fullmatch(pattern, r.message or "") for r in reports]
-    assert all(m or r.message == "scanning files…" for m, r in zip(found, reports, strict=True)), [
+    assert all(m or r.message == "Scanning files…" for m, r in zip(found, reports, strict=True)), [
         r.message for r in reports
     ]
     matched = [m for m in found if m]
-    assert {int(m.group(2)) for m in matched} == {files}
-    phases = [m.group(6) for m in matched]
+    reading = [(int(m.group(1)), int(m.group(2))) for m in matched if m.group(1)]
+    embedding = [(int(m.group(3)), int(m.group(4))) for m in matched if m.group(3)]
+    assert {total for _, total in reading} == {files}
+    assert len({total for _, total in embedding}) == 1
+    phases = ["embedding" if m.group(3) else "reading" for m in matched]
     assert phases == sorted(phases, key=["reading", "embedding"].index)
-    assert len({m.group(5) for m in matched if m.group(6) == "embedding"}) == 1
-    assert all(m.group(3) is None for m in matched if m.group(6) == "reading")
+    for counts in (reading, embedding):
+        assert [done for done, _ in counts] == sorted(done for done, _ in counts)
     percentages = [r.percentage for r in reports]
     assert percentages == sorted(percentages)
     assert reports[-1].percentage == 100

@@ -55,8 +55,9 @@ def test_search_json_is_the_kb_search_result(workspace: Path, storage: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"query", "results", "index"}
+    assert set(payload) == {"query", "results", "index", "didYouMean"}
     assert payload["query"] == "Deutsche Bank Thursday supplier payments"
+    assert payload["didYouMean"] is None  # every word is in the index
     assert 1 <= len(payload["results"]) <= 3
     hit = payload["results"][0]
     assert set(hit) == {
@@ -123,16 +124,17 @@ def test_index_off_a_terminal_prints_progress_lines(workspace: Path, storage: Pa
     indexed = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="0", **HASHED)
     assert indexed.returncode == 0, indexed.stderr
     assert "\r" not in indexed.stderr
-    lines = [line for line in indexed.stderr.splitlines() if line.startswith("kb: indexing ")]
-    rate = r"[\d.]+ (files|chunks)/s( · about [\d.]+ (s|min|h) left( of reading)?)?"
-    reading = rf"kb: indexing \d+/14 files · reading · {rate}"
-    embedding = rf"kb: indexing \d+/14 files · \d+/\d+ chunks · embedding · {rate}"
+    phases = ("kb: Reading ", "kb: Keyword search ready")
+    lines = [line for line in indexed.stderr.splitlines() if line.startswith(phases)]
+    rate = r"[\d.]+ (files|passages)/s( · (less than a minute|about [\d.]+ (min|h)) left)?"
+    reading = rf"kb: Reading \d+/14 files · {rate}"
+    embedding = rf"kb: Keyword search ready · embedding \d+/\d+ passages · {rate}"
     assert any(re.fullmatch(reading, line) for line in lines), lines
     assert any(re.fullmatch(embedding, line) for line in lines), lines
     assert all(re.fullmatch(f"{reading}|{embedding}", line) for line in lines), lines
     # Nothing to do: no progress to show.
     quiet = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="0", **HASHED)
-    assert "kb: indexing" not in quiet.stderr
+    assert not any(line.startswith(phases) for line in quiet.stderr.splitlines())
     # A bad interval is said once, and the default is used.
     bad = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="soon", **HASHED)
     assert bad.returncode == 0
@@ -365,7 +367,7 @@ def test_search_while_another_process_builds_the_index_says_so(
         total = len(list(workspace.rglob("*.md")))
         assert search.stderr.splitlines() == [
             "kb: another kb-lsp process is building this workspace's index "
-            f"(0/{total} files · reading); results are partial until it is done"
+            f"(Reading 0/{total} files); results are partial until it is done"
         ]
         assert search.stdout.strip() == "No matching files."
         status = run("status", "-w", str(workspace), "--json", storage=storage, **fake)
@@ -381,12 +383,13 @@ def test_search_while_another_process_builds_the_index_says_so(
             "filesTotal": total,
             "chunksDone": 0,
             "chunksTotal": 0,
+            "secondsLeft": None,  # the other process's rate is not known here
         }
         assert (payload["pending"], payload["keywordComplete"]) == (total, False)
         text = run("status", "-w", str(workspace), storage=storage, **fake)
         lines = text.stdout.splitlines()
         assert "state:     indexing — being built by another process" in lines
-        assert f"progress:  0/{total} files · reading" in lines
+        assert f"progress:  Reading 0/{total} files" in lines
         assert f"pending:   {total} files to index" in lines
         assert f"keyword:   0/{total} files read" in lines
         assert "vectors:   complete: every chunk is found by its meaning too" in lines

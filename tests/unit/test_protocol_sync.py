@@ -65,9 +65,39 @@ def test_every_setting_is_contributed_and_described() -> None:
         assert isinstance(spec["order"], int), key
 
 
-def test_the_settings_editor_opens_with_interpreter_host_and_model() -> None:
-    first = [s.key for s in editor_settings()[:3]]
-    assert first == ["server.python", "ollama.host", "ollama.model"]
+def test_the_settings_editor_opens_with_interpreter_then_provider_url_and_model() -> None:
+    first = [s.key for s in editor_settings()[:8]]
+    assert first == [
+        "server.python",
+        "llm.provider",
+        "llm.baseUrl",
+        "llm.model",
+        "llm.apiKeyEnv",
+        "llm.mode",
+        "ollama.host",
+        "ollama.model",
+    ]
+    contributed = _contributed()
+    for key in ("kb.ollama.host", "kb.ollama.model"):
+        assert contributed[key]["markdownDescription"].startswith("Ollama only:"), key
+    # The editor installs kb-lsp as the README says; that name on PyPI may be another's.
+    assert "pip install kb-lsp" not in contributed["kb.server.python"]["markdownDescription"]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("kb.llm.model", "kb.ollama.model"),
+        ("kb.llm.model", "kb.embedder.model"),
+        ("kb.llm.timeout", "kb.ollama.timeout"),
+        ("kb.llm.contextSize", "kb.ollama.numCtx"),
+    ],
+)
+def test_look_alike_settings_say_how_they_differ(one: str, other: str) -> None:
+    """Each of a look-alike pair names the other, so the difference is said where it is read."""
+    contributed = _contributed()
+    assert f"`{other}`" in contributed[one]["markdownDescription"], one
+    assert f"`{one}`" in contributed[other]["markdownDescription"], other
 
 
 def test_vscode_defaults_are_the_server_defaults() -> None:

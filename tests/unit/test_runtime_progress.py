@@ -25,13 +25,13 @@ def test_progress_text_is_the_extensions() -> None:
     embedding = IndexProgress(
         phase="vectors", files_done=38, files_total=155, chunks_done=1204, chunks_total=3036
     )
-    assert progress_text(embedding) == "38/155 files · 1,204/3,036 chunks · embedding"
+    assert progress_text(embedding) == "Keyword search ready · embedding 1,204/3,036 passages"
     reading = IndexProgress(phase="keyword", files_done=12, files_total=155)
-    assert progress_text(reading) == "12/155 files · reading"
+    assert progress_text(reading) == "Reading 12/155 files"
     # No total yet: not a "0/0" that would change.
     scanning = IndexProgress(phase="scanning", files_done=0, files_total=0)
-    assert progress_text(scanning) == "scanning files…"
-    assert progress_text(reading.model_copy(update={"files_total": 0})) == "scanning files…"
+    assert progress_text(scanning) == "Scanning files…"
+    assert progress_text(reading.model_copy(update={"files_total": 0})) == "Scanning files…"
 
 
 def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
@@ -39,16 +39,17 @@ def test_rate_line_says_how_far_how_fast_and_how_long() -> None:
         phase="vectors", files_done=120, files_total=155, chunks_done=2400, chunks_total=3036
     )
     assert rate_line(step, 2400, 4.0) == (
-        "120/155 files · 2,400/3,036 chunks · embedding · 600.0 chunks/s · about 1 s left"
+        "Keyword search ready · embedding 2,400/3,036 passages · 600.0 passages/s · "
+        "less than a minute left"
     )
     text = IndexProgress(phase="keyword", files_done=120, files_total=155)
     assert rate_line(text, 20, 4.0) == (
-        "120/155 files · reading · 5.0 files/s · about 7 s left of reading"
+        "Reading 120/155 files · 5.0 files/s · less than a minute left"
     )
     slow = step.model_copy(update={"chunks_done": 36})
-    assert rate_line(slow, 36, 60.0).endswith("0.6 chunks/s · about 83 min left")
+    assert rate_line(slow, 36, 60.0).endswith("0.6 passages/s · about 83 min left")
     # Nothing done yet (a first batch under way): no rate to give, nor a time.
-    assert rate_line(step, 0, 4.0) == "120/155 files · 2,400/3,036 chunks · embedding"
+    assert rate_line(step, 0, 4.0) == "Keyword search ready · embedding 2,400/3,036 passages"
 
 
 def test_a_log_line_every_few_seconds_with_rate_and_time_left(
@@ -73,7 +74,7 @@ def test_a_log_line_every_few_seconds_with_rate_and_time_left(
     clock.now = 1000.0 + progress.LOG_EVERY  # 5 s after the start; 4.5 s of reading
     monitor.step(SyncProgress(151, 155, "151.md", "keyword"))
     assert lines()[1:] == [
-        "indexer: 151/155 files · reading · 33.6 files/s · about 1 s left of reading"
+        "indexer: Reading 151/155 files · 33.6 files/s · less than a minute left"
     ]
     # Embedding: the rate is the phase's, in chunks; one big file, so files stand still.
     clock.now += 1.0
@@ -84,7 +85,8 @@ def test_a_log_line_every_few_seconds_with_rate_and_time_left(
     clock.now += 3.0  # LOG_EVERY after the last line, 5 s into the embedding
     monitor.step(SyncProgress(0, 155, None, "vectors", 512, 3036))
     assert lines()[2:] == [
-        "indexer: 0/155 files · 512/3,036 chunks · embedding · 102.4 chunks/s · about 25 s left"
+        "indexer: Keyword search ready · embedding 512/3,036 passages · 102.4 passages/s · "
+        "less than a minute left"
     ]
 
 
@@ -122,7 +124,8 @@ def test_the_log_keeps_its_pace_while_one_step_takes_minutes(
     lines = [r.getMessage() for r in caplog.records]
     assert lines == [
         "indexer: 155 files in this sync",
-        "indexer: 0/155 files · 256/3,036 chunks · embedding · 25.6 chunks/s · about 2 min left",
+        "indexer: Keyword search ready · embedding 256/3,036 passages · 25.6 passages/s · "
+        "about 2 min left",
     ]
     for _ in range(3):  # the next batch takes 3 x LOG_EVERY: a line each time
         clock.now += progress.LOG_EVERY
@@ -131,7 +134,9 @@ def test_the_log_keeps_its_pace_while_one_step_takes_minutes(
     assert (
         caplog.records[-1]
         .getMessage()
-        .startswith("indexer: 0/155 files · 256/3,036 chunks · embedding · 10.2 chunks/s")
+        .startswith(
+            "indexer: Keyword search ready · embedding 256/3,036 passages · 10.2 passages/s"
+        )
     )
     monitor.tick()  # no time passed: no line
     assert len(caplog.records) == 5

@@ -57,9 +57,7 @@ def test_off_a_terminal_a_plain_line_every_few_seconds() -> None:
     assert out.getvalue() == ""
     clock.now = 1005.0  # 5 s into the sync, 4 s into the reading
     shown.report(reading(100))
-    assert lines_of(out) == [
-        "kb: indexing 100/155 files · reading · 25.0 files/s · about 2 s left of reading"
-    ]
+    assert lines_of(out) == ["kb: Reading 100/155 files · 25.0 files/s · less than a minute left"]
     clock.now += 5.0  # a scan that takes long: still no line before the total is known
     shown.report(IndexProgress(phase="scanning", files_done=0, files_total=0))
     shown.tick()
@@ -73,16 +71,16 @@ def test_a_step_that_takes_minutes_still_gets_its_lines() -> None:
     shown.report(embedding(0))
     clock.now += 6.0
     shown.tick()  # the first batch is not done: the count, no rate (0/s would read as a stall)
-    assert lines_of(out) == ["kb: indexing 0/155 files · 0/3,036 chunks · embedding"]
+    assert lines_of(out) == ["kb: Keyword search ready · embedding 0/3,036 passages"]
     clock.now += 4.0
     shown.report(embedding(256))
     for _ in range(3):  # one batch taking 15 s: the clock's ticks say how it goes
         clock.now += 5.0
         shown.tick()
     assert [line.split(" · ")[-2:] for line in lines_of(out)[1:]] == [
-        ["17.1 chunks/s", "about 3 min left"],
-        ["12.8 chunks/s", "about 4 min left"],
-        ["10.2 chunks/s", "about 5 min left"],
+        ["17.1 passages/s", "about 3 min left"],
+        ["12.8 passages/s", "about 4 min left"],
+        ["10.2 passages/s", "about 5 min left"],
     ]
     shown.tick()  # no time passed: no line
     assert len(lines_of(out)) == 4
@@ -104,7 +102,9 @@ def test_the_rate_and_the_time_left_come_from_the_recent_past() -> None:
         chunks += 100
         shown.report(embedding(chunks))
     last = lines_of(out)[-1]
-    assert last.endswith(f"{chunks:,}/3,036 chunks · embedding · 20.0 chunks/s · about 86 s left")
+    assert last.endswith(
+        f"embedding {chunks:,}/3,036 passages · 20.0 passages/s · about 1 min left"
+    )
     # Over the whole phase it would have read 7.3 chunks/s and about 4 min left.
     assert round(chunks / 180, 1) == 7.3
 
@@ -153,11 +153,11 @@ def test_on_a_terminal_one_bar_redrawn_in_place_then_cleared() -> None:
     text = out.getvalue()
     assert "\n" not in text  # redrawn in place: never a new line
     frames = [frame for frame in text.split("\r\x1b[2K") if frame]
-    assert frames[0].startswith("[..............................] 0/14 files · reading")
-    assert frames[1].startswith(
-        "[###############...............] 7/14 files · reading · 7.0 files/s"
+    assert frames[0].startswith("[..............................] Reading 0/14 files")
+    assert frames[1].startswith("[###############...............] Reading 7/14 files · 7.0 files/s")
+    assert frames[2].startswith(
+        "[##############################] Keyword search ready · embedding 67/67"
     )
-    assert frames[2].startswith("[##############################] 14/14 files · 67/67 chunks")
     assert text.endswith("\r\x1b[2K")  # cleared: the summary line takes its place
 
 

@@ -72,9 +72,6 @@ export const NO_WINDOW_PROGRESS: StaticFeature = {
   },
 };
 
-/** Not in the wire contract yet (issue 24, point 5): see `lastList.listFromServer`. */
-export const LIST_CHANGED = 'kb/listChanged';
-
 /** Seconds on a clock that only moves forward. */
 function seconds(): number {
   return performance.now() / 1000;
@@ -321,7 +318,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
     // The server's numbered list changed other than by a search of this window (an ask's
     // own search, `kb search` or an MCP client on the same index): "file N" means that
     // list now, so the panel and KB: Open Result… show it. Servers without it never send it.
-    client.onNotification(LIST_CHANGED, (params: unknown) => {
+    client.onNotification(Notifications.listChanged, (params: unknown) => {
       const list = listFromServer(params, this.status);
       if (list) {
         rememberList(list.response, list.origin);

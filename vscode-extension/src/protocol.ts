@@ -26,6 +26,7 @@ export const Methods = {
 export const Notifications = {
   indexChanged: 'kb/indexChanged',
   askEvent: 'kb/askEvent',
+  listChanged: 'kb/listChanged',
 } as const;
 
 /** `workspace/executeCommand` names the server accepts: `kb.search` for `kb/search`, … */
@@ -72,6 +73,7 @@ export type StopReason =
   | 'cancelled';
 export type AskMode = 'agent' | 'grounded' | 'fallback';
 export type LlmProvider = 'ollama' | 'openai';
+export type ListOrigin = 'agent' | 'cli' | 'mcp';
 export type AskEventKind =
   | 'thinking'
   | 'tool_call'
@@ -109,6 +111,10 @@ export interface IndexProgress {
   filesTotal: number;
   chunksDone?: number;
   chunksTotal?: number;
+  /**
+   * About how many seconds the current phase has left, from the rate of its recent progress (not the run's average); null until there is a rate.
+   */
+  secondsLeft?: number | null;
 }
 
 export interface IndexStatus {
@@ -201,6 +207,21 @@ export interface SearchResponse {
   query: string;
   results: SearchHit[];
   index: IndexStatus;
+  /**
+   * The query with each word the index does not know replaced by the closest word it does know (from the full-text index's own vocabulary); null when every word is known or nothing is close.
+   */
+  didYouMean?: string | null;
+}
+
+/**
+ * The numbered list "file N" means changed other than by the editor's own search:
+ * the panel shows it, with the query its numbers belong to.
+ */
+export interface ListChanged {
+  query: string;
+  results: SearchHit[];
+  origin: ListOrigin;
+  index?: IndexStatus | null;
 }
 
 export interface OpenResultParams {
@@ -352,7 +373,12 @@ export interface FileListResponse {
   skipped?: SkippedFile[];
 }
 
-export type StatusParams = Record<string, never>;
+export interface StatusParams {
+  /**
+   * Ask the model server again now (Retry, changed model settings) rather than answer from the last check; the answer waits for it, a few seconds at most.
+   */
+  probe?: boolean;
+}
 
 export interface ReindexParams {
   full?: boolean;
@@ -380,4 +406,5 @@ export interface RequestTypes {
 export interface NotificationTypes {
   'kb/indexChanged': IndexStatus;
   'kb/askEvent': AskEvent;
+  'kb/listChanged': ListChanged;
 }

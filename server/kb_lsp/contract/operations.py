@@ -32,6 +32,7 @@ from kb_lsp.protocol import (
     AskResponse,
     IndexControlParams,
     IndexStatus,
+    ListChanged,
     OpenResultParams,
     OpenResultResponse,
     ReindexParams,
@@ -135,7 +136,7 @@ STATUS = Operation(
     StatusParams,
     IndexStatus,
     "reads",
-    lambda rt, p, c: rt.status(),
+    lambda rt, p, c: rt.status(probe=True) if p.probe else rt.status(),
     "The index's state: files, chunks, pending work, embedder, model, progress.",
     errors=(Unavailable,),
     local=True,
@@ -200,4 +201,10 @@ INDEX_CHANGED = Notification(
 ASK_EVENT = Notification(
     "kb/askEvent", AskEvent, "One step of a running `kb/ask`, for a live chain of thought."
 )
-NOTIFICATIONS: tuple[Notification[Any], ...] = (INDEX_CHANGED, ASK_EVENT)
+LIST_CHANGED = Notification(
+    "kb/listChanged",
+    ListChanged,
+    "The numbered list changed by a search the editor did not make (the agent's, the "
+    "command line's through the socket, an MCP client's in this process).",
+)
+NOTIFICATIONS: tuple[Notification[Any], ...] = (INDEX_CHANGED, ASK_EVENT, LIST_CHANGED)

@@ -38,6 +38,7 @@ from kb_lsp.engine.records import (
 )
 from kb_lsp.engine.related import NotIndexed, outgoing_links, related_files
 from kb_lsp.engine.search import Searcher, SearchSource, query_terms
+from kb_lsp.engine.search.spelling import did_you_mean
 from kb_lsp.engine.storage import default_storage as default_storage  # its home before storage.py
 from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.engine.store import FileRecord, Store
@@ -319,6 +320,12 @@ class KnowledgeBase:
             mode=mode,
             filter=node,
         )
+
+    def did_you_mean(self, query: str, filter: str | None = None) -> str | None:
+        """`query` with each word the index does not know replaced by the closest one it
+        does (`search/spelling.py`), or None."""
+        text, _ = self.parse_query(query, filter)
+        return did_you_mean(query, text, [index.store.fts for index in self._snapshot()])
 
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
         """The words of `query` and the filter (`filter` AND the one typed in `query`)."""

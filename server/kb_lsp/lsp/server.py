@@ -23,13 +23,13 @@ from pygls.uris import to_fs_path
 
 from kb_lsp import __version__
 from kb_lsp.config import Layer, LoadedSettings, env_settings, load_settings
-from kb_lsp.contract.operations import INDEX_CHANGED
+from kb_lsp.contract.operations import INDEX_CHANGED, LIST_CHANGED
 from kb_lsp.listener import Listeners
 from kb_lsp.lsp import logs
 from kb_lsp.lsp.errors import ServerError
 from kb_lsp.lsp.jsonrpc import KbProtocol, plain_converter
 from kb_lsp.lsp.progress import IndexProgressBar
-from kb_lsp.protocol import IndexStatus, dump
+from kb_lsp.protocol import IndexStatus, ListChanged, ListOrigin, SearchHit, dump
 from kb_lsp.runtime import Hooks, ProgressHandle, Runtime, Severity, deadline
 from kb_lsp.runtime.deadline import READ_TIMEOUT
 
@@ -70,6 +70,9 @@ class KbLanguageServer(LanguageServer):
         self.runtime = Runtime.editor(Hooks(tell=self._tell, start_progress=self._start_progress))
         self.runtime.follow_writes(Listeners(self.runtime).follow)
         self.runtime.subscribe(self._send_status)
+        # One last list: the agent's, the command line's or an MCP client's search becomes
+        # this editor's numbered list too, and the panel is told to show it.
+        self.runtime.lists.follow(CLIENT, self._send_list)
         self.init_options: Any = None
         # The `kb` settings a client last pushed in workspace/didChangeConfiguration (the
         # VS Code extension pushes all it has on every change): each push replaces the last.
@@ -101,6 +104,12 @@ class KbLanguageServer(LanguageServer):
     def _send_status(self, status: IndexStatus) -> None:
         if self._connected():
             self.protocol.notify(INDEX_CHANGED.method, dump(status))
+
+    def _send_list(self, query: str, hits: list[SearchHit], origin: ListOrigin) -> None:
+        if self._connected():
+            index = self.runtime.status()
+            changed = ListChanged(query=query, results=hits, origin=origin, index=index)
+            self.protocol.notify(LIST_CHANGED.method, dump(changed))
 
     def _start_progress(self, title: str, cancel: threading.Event) -> ProgressHandle | None:
         return IndexProgressBar.start(self, title, cancel) if self._connected() else None

@@ -6,6 +6,11 @@ the `kb` command line (whose every run is a new process, so its list is kept on 
 in the store folder of the first workspace root), an MCP session. The lists live in
 memory; `persist` names the clients whose list is also written to disk and read back
 by a later process.
+
+One last list: a front end with a person in front of it (the editor) `follow`s the
+lists set from other origins — the agent's search during an ask, `kb search` through the
+socket, an MCP client in this process — so that its "file N" and its panel mean the list
+set last, whoever set it.
 """
 
 from __future__ import annotations
@@ -19,12 +24,27 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kb_lsp.protocol import SearchHit, dump
+from kb_lsp.protocol import ListOrigin, SearchHit, dump
 from kb_lsp.runtime.errors import InvalidRequest
+from kb_lsp.runtime.local_socket import CLI_CLIENT
 
 log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+# MCP sessions are clients named `mcp` or `mcp-<session id>` (mcp/server.py).
+MCP_CLIENT = "mcp"
+
+# `listener(query, hits, origin)`: a followed list changed.
+ListListener = Callable[[str, list[SearchHit], ListOrigin], None]
+
+
+def origin_of(client: str) -> ListOrigin | None:
+    """The origin of a search made by `client`: None for a front end's own person."""
+    if client == CLI_CLIENT:
+        return "cli"
+    if client == MCP_CLIENT or client.startswith(f"{MCP_CLIENT}-"):
+        return "mcp"
+    return None
 
 
 class _List:
@@ -40,13 +60,44 @@ class NumberedLists:
         self._persist = persist
         self._lock = threading.Lock()
         self._lists: dict[str, _List] = {}
+        self._followers: dict[str, ListListener] = {}
 
-    def remember(self, client: str, query: str, hits: Sequence[SearchHit]) -> None:
+    def remember(
+        self,
+        client: str,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        origin: ListOrigin | None = None,
+    ) -> None:
+        """`client`'s last list is now `hits`. With an `origin` (not the client's own
+        person searching), every follower's list becomes it too, and it is told."""
         entry = _List(query, hits)
         with self._lock:
             self._lists[client] = entry
+            followers = list(self._followers.items()) if origin is not None else []
+            for follower, _ in followers:
+                self._lists[follower] = entry
         if client in self._persist:
             self._save(client, entry)
+        for _, listener in followers:
+            assert origin is not None
+            try:
+                listener(entry.query, list(entry.hits), origin)
+            except Exception:  # a front end's failure must not fail the search
+                log.exception("telling a follower of the numbered list failed")
+
+    def follow(self, follower: str, listener: ListListener) -> Callable[[], None]:
+        """`follower`'s list follows every list set from another origin, and `listener`
+        hears of each; returns what stops it."""
+        with self._lock:
+            self._followers[follower] = listener
+
+        def stop() -> None:
+            with self._lock:
+                self._followers.pop(follower, None)
+
+        return stop
 
     def hits(self, client: str) -> list[SearchHit]:
         """The client's last list (empty when it has none)."""

@@ -109,6 +109,15 @@ class LlmProbe:
         if agent is not None and self._enabled:
             self.status(agent, agent.llm.configured_status())
 
+    def probe_now(self, agent: Agent | None) -> None:
+        """Ask the model server now, on this thread (`LLM_PROBE_TIMEOUT` at most), so the
+        next `status` says what it answered: Retry, or the model's settings changed."""
+        if agent is None or not self._enabled:
+            return
+        with self._lock:
+            self._known.clear()
+        self._probe(agent, _key(agent.llm))
+
     def _probe(self, agent: Agent, key: _Key) -> None:
         llm = agent.llm
         try:

@@ -1,9 +1,10 @@
 """One sync's progress as every front end shows it, and its log lines.
 
-The words are the extension's (`format.progressDetail`), so the status bar, the window
-progress, the panel, the terminal and the log agree:
-`38/155 files · 1,204/3,036 chunks · embedding`. The total of files is fixed when the
-sync has scanned (`sync_tally.py`); before that it reads `scanning files…`.
+The words are the extension's one label per phase (`format.indexLabel`), so the status
+bar, the window progress, the panel, the terminal and the log agree: `Scanning files…`,
+`Reading 38/155 files`, then `Keyword search ready · embedding 1,204/3,036 passages`. Each
+phase counts its own unit from 0, so a new phase never reads as a counter that went back.
+The total of files is fixed when the sync has scanned (`sync_tally.py`).
 
 `ProgressLines` turns one sync's progress into a line every `LOG_EVERY` seconds — time-based,
 not per file, however big or small the files — with the rate of the phase over its last
@@ -33,13 +34,7 @@ CHANGED_EVERY = 1.0  # seconds: the status is re-sent at most this often during 
 LOG_EVERY = 5.0  # seconds between two "indexing: …" lines during a sync
 RATE_WINDOW = 30.0  # seconds of recent progress the rate and the time left are taken from
 
-SCANNING = "scanning files…"
-PHASE_WORDS = {
-    "scanning": "scanning",
-    "keyword": "reading",
-    "vectors": "embedding",
-    "metadata": "extracting metadata",
-}
+SCANNING = "Scanning files…"
 
 
 class Progress(Protocol):
@@ -59,36 +54,40 @@ class Progress(Protocol):
 
 
 def progress_text(progress: Progress) -> str:
-    """`38/155 files · 1,204/3,036 chunks · embedding`, `120/155 files · reading`, or
-    `scanning files…` while the sync does not know its total yet."""
+    """The phase's one label: `Reading 120/155 files`, `Keyword search ready · embedding
+    1,204/3,036 passages`, or `Scanning files…` while the sync does not know its total."""
     if progress.phase == "scanning" or progress.files_total == 0:
         return SCANNING
     if progress.phase == "metadata":
-        return f"metadata: {progress.files_done:,}/{progress.files_total:,} notes"
-    parts = [f"{progress.files_done:,}/{progress.files_total:,} files"]
+        # The extension's label for the third phase (`indexLabel`).
+        return f"Search ready · metadata {progress.files_done:,}/{progress.files_total:,} notes"
+    if progress.phase == "keyword":
+        return f"Reading {progress.files_done:,}/{progress.files_total:,} files"
     if progress.chunks_total:
-        parts.append(f"{progress.chunks_done:,}/{progress.chunks_total:,} chunks")
-    parts.append(PHASE_WORDS[progress.phase])
-    return " · ".join(parts)
+        counted = f"{progress.chunks_done:,}/{progress.chunks_total:,} passages"
+    else:
+        counted = f"{progress.files_done:,}/{progress.files_total:,} files"
+    return f"Keyword search ready · embedding {counted}"
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
+def time_left(seconds: float) -> str:
+    """How long is left, as a person says it (the extension's `format.timeLeft`)."""
+    if seconds < 45:
+        return "less than a minute left"
     if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"about {max(1, round(seconds / 60))} min left"
+    return f"about {seconds / 3600:.1f} h left"
 
 
 def rate_line(progress: Progress, done: float, seconds: float) -> str:
-    """The progress, the phase's rate and the time it has left: `done` of its unit
-    (chunks once the embedding counts them, else files) were done in `seconds`.
-    `… · embedding · 45.0 chunks/s · about 40 s left`."""
+    """The label, the phase's rate and the time it has left: `done` of its unit
+    (passages once the embedding counts them, else files) were done in `seconds`.
+    `… · embedding 1,204/3,036 passages · 45.0 passages/s · about 1 min left`."""
     text = progress_text(progress)
     if progress.phase == "scanning":
         return text
     if progress.chunks_total:
-        unit, left = "chunks", progress.chunks_total - progress.chunks_done
+        unit, left = "passages", progress.chunks_total - progress.chunks_done
     else:
         unit, left = "files", progress.files_total - progress.files_done
     if done <= 0 or seconds <= 0:
@@ -98,9 +97,7 @@ def rate_line(progress: Progress, done: float, seconds: float) -> str:
     rate = done / seconds
     parts = [text, f"{rate:.1f} {unit}/s"]
     if rate > 0 and left > 0:
-        # Reading comes before embedding: its time left is only the reading's.
-        then = " of reading" if progress.phase == "keyword" else ""
-        parts.append(f"about {_duration(left / rate)} left{then}")
+        parts.append(time_left(left / rate))
     return " · ".join(parts)
 
 
@@ -185,6 +182,19 @@ class ProgressLines:
         with self._lock:
             self._line_if_due(self._clock())
 
+    def seconds_left(self) -> float | None:
+        """The time the phase has left at its recent rate (`RATE_WINDOW`), now; None
+        while there is no rate (scanning, the instant a phase starts, nothing done yet)."""
+        with self._lock:
+            latest = self._latest
+            if latest is None or latest.phase == "scanning" or not latest.files_total:
+                return None
+            now = self._clock()
+            done, seconds = self._rate.over(now, _count(latest))
+            if done <= 0 or seconds <= 0:
+                return None
+            return max(0.0, _left(latest) * seconds / done)
+
     def _line_if_due(self, now: float) -> None:
         latest = self._latest
         if latest is None or latest.phase == "scanning" or not latest.files_total:
@@ -196,6 +206,13 @@ class ProgressLines:
         self._last_line = now
         done, seconds = self._rate.over(now, _count(latest))
         self._emit(rate_line(latest, done, seconds))
+
+
+def _left(progress: Progress) -> int:
+    """What the phase has left, in its unit (`_count`)."""
+    if progress.phase == "vectors":
+        return max(0, progress.chunks_total - progress.chunks_done)
+    return max(0, progress.files_total - progress.files_done)
 
 
 def _count(progress: Progress) -> int:
@@ -236,3 +253,7 @@ class SyncMonitor:
     def tick(self) -> None:
         """The clock moved without a step: log the latest step when a line is due."""
         self._lines.tick()
+
+    def seconds_left(self) -> float | None:
+        """The sync's estimate of its phase's time left (`IndexProgress.secondsLeft`)."""
+        return self._lines.seconds_left()

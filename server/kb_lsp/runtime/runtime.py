@@ -41,7 +41,6 @@ from kb_lsp.engine.knowledge import (
     SyncReport,
 )
 from kb_lsp.engine.llm import LlmCancelled, LlmError
-from kb_lsp.engine.metadata.filters import FilterError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
@@ -58,11 +57,11 @@ from kb_lsp.protocol import (
     SummarizeResponse,
 )
 from kb_lsp.runtime import file_reads
-from kb_lsp.runtime.errors import InvalidRequest, Unavailable
+from kb_lsp.runtime.errors import Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.file_reads import FileText
 from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
-from kb_lsp.runtime.numbered import NumberedLists
+from kb_lsp.runtime.numbered import NumberedLists, origin_of
 from kb_lsp.runtime.reindexing import status_after
 from kb_lsp.runtime.session import Session
 from kb_lsp.runtime.status import gathered
@@ -219,22 +218,23 @@ class Runtime:
             return fn(kb)
 
     def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
-        """The numbered list for `params`; it becomes `client`'s last list."""
-        try:
-            hits = self.read(
-                lambda kb: kb.search(
-                    params.query,
-                    limit=params.limit,
-                    paths=params.paths,
-                    mode=params.mode,
-                    filter=params.filter,
-                )
+        """The numbered list for `params`; it becomes `client`'s last list. A malformed
+        filter raises `FilterError` (an `InvalidInput` naming its character)."""
+        hits = self.read(
+            lambda kb: kb.search(
+                params.query,
+                limit=params.limit,
+                paths=params.paths,
+                mode=params.mode,
+                filter=params.filter,
             )
-        except FilterError as err:
-            # "filter, character 14: ')' without a matching '(' (in 'tag:x )')"
-            raise InvalidRequest(str(err)) from err
-        self.lists.remember(client, params.query, hits)
-        return SearchResponse(query=params.query, results=hits, index=self.status())
+        )
+        suggestion = self.read(lambda kb: kb.did_you_mean(params.query, params.filter))
+        self.lists.remember(client, params.query, hits, origin=origin_of(client))
+        index = self.status()
+        return SearchResponse(
+            query=params.query, results=hits, index=index, did_you_mean=suggestion
+        )
 
     def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
         """The files nearest to one file by meaning (`KnowledgeBase.related`, from stored
@@ -318,7 +318,7 @@ class Runtime:
                     self.session.made_agent
                 )  # the model may have gone away: say so soon
         if outcome.numbered is not None:
-            self.lists.remember(client, params.question, outcome.numbered)
+            self.lists.remember(client, params.question, outcome.numbered, origin="agent")
         return outcome.response
 
     def summarize(
@@ -344,8 +344,10 @@ class Runtime:
             self.session.probe.refresh(self.session.made_agent)
             raise
 
-    def status(self) -> IndexStatus:
-        """The one status of this runtime (any thread, never waits for indexing)."""
+    def status(self, *, probe: bool = False) -> IndexStatus:
+        """The one status (any thread, never waits for indexing); `probe`: ask the model now."""
+        if probe:
+            self.session.probe_model()
         with self.session.gate.read():
             return gathered(self.session)
 

@@ -208,6 +208,14 @@ class Session:
         """Paths an editor says changed (saved, or seen by its own file watcher)."""
         self.disk.notify(paths)
 
+    def probe_model(self) -> None:
+        """Ask the model server now (Retry, new model settings): the next status says
+        what it answered, not what the last check found."""
+        if self.probe.enabled:
+            with self.gate.read():
+                agent = self.agent()
+            self.probe.probe_now(agent)
+
     def agent(self) -> Agent | None:
         """The agent of the open knowledge base, made on first use: a one-shot search never
         asks the model, and the agent's modules take about as long to import."""

@@ -30,6 +30,7 @@ class Activity:
     error: str | None = None  # the one error slot: opening or the last sync failed
     missing: list[Path] = field(default_factory=list)  # workspace folders gone
     elsewhere: WriterState | None = None  # another process is building the index
+    seconds_left: float | None = None  # the running sync's estimate for its phase
 
 
 def opening(
@@ -74,6 +75,11 @@ def combined(base: IndexStatus, activity: Activity) -> IndexStatus:
             messages = [BUILT_ELSEWHERE]
     elif activity.busy:
         update["state"] = "indexing"
+        # Not while paused: a paused sync has no time left, only a wait.
+        if base.progress is not None and activity.seconds_left is not None and not activity.paused:
+            update["progress"] = base.progress.model_copy(
+                update={"seconds_left": activity.seconds_left}
+            )
     elif activity.error:
         update["state"] = "error"
         messages.append(activity.error)
@@ -105,6 +111,7 @@ def gathered(session: Session) -> IndexStatus:
         error=session.error,
         missing=sorted(session.missing),
         elsewhere=session.built_elsewhere(),
+        seconds_left=worker.seconds_left,
     )
     if kb is None:
         return opening(

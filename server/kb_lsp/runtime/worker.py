@@ -91,6 +91,7 @@ class IndexingWorker:
         self._rescan: str | None = None
         self._current: Job | None = None
         self._progress: SyncProgress | None = None
+        self._monitor: SyncMonitor | None = None  # the running sync's, for its estimate
         self._started = False
         self._stopped = False
         self._paused = False
@@ -222,6 +223,14 @@ class IndexingWorker:
             running = max(0, step.total - step.done) if step is not None else 0
             return running + len(self._paths)
 
+    @property
+    def seconds_left(self) -> float | None:
+        """The running sync's estimate of its phase's time left (None: no rate yet)."""
+        with self._cond:
+            running = self._current is not None
+        monitor = self._monitor
+        return monitor.seconds_left() if running and monitor is not None else None
+
     # --- the thread ---------------------------------------------------------------------
 
     def _ready(self) -> bool:
@@ -286,7 +295,7 @@ class IndexingWorker:
         if job.progress == "always":
             handle = self._start_progress(job.title, job.cancel)
         started = time.monotonic()
-        monitor = SyncMonitor()
+        self._monitor = monitor = SyncMonitor()  # (one reference: read without the lock)
         self._publish(SyncProgress(0, 0, None, phase="scanning"))
 
         def on_progress(step: SyncProgress) -> None:

@@ -1,12 +1,12 @@
 """A sync's progress on stderr, as a terminal user or a log reader wants it.
 
-On a terminal: one bar, redrawn in place, with the count (`38/155 files · 1,204/3,036
-chunks · embedding`, the editor's words), the recent rate and the time left; cleared when
-the sync ends (the command then prints its summary). Anywhere else (a CI log, a pipe, a
+On a terminal: one bar, redrawn in place, with the phase's label (`Keyword search ready ·
+embedding 1,204/3,036 passages`, the editor's words), the recent rate and the time left;
+cleared when the sync ends (the command then prints its summary). Anywhere else (a CI log, a pipe, a
 file) a bar would be one endless line of carriage returns, and silence would look like
 a hang: a plain line every `KB_PROGRESS_SECONDS` seconds (default 5) instead,
-`kb: indexing 38/155 files · 1,204/3,036 chunks · embedding · 45.0 chunks/s · about 40 s
-left`, also while one step takes minutes. The lines come from `runtime/progress.py`, as
+`kb: Keyword search ready · embedding 1,204/3,036 passages · 45.0 passages/s · about 1
+min left`, also while one step takes minutes. The lines come from `runtime/progress.py`, as
 the server's log has them.
 """
 
@@ -26,6 +26,7 @@ from kb_lsp.runtime.progress import (
     RecentRate,
     progress_text,
     rate_line,
+    time_left,
 )
 
 ENV = "KB_PROGRESS_SECONDS"
@@ -73,8 +74,13 @@ class WireProgress:
 
 
 def wire_progress_text(wire: Mapping[str, Any]) -> str:
-    """`38/155 files · 1,204/3,036 chunks · embedding` of a wire `IndexProgress`."""
-    return progress_text(WireProgress.of(wire))
+    """The label of a wire `IndexProgress`, with the server's estimate when it sent one:
+    `Keyword search ready · embedding 1,204/3,036 passages · about 12 min left`."""
+    text = progress_text(WireProgress.of(wire))
+    left = wire.get("secondsLeft")
+    if isinstance(left, int | float) and left >= 0 and wire.get("phase") != "scanning":
+        text += f" · {time_left(float(left))}"
+    return text
 
 
 class TerminalProgress:
@@ -132,7 +138,7 @@ class TerminalProgress:
 
     def _line(self, text: str) -> None:
         with self._lock:
-            self._write(f"kb: indexing {text}\n")
+            self._write(f"kb: {text}\n")
 
     def _draw(self, progress: Progress) -> None:
         now = self._clock()

@@ -30,6 +30,7 @@ export const Shapes = {
     filesTotal: true,
     chunksDone: true,
     chunksTotal: true,
+    secondsLeft: true,
   }),
   IndexStatus: keys<P.IndexStatus>()({
     state: true,
@@ -87,7 +88,13 @@ export const Shapes = {
     meta: true,
     marks: true,
   }),
-  SearchResponse: keys<P.SearchResponse>()({ query: true, results: true, index: true }),
+  SearchResponse: keys<P.SearchResponse>()({
+    query: true,
+    results: true,
+    index: true,
+    didYouMean: true,
+  }),
+  ListChanged: keys<P.ListChanged>()({ query: true, results: true, origin: true, index: true }),
   OpenResultParams: keys<P.OpenResultParams>()({ n: true }),
   OpenResultResponse: keys<P.OpenResultResponse>()({ uri: true, path: true, range: true }),
   AskParams: keys<P.AskParams>()({ question: true, file: true, n: true, conversationId: true }),
@@ -156,6 +163,7 @@ export const Shapes = {
     chunks: true,
   }),
   FileListResponse: keys<P.FileListResponse>()({ files: true, skipped: true }),
+  StatusParams: keys<P.StatusParams>()({ probe: true }),
   ReindexParams: keys<P.ReindexParams>()({ full: true }),
   IndexControlParams: keys<P.IndexControlParams>()({ action: true }),
 };
@@ -168,6 +176,7 @@ export const Nested: Partial<Record<ShapeName, Record<string, ShapeName>>> = {
   IndexStatus: { llm: 'LlmStatus', skipped: 'SkippedFile', problems: 'FileProblem', progress: 'IndexProgress', metadata: 'MetadataStatus' },
   SearchHit: { range: 'Range', meta: 'HitMeta' },
   SearchResponse: { results: 'SearchHit', index: 'IndexStatus' },
+  ListChanged: { results: 'SearchHit', index: 'IndexStatus' },
   OpenResultResponse: { range: 'Range' },
   Source: { range: 'Range' },
   AskResponse: { sources: 'Source', steps: 'Step', usage: 'Usage' },

@@ -31,10 +31,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FrameLocator } from 'playwright-core';
-import { artifact, EXTENSION_ROOT, REPO_ROOT } from '../shared/browser';
+import { artifact, REPO_ROOT } from '../shared/browser';
 import { CodeServer, TIMEOUT, until } from '../shared/codeServer';
 import { serverPython } from '../shared/server';
 import { RELATED_RATIO } from '../../src/format';
@@ -137,14 +137,14 @@ describe('the panel on the FastAPI docs in code-server', { timeout: 40 * 60_000 
       cpSync(FASTAPI, workspace, { recursive: true });
     }
     // The cold index runs with the test embedder (feature hashing, tests/fakes/embedder.py)
-    // at a fixed pace per passage (test/shared/paced_embedder.py): about a minute for these
+    // at a fixed pace per passage (tests/fakes/paced_embedder.py): about a minute for these
     // 155 files on any machine — long enough for many progress moments and an estimate of
     // the time left, where the real model's vectors take 20 minutes or more (bench
     // timeline). KB_E2E_EMBEDDER_FACTORY names another factory, or `real` for the product's
     // model; an indexed copy (KB_E2E_WORKSPACE) keeps the model it was indexed with.
-    const requested = process.env.KB_E2E_EMBEDDER_FACTORY ?? (WARM_WORKSPACE ? 'real' : 'paced_embedder:PacedEmbedder');
+    const requested = process.env.KB_E2E_EMBEDDER_FACTORY ?? (WARM_WORKSPACE ? 'real' : 'tests.fakes.paced_embedder:PacedEmbedder');
     const embedder = requested === 'real' ? undefined : requested;
-    const pythonPath = [REPO_ROOT, join(EXTENSION_ROOT, 'test', 'shared')].join(delimiter);
+    const pythonPath = REPO_ROOT;
     // kb.storage is machine-overridable: in a remote window (code-server is one) it goes in
     // the Remote settings.
     await vs.start(

@@ -357,7 +357,7 @@ describe('relatedShown', () => {
 describe('suggestedQuery', () => {
   const response = { query: 'mexcio paymnets', results: [], index: READY };
   it("takes the server's did-you-mean when it differs from the query", () => {
-    assert.equal(suggestedQuery({ ...response, didYouMean: 'mexico payments' } as typeof response), 'mexico payments');
+    assert.equal(suggestedQuery({ ...response, didYouMean: 'mexico payments' }), 'mexico payments');
   });
   it('ignores none, an empty one, the query itself, and a value that is not text', () => {
     assert.equal(suggestedQuery(response), undefined);

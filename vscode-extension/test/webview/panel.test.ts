@@ -927,7 +927,7 @@ describe('panel webview in Chromium', () => {
 
   it("offers the server's did-you-mean under the query; a click searches it", async () => {
     await typeQuery('mexcio paymnets');
-    await send({ type: 'results', response: { query: 'mexcio paymnets', results: HITS, index: STATUS, didYouMean: 'mexico payments' } as never });
+    await send({ type: 'results', response: { query: 'mexcio paymnets', results: HITS, index: STATUS, didYouMean: 'mexico payments' } });
     assert.equal(await page.textContent('#did-you-mean'), 'Did you mean mexico payments?');
     await clearPosted();
     await page.click('#did-you-mean button.suggestion');

@@ -37,6 +37,7 @@ class SyncTally:
         self._complete = 0
         self._chunks_total = 0
         self._chunks_done = 0
+        self._chunks_embedding = 0  # embedded in the batch being stored, not stored yet
         self._phase: IndexPhase = "scanning"
         self._extract_total = 0
         self._extracted = 0
@@ -68,8 +69,16 @@ class SyncTally:
         if pending_files:
             self._emit(None)
 
+    def embedded(self, chunks: int) -> None:
+        """`chunks` more passages of the batch under way are embedded (not stored yet):
+        the count moves every few dozen passages rather than once a batch. The batch's
+        `stored` counts at least as many, so the count never goes back."""
+        self._chunks_embedding += chunks
+        self._emit(None)
+
     def stored(self, chunks: int, files: int, path: str | None) -> None:
         """A batch of `chunks` vectors is stored, completing `files` files."""
+        self._chunks_embedding = 0
         self._chunks_done = min(self._chunks_total, self._chunks_done + chunks)
         self._complete = min(self.total, self._complete + files)
         self._emit(path)
@@ -97,7 +106,7 @@ class SyncTally:
                 self.total,
                 path,
                 "vectors",
-                self._chunks_done,
+                min(self._chunks_total, self._chunks_done + self._chunks_embedding),
                 self._chunks_total,
             )
         else:

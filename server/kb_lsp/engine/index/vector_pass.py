@@ -24,6 +24,9 @@ log = logging.getLogger("kb_lsp.engine.index.indexer")
 # index upsert when their vectors are already cached (a rename, a crash).
 EMBED_BATCH = 256
 UPSERT_BATCH = 2048
+# Passages embedded between two progress steps inside a batch: a batch of 256 can take
+# minutes on a loaded machine, and a count that stands still that long looks stuck.
+PROGRESS_EVERY = 32
 
 
 @dataclass
@@ -66,7 +69,7 @@ class VectorPass:
 
         def flush() -> None:
             nonlocal batch
-            self._store_batch(batch, report)
+            self._store_batch(batch, report, tally.embedded)
             self.in_flight += len(batch.entries)
             for path in batch.complete:
                 self.in_flight -= self._file_chunks.pop(path, 0)
@@ -143,13 +146,20 @@ class VectorPass:
             if digest not in batch.vectors and digest not in batch.texts:
                 batch.texts[digest] = embedding_text(heading, text)
 
-    def _store_batch(self, batch: _VectorBatch, report: SyncReport) -> None:
+    def _store_batch(
+        self, batch: _VectorBatch, report: SyncReport, on_embedded: Callable[[int], None]
+    ) -> None:
         if batch.texts:
-            embedded = self.embedder.embed_documents(list(batch.texts.values()))
-            new = {
-                digest: np.asarray(vector, dtype=np.float32)
-                for digest, vector in zip(batch.texts, embedded, strict=True)
-            }
+            # In the batch's order (the open and newest files first); the embedder sorts
+            # each part by length for its padding.
+            todo = list(batch.texts.items())
+            new: dict[str, np.ndarray] = {}
+            for start in range(0, len(todo), PROGRESS_EVERY):
+                part = todo[start : start + PROGRESS_EVERY]
+                vectors = self.embedder.embed_documents([text for _, text in part])
+                for (digest, _), vector in zip(part, vectors, strict=True):
+                    new[digest] = np.asarray(vector, dtype=np.float32)
+                on_embedded(len(part))
             self.store.cache.put(new)
             batch.vectors.update(new)
         report.chunks_embedded += len(batch.texts)

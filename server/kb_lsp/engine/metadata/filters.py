@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from kb_lsp.errors import InvalidInput
+
 # Fields every file has, computed by kb-lsp rather than read from front matter. A front
 # matter key with one of these names is shadowed by the built-in (README).
 BUILTIN_FIELDS = ("tag", "folder", "modified", "size", "words", "title", "has")
@@ -58,8 +60,9 @@ _DATE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
 _RELATIVE = re.compile(r"-(\d{1,4})([dwmy])", re.IGNORECASE)
 
 
-class FilterError(ValueError):
-    """A filter that cannot be understood; `position` is the offending character."""
+class FilterError(InvalidInput):
+    """A filter that cannot be understood; `position` is the offending character. An
+    `InvalidInput`: every front end answers it as bad params, with this message."""
 
     def __init__(self, message: str, position: int, text: str, where: str = "filter") -> None:
         self.message = message
@@ -581,6 +584,9 @@ def split_query(
             chosen[i] = True
         elif token.kind == "(":
             close = _matching(tokens, i)
+            if close is None and any(is_filter_item(t) for t in tokens[i + 1 :]):
+                # `payments (tag:x`: a group of the filter left open, not a word "(".
+                raise FilterError("'(' without a matching ')'", token.start, query, "query")
             inner = tokens[i + 1 : close] if close is not None else []
             if close is not None and inner and _all_filter(inner, is_filter_item):
                 for j in range(i, close + 1):

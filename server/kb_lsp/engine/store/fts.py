@@ -113,6 +113,30 @@ class Fts:
             log.debug("FTS snippet %r failed: %s", match, err)
             return {}
 
+    def terms_between(self, low: str, high: str) -> list[tuple[str, int]]:
+        """The vocabulary's terms from `low` (inclusive) to `high` (exclusive), with how
+        many chunks hold each: a range FTS5 reads without scanning the rest."""
+        try:
+            rows = self._db.reader().execute(
+                "SELECT term, doc FROM chunks_vocab WHERE term >= ? AND term < ?", (low, high)
+            )
+            return [(str(term), int(doc)) for term, doc in rows]
+        except sqlite3.OperationalError:  # an index made before the vocabulary table
+            return []
+
+    def texts_with(self, term: str, limit: int) -> list[str]:
+        """The text of up to `limit` chunks holding `term` (a term of the vocabulary)."""
+        try:
+            rows = self._db.reader().execute(
+                "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.chunk_id "
+                "WHERE chunks_fts MATCH ? LIMIT ?",
+                ('"' + term.replace('"', '""') + '"', limit),
+            )
+            return [str(text) for (text,) in rows]
+        except sqlite3.OperationalError as err:
+            log.debug("FTS texts for %r failed: %s", term, err)
+            return []
+
     def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks contain each term (FTS5's own, stemmed, vocabulary)."""
         if not terms:

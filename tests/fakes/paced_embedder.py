@@ -1,0 +1,66 @@
+"""The hashing embedder of tests/fakes/embedder.py at a fixed pace per passage, and one
+that hogs the CPU through its first batch until a test lets it go.
+
+The extension's e2e test of the cold index (vscode-extension/test/e2e/panelFlows.test.ts)
+needs a sync that runs long enough for the editor's estimate of the time left — a rate
+measured over at least 15 s (src/estimate.ts) — on any machine: the plain hashing
+embedder embeds the FastAPI docs in a few seconds on a quiet one.
+`KB_E2E_SECONDS_PER_PASSAGE` sets the pace (default 0.02 s: about a minute for their
+3,038 passages).
+
+`HoggingEmbedder` (tests/e2e/test_responsive.py): its first batch spins the CPU, in the
+server's own process, while `first-batch.hold` exists in `$KB_TEST_HOLD_DIR`; it says
+`first-batch.waiting` when it starts and `first-batch.done` when it ends, so a test orders
+what the server answers against the batch by these events, not by time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from tests.fakes.embedder import HashingEmbedder
+
+SECONDS_PER_PASSAGE = float(os.environ.get("KB_E2E_SECONDS_PER_PASSAGE", "0.02"))
+
+
+class PacedEmbedder(HashingEmbedder):
+    """Embeds as the hashing embedder does, taking SECONDS_PER_PASSAGE for each text."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        time.sleep(SECONDS_PER_PASSAGE * len(texts))
+        return super().embed_documents(texts)
+
+
+HOLD_DEADLINE = 120.0  # seconds a held first batch spins at most
+
+
+class HoggingEmbedder(HashingEmbedder):
+    """The hashing embedder whose first batch is a CPU hog held by the test."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        super().__init__(dimension)
+        self._first = threading.Lock()
+        self._started = False
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        with self._first:
+            first, self._started = not self._started, True
+        folder = os.environ.get("KB_TEST_HOLD_DIR")
+        if first and folder:
+            self._hog(Path(folder))
+        return super().embed_documents(texts)
+
+    @staticmethod
+    def _hog(folder: Path) -> None:
+        (folder / "first-batch.waiting").touch()
+        hold = folder / "first-batch.hold"
+        deadline = time.monotonic() + HOLD_DEADLINE
+        spin = 0
+        while hold.exists() and time.monotonic() < deadline:
+            for _ in range(20_000):  # pure Python: it holds the interpreter as it runs
+                spin += 1
+        (folder / "first-batch.done").touch()
