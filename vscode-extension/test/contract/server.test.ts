@@ -260,6 +260,8 @@ describe('the TypeScript protocol layer against the real Python server', () => {
         { value: 'Mariana Costa', count: 1 },
         { value: 'Tomás Okafor', count: 1 },
       ],
+      // No schema in examples/workspace: no field was filled in by a model.
+      extracted: 0,
     });
     assert.deepEqual(fields.get('review')?.types, ['date']);
     // The filter those fields allow narrows kb/search.
