@@ -4,6 +4,7 @@ real `ollama` client, and `ScriptedOllama` playing the model."""
 from __future__ import annotations
 
 import hashlib
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -680,6 +681,48 @@ def test_a_grounded_answer_citing_nothing_is_marked_ungrounded(kb: KnowledgeBase
     assert response.sources  # what the model was given, for the user to check
 
 
+def test_an_unverified_answer_comes_after_the_passages_own_sentences(kb: KnowledgeBase) -> None:
+    shown: dict[str, str] = {}
+
+    def uncited(request: dict[str, Any]) -> Turn:
+        shown["prompt"] = request["messages"][-1]["content"]
+        return answer("The cut-off is at noon.")
+
+    with ScriptedOllama([uncited], capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+    response = outcome.response
+    assert (response.mode, response.grounded) == ("grounded", False)
+    lead, *quotes = response.answer.split("\n\n")[0].splitlines()
+    assert lead == "From your notes:" and 1 <= len(quotes) <= 2
+    given = {g.n: g for g in given_passages(shown["prompt"])}
+    for line in quotes:
+        match = re.fullmatch(r"- “(.+)” \[(\d+)\]", line)
+        assert match, line
+        # Each [n] is a source numbered as the model saw it, and holds the quoted text.
+        n = int(match[2])
+        assert n in given and match[1] in " ".join(given[n].text.split())
+        assert n in {s.n for s in response.sources}
+    assert "14:30" in quotes[0]  # the Mexico passage's cut-off sentence, not filler
+    # Then the mark and the model's own text, then the sources.
+    rest = response.answer.split("\n\n")[1:]
+    assert rest[0].startswith("> Unverified: cites no passage")
+    assert rest[1] == "The cut-off is at noon."
+    assert rest[2].startswith("Passages the model was given")
+
+
+def test_a_verified_answer_has_no_evidence_before_it(kb: KnowledgeBase) -> None:
+    def cite(request: dict[str, Any]) -> Turn:
+        prompt = request["messages"][-1]["content"]
+        return answer(f"Payments must be released before 14:30 [{number_of(prompt, MEXICO)}].")
+
+    with ScriptedOllama([cite], capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+    response = outcome.response
+    assert response.grounded is True
+    assert response.answer.startswith("Payments must be released before 14:30 [")
+    assert "From your notes:" not in response.answer and "Unverified" not in response.answer
+
+
 def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) -> None:
     model = "Before 14:30 [1][9], per [payments/peru.md:3-4] and [1, 12]."
     with ScriptedOllama([answer(model)], capabilities=["completion"]) as server:
@@ -687,8 +730,10 @@ def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) 
     response = outcome.response
     assert len(response.sources) < 9  # [9] and [12] name no passage it was given
     assert response.dropped == ["[9]", "[1, 12]", "[payments/peru.md:3-4]"]
-    body = response.answer.split("\n\n")[0]
-    assert body == "Before 14:30 [1], per and [1]."
+    # The passages' own sentences come first, then the unverified note, then the model's.
+    paragraphs = response.answer.split("\n\n")
+    assert paragraphs[0].startswith("From your notes:")
+    assert paragraphs[2] == "Before 14:30 [1], per and [1]."
     # A citation outside the passages makes the answer unverified, said with the reason.
     assert response.grounded is False
     assert "> Unverified: cites passages it was not given: [9], [1, 12]" in response.answer
@@ -705,8 +750,9 @@ def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) 
     text = ""
     for piece in pieces:
         text = piece.text if piece.args and piece.args.get("replace") else text + piece.text
-    # The client's pending answer ends as the answer without the dropped citation.
-    assert text == "Before 14:30 [1]."
+    # The client's pending answer ends as the answer without the dropped citation, after
+    # the passages' own sentences (the check failed).
+    assert text.startswith("From your notes:") and text.endswith("\n\nBefore 14:30 [1].")
     assert pieces[-1].args == {"piece": True, "replace": True}
     assert outcome.response.answer.startswith(text)
     assert [s for s in outcome.response.steps if s.args and s.args.get("piece")] == []

@@ -751,7 +751,9 @@ class _Ask:
         )
         composed = grounded_answer.compose(result.content, passages, question)
         self.dropped = composed.dropped
-        self.stream.replace(composed.body)  # the pending answer without dropped citations
+        # The pending answer without dropped citations, and after the passages' own
+        # sentences when the check failed.
+        self.stream.replace(composed.lead)
         # Every passage is a source of the answer, numbered as the model saw it: it is
         # what the answer was made from, whatever the model cites.
         shown = [p.source() for p in passages]
