@@ -82,6 +82,22 @@ def test_replace_with_the_same_text_sends_nothing() -> None:
     assert sent.pieces[-1] == ("At 14:30 [1].", True)
 
 
+def test_what_came_before_a_replacement_is_sent_whole_first() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=3600)  # the second piece is not due before close
+    stream.feed("The cu")
+    sent.wait_for(1)
+    stream.feed("t-off is at noon.")
+    stream.replace("From your notes: 14:30 [1]\n\nThe cut-off is at noon.")
+    stream.close()
+    # A terminal cannot take text back: it has shown the model's sentence whole.
+    assert sent.pieces == [
+        ("The cu", False),
+        ("t-off is at noon.", False),
+        ("From your notes: 14:30 [1]\n\nThe cut-off is at noon.", True),
+    ]
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.one_of(st.text(max_size=12), st.tuples(st.just("replace"), st.text(max_size=12))))

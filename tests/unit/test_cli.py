@@ -541,7 +541,14 @@ def test_ask_shows_the_mode_status_steps_and_an_ungrounded_answer(
     assert result.returncode == 0, result.stderr
     # The status step says which mode ran and why, on stderr while it works.
     assert "[" in result.stderr and "tiny:1b does not call tools" in result.stderr
-    assert result.stdout.startswith("The cut-off is at noon.")
+    # The model's text as it streamed, whole; then, as it is unverified, the answer again
+    # with the passages' own words first (it cannot be taken back on a terminal).
+    streamed, _, composed = result.stdout.partition("\n\n")
+    assert streamed == "The cut-off is at noon."
+    assert composed.startswith("From your notes:\n- “"), composed
+    assert "14:30 Mexico City cut-off.” [1]" in composed
+    assert "Unverified: cites no passage." in composed
+    assert composed.count("The cut-off is at noon.") == 1
     footer = result.stdout.rstrip().splitlines()[-1]
     assert footer.startswith("[grounded mode (the model cannot call tools"), footer
     assert "; NOT GROUNDED (the answer cites none of its sources: check them);" in footer

@@ -37,6 +37,7 @@ class AnswerStream:
         self._cond = threading.Condition()
         self._pending = ""
         self._replace = False
+        self._before = ""  # text that came before a replacement, still to be sent first
         self._closed = False
         self._dropped = False
         self._sent_at = float("-inf")
@@ -59,6 +60,11 @@ class AnswerStream:
         with self._cond:
             if self._closed or text == self.shown:
                 return
+            if text and not self._replace:
+                # What the model wrote is sent before the text that replaces it: a client
+                # that cannot take text back (a terminal) has then shown it whole, not cut
+                # off mid-word. A restart ("") drops it: it was not the answer.
+                self._before += self._pending
             self._pending = text
             self._replace = True
             self.shown = text
@@ -95,7 +101,7 @@ class AnswerStream:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not (self._pending or self._replace) and not self._closed:
+                while not (self._pending or self._replace or self._before) and not self._closed:
                     self._cond.wait()
                 # The next piece waits for its turn, unless the stream is closing.
                 while not self._closed:
@@ -105,13 +111,15 @@ class AnswerStream:
                     self._cond.wait(left)
                 if self._dropped:
                     return
-                text, replace = self._pending, self._replace
-                self._pending, self._replace = "", False
+                before, text, replace = self._before, self._pending, self._replace
+                self._before, self._pending, self._replace = "", "", False
                 closed = self._closed
+            if before:
+                self._send(before, False)
             if text or replace:
                 self._send(text, replace)
                 self._sent_at = time.monotonic()
             if closed:
                 with self._cond:
-                    if not (self._pending or self._replace) or self._dropped:
+                    if not (self._pending or self._replace or self._before) or self._dropped:
                         return
