@@ -54,7 +54,7 @@ def run_all(quick: bool, keep: Path | None) -> None:
         ("editor", []),
         ("search", [*q, "--store", tldr]),
         ("live", [*q, "--store", tldr]),
-        ("scaling", []),
+        ("scaling", ["--draw"]),
     ]
     took: dict[str, float] = {}
     started = time.perf_counter()

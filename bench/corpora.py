@@ -58,3 +58,45 @@ def copy_tldr(target: Path, count: int | None = None) -> list[Path]:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(TLDR_PAGES / rel, dest)
     return [Path("pages") / rel for rel in chosen]
+
+
+def copy_tldr_scaled(target: Path, copies: int, seed: int = 26) -> int:
+    """tldr-pages `copies` times over under `target/` (`pages/` whole, then `mirror-2/` …),
+    for scale: each mirror page keeps a real page's title and description and mixes its
+    own examples, shuffled, with two borrowed from other seeded pages — every text is
+    new (no two chunks share a vector) while the vocabulary and its frequencies stay
+    those of real pages. Returns the number of files written."""
+    import random
+
+    order = tldr_order()
+    copy_tldr(target)
+    texts = [(TLDR_PAGES / rel).read_text(encoding="utf-8") for rel in order]
+    examples = [_examples(text) for text in texts]
+    for copy in range(2, copies + 1):
+        rng = random.Random(seed * 1000 + copy)
+        for rel, text, own in zip(order, texts, examples, strict=True):
+            head = [ln for ln in text.splitlines() if ln.startswith(("#", ">"))]
+            mixed = own[:]
+            rng.shuffle(mixed)
+            for _ in range(2):
+                other = examples[rng.randrange(len(examples))]
+                if other:
+                    mixed.append(other[rng.randrange(len(other))])
+            lines = [head[0], "", *head[1:], ""] if head else []
+            for caption, command in mixed:
+                lines += [caption, "", command, ""]
+            dest = target / f"mirror-{copy}" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text("\n".join(lines), encoding="utf-8")
+    return len(order) * copies
+
+
+def _examples(text: str) -> list[tuple[str, str]]:
+    """(caption line, command line) pairs of a tldr page."""
+    lines = text.splitlines()
+    pairs = []
+    for i, line in enumerate(lines):
+        if line.startswith("- "):
+            command = next((ln for ln in lines[i + 1 :] if ln.startswith("`")), "")
+            pairs.append((line, command))
+    return pairs

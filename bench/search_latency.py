@@ -47,10 +47,10 @@ QUICK_QUERIES = 60
 SEED = 6
 
 
-def make_queries(count: int) -> list[str]:
+def make_queries(count: int, seed: int = SEED) -> list[str]:
     """`count` queries from seeded random tldr pages, three kinds in turn: the page's
     description (a sentence), its command name (one word), an example's caption."""
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     pages = rng.sample(corpora.tldr_order(), count)
     queries = []
     for i, rel in enumerate(pages):

@@ -2,8 +2,8 @@
 
 Counted through the store's public `trace` seam (every SQL statement, on every
 connection; the reads FTS5 makes of its own tables, which sqlite3 reports as statements
-starting with `--`, are not round trips): one query per kind of read and root, never
-one per hit.
+starting with `--`, and `PRAGMA data_version`, are not round trips): one query per kind
+of read and root, never one per hit.
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ def root(
 
 def _counting(seen: list[str]) -> Callable[[str], None]:
     def count(statement: str) -> None:
-        if not statement.startswith("--"):
+        # `PRAGMA data_version` reads no table: the connection answers it from its own
+        # pager, to tell whether figures kept since the last search are still current.
+        if not statement.startswith("--") and statement != "PRAGMA data_version":
             seen.append(statement)
 
     return count

@@ -280,7 +280,16 @@ def word_stems(text: str) -> set[str]:
 def fts_query(words: Sequence[str]) -> str:
     """An FTS5 MATCH expression: any of the words (`query_words`), each a quoted string
     (no syntax) that FTS5 tokenises and stems as it did the text."""
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    return " OR ".join(_quoted(word) for word in words)
+
+
+def all_of(words: Sequence[str]) -> str:
+    """An FTS5 MATCH expression: all of the words, each a quoted string (`fts_query`)."""
+    return " AND ".join(_quoted(word) for word in words)
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
 
 
 @lru_cache(maxsize=16384)

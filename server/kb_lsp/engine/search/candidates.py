@@ -15,7 +15,8 @@ from kb_lsp.engine.metadata.cards import Card
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search.weights import CARD_CANDIDATES, Fusion
-from kb_lsp.engine.store import Store, chunk_id
+from kb_lsp.engine.store import KeywordHit, Store, chunk_id
+from kb_lsp.engine.terms import all_of, fts_query, terms_of
 from kb_lsp.globs import GlobList
 from kb_lsp.protocol import SearchMode
 
@@ -34,7 +35,7 @@ class TermStats:
         chunks = 0
         found: dict[str, int] = {}
         for source in sources:
-            chunks += source.store.catalog.chunk_count()
+            chunks += source.store.figures().chunks
             for term, count in source.store.fts.term_counts(terms).items():
                 found[term] = found.get(term, 0) + count
         return TermStats(chunks, found)
@@ -104,6 +105,35 @@ def query_pool() -> concurrent.futures.ThreadPoolExecutor:
 
 def placeholder(path: str) -> StoredChunk:
     return StoredChunk(path=path, root="", index=-1, text="", heading="", start_line=0, end_line=0)
+
+
+def keyword_queries(fusion: Fusion, words: Sequence[str], stats: TermStats) -> list[str]:
+    """The FTS5 queries for a query's keyword candidates, in the order to try them: the
+    next runs only when one found fewer than it was asked for (`Fusion.bounded_from`
+    says why a big index leaves common words out)."""
+    every = fts_query(words)
+    if stats.chunks <= fusion.bounded_from or len(words) < 2:
+        return [every]
+    terms = terms_of(words)
+    chunks = {w: min((stats.counts.get(t, 0) for t in terms[w]), default=0) for w in words}
+    rare = [w for w in words if chunks[w] <= fusion.common_chunks]
+    if len(rare) == len(words):
+        return [every]
+    if rare:
+        return [fts_query(rare), every]
+    return [all_of(words), every]
+
+
+def keyword_candidates(
+    source: SearchSource, queries: Sequence[str], k: int, allowed: list[str] | None
+) -> list[KeywordHit]:
+    """The best `k` chunks of the first of `queries` (`keyword_queries`) to find `k`."""
+    hits: list[KeywordHit] = []
+    for query in queries:
+        hits = source.store.fts.search(query, k, allowed)
+        if len(hits) >= k:
+            break
+    return hits
 
 
 def first_chunks(

@@ -19,6 +19,8 @@ from kb_lsp.engine.search.candidates import (
     card_candidates,
     fill_cosines,
     first_chunks,
+    keyword_candidates,
+    keyword_queries,
     placeholder,
     query_pool,
     resolve,
@@ -138,9 +140,16 @@ class Searcher:
         if not terms:
             return []
         stats = stats or TermStats.of(sources, terms)
-        match = fts_query(query_words(query))
+        words = query_words(query)
+        match = fts_query(words)
         candidates, keyword_order, allowed_by_root, vector = self._gather(
-            sources, query, max(40, limit * 5), paths, mode, filter, match
+            sources,
+            query,
+            max(40, limit * 5),
+            paths,
+            mode,
+            filter,
+            keyword_queries(self.fusion, words, stats),
         )
         card_ranks = card_candidates(self.fusion, sources, candidates, match, allowed_by_root, mode)
         if not candidates:
@@ -166,7 +175,7 @@ class Searcher:
         paths: list[str] | None,
         mode: SearchMode,
         filter: FilterNode | None,
-        match: str,
+        queries: list[str],
     ) -> tuple[
         dict[tuple[str, str], Candidate],
         list[tuple[float, tuple[str, str]]],
@@ -189,7 +198,7 @@ class Searcher:
             allowed = allowed_paths(source, paths, filter)
             allowed_by_root[source.root] = allowed
             if mode in ("hybrid", "keyword"):
-                keyword_hits[source.root] = source.store.fts.search(match, k, allowed)
+                keyword_hits[source.root] = keyword_candidates(source, queries, k, allowed)
         vector = np.asarray(embedding.result(), dtype=np.float32) if embedding is not None else None
         for source in sources:
             allowed = allowed_by_root[source.root]

@@ -48,6 +48,15 @@ class Fusion:
     # A file matched by name or by its card shows its page start, unless a passage beats
     # the start by this much.
     page_start_margin: float = 0.1
+    # Candidate generation that stays bounded as the index grows (`candidates.
+    # keyword_queries`). FTS5's BM25 reads every posting of every word it is asked for,
+    # so a word in a third of a 100k-chunk index costs tens of milliseconds whatever the
+    # limit. Above `bounded_from` chunks, a word in more than `common_chunks` chunks is
+    # left out of the keyword query when the query has a rarer word (it still counts in
+    # each candidate's score); a query of such words only asks for chunks holding all of
+    # them first. Below it (both quality sets) a query is the OR of its words, as before.
+    bounded_from: int = 20_000
+    common_chunks: int = 2_000
 
 
 DEFAULT_FUSION = Fusion()

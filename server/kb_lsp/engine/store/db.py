@@ -178,6 +178,26 @@ class Database:
             part = unique[start : start + 500]
             yield from db.execute(sql.format(marks=",".join("?" * len(part))), part)
 
+    def version(self) -> int:
+        """SQLite's data_version of this thread's connection: it changes when any
+        connection (this process's writer included) commits; -1 when it cannot be read."""
+        try:
+            return int(self.reader().execute("PRAGMA data_version").fetchone()[0])
+        except (sqlite3.Error, RuntimeError):
+            return -1
+
+    def current(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()`, kept for this reader thread until something is committed: figures
+        every search reads (the status, term counts) cost a scan each time otherwise."""
+        version = self.version()
+        held: dict[str, tuple[int, Any]] = self.local.__dict__.setdefault("current", {})
+        got = held.get(key)
+        if got is not None and got[0] == version and version != -1:
+            return got[1]  # type: ignore[no-any-return]
+        value = compute()
+        held[key] = (version, value)
+        return value
+
     def read(self, read: Callable[[sqlite3.Connection], T], default: T) -> T:
         """`read(connection)`, or `default` when there is nothing to read: before the
         writer made the tables (a read-only opener), or once the store is closed (its

@@ -3,7 +3,6 @@ and metadata problems."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from kb_lsp.engine.metadata import tables as metadata_tables
@@ -24,18 +23,12 @@ class StoreFigures:
 
 def read_figures(db: Database, catalog: Catalog, notes: Notes) -> StoreFigures:
     """Every search answer carries the status, and on 7,425 files reading it costs 2 ms:
-    read again only when something was committed since (SQLite's data_version, per
-    connection: so per reader thread)."""
-    try:
-        version = int(db.reader().execute("PRAGMA data_version").fetchone()[0])
-    except (sqlite3.Error, RuntimeError):
-        version = -1
-    held: tuple[int, StoreFigures] | None = getattr(db.local, "figures", None)
-    if held is not None and held[0] == version and version != -1:
-        return held[1]
-    files, chunks = catalog.counts()
-    complete, written = catalog.vector_coverage()
-    skipped, problems = tuple(catalog.skipped()), tuple(notes.problems())
-    figures = StoreFigures(files, chunks, complete, written, skipped, problems)
-    db.local.figures = (version, figures)
-    return figures
+    read again only when something was committed since (`Database.current`)."""
+
+    def read() -> StoreFigures:
+        files, chunks = catalog.counts()
+        complete, written = catalog.vector_coverage()
+        skipped, problems = tuple(catalog.skipped()), tuple(notes.problems())
+        return StoreFigures(files, chunks, complete, written, skipped, problems)
+
+    return db.current("figures", read)
