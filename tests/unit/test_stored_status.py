@@ -41,7 +41,7 @@ def test_status_loads_neither_the_engine_nor_pydantic_nor_the_llm_client(
         "from kb_lsp.cli import main\n"
         f"code = main(['status', '-w', {str(workspace)!r}, '--storage', {str(storage)!r}])\n"
         "heavy = sorted(m for m in ('chromadb', 'onnxruntime', 'kb_lsp.engine.knowledge', "
-        "'kb_lsp.runtime.runtime', 'kb_lsp.engine.agent.loop', 'pydantic', 'ollama', 'httpx', "
+        "'kb_lsp.runtime.runtime', 'kb_lsp.engine.agent.facade', 'pydantic', 'ollama', 'httpx', "
         "'kb_lsp.engine.llm.ollama_chat', 'kb_lsp.engine.llm.openai_chat', 'asyncio') "
         "if m in sys.modules)\n"
         "print('loaded:', heavy)\n"

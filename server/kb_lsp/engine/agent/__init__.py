@@ -1,4 +1,4 @@
-"""The question-answering agent over the knowledge base (see `loop.py` for the stages).
+"""The question-answering agent over the knowledge base (see `ask.py` for the stages).
 
 Public API, for the LSP handlers and the CLI:
 
@@ -17,14 +17,19 @@ from typing import TYPE_CHECKING, Any
 from kb_lsp.engine.agent.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from kb_lsp.engine.agent.loop import Agent, AskOutcome
+    from kb_lsp.engine.agent.facade import Agent
+    from kb_lsp.engine.agent.request import AskOutcome
 
 __all__ = ["Agent", "AskOutcome", "InvalidInput"]
 
 
+# Loaded on first use (PEP 562): a one-shot search never asks the model, and the
+# agent's modules take about as long to import as that search runs.
+_HOMES = {"Agent": "facade", "AskOutcome": "request"}
+
+
 def __getattr__(name: str) -> Any:
-    # Loaded on first use (PEP 562): a one-shot search never asks the model, and the
-    # agent's modules take about as long to import as that search runs.
-    if name in ("Agent", "AskOutcome"):
-        return getattr(importlib.import_module(f"{__name__}.loop"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -5,15 +5,20 @@ citation points nowhere the user can check, so it is taken out of the answer and
 in `AskResponse.dropped`, as the model wrote it (the client says it under the answer).
 The sources of a grounded answer are the passages themselves, numbered as the model saw
 them, whatever it cites: they are what it answered from.
+
+The tool loop's answer has no numbered passages: its sources are the files it names by
+path, with lines where it gives them (`by_path`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kb_lsp.engine.agent.tools import source_of
+from kb_lsp.engine.knowledge import FileInfo
 from kb_lsp.protocol import Range, Source
 
 # "[1]", "[1, 3]", "[1][2]", "[Source 2]", "[#2]"
@@ -23,6 +28,13 @@ NUMBER_CITATION = re.compile(
 # "[payments/mexico.md:9-11]", "[notes.md]"
 PATH_CITATION = re.compile(
     r"\[\s*`?(?P<path>[\w./ -]+?\.(?:md|markdown))`?(?:\s*[:#]\s*L?\d+(?:\s*[-–]\s*L?\d+)?)?\s*\]",
+    re.I,
+)
+# "notes/a.md:3-5", "`notes/a.md` lines 3–5", "notes/a.md#L3"
+BY_PATH = re.compile(
+    r"(?P<path>[\w./-]+\.(?:md|markdown))`?"
+    r"(?:\s*[:#]\s*L?(?P<a>\d+)(?:\s*[-–]\s*L?(?P<b>\d+))?"
+    r"|,?\s+lines?\s+(?P<c>\d+)(?:\s*[-–]\s*(?P<d>\d+))?)?",
     re.I,
 )
 
@@ -102,5 +114,40 @@ def merge_sources(sources: Sequence[Source]) -> list[Source]:
                 out[i] = kept.model_copy(update={"range": Range.of_lines(min(a0, b0), max(a1, b1))})
                 break
         else:
+            out.append(source)
+    return out
+
+
+def by_path(
+    answer: str, found: Sequence[Source], file_info: Callable[[str], FileInfo | None]
+) -> list[Source]:
+    """The sources `answer` cites by path (with lines when it gives them): those `found`
+    has where they match, else the file as `file_info` knows it; paths it knows not
+    are no sources."""
+    out: list[Source] = []
+    for match in BY_PATH.finditer(answer):
+        path = match.group("path").strip("`[]()").lstrip("./")
+        known = [s for s in found if s.path == path]
+        info = None if known else file_info(path)
+        if not known and info is None:
+            continue
+        first = match.group("a") or match.group("c")
+        last = match.group("b") or match.group("d") or first
+        if first is not None and last is not None:
+            start, end = int(first) - 1, max(int(first), int(last)) - 1
+            base = next(
+                (s for s in known if s.range.start.line <= end and s.range.end.line - 1 >= start),
+                known[0] if known else None,
+            )
+            uri = base.uri if base else info.uri if info else ""
+            n = base.n if base else None
+            lines = Range.of_lines(max(0, start), max(0, end))
+            source = Source(n=n, uri=uri, path=path, range=lines)
+        elif known:
+            source = known[0]
+        else:
+            assert info is not None
+            source = source_of(info, 0, 0)
+        if not any(s.path == source.path and s.range == source.range for s in out):
             out.append(source)
     return out

@@ -5,15 +5,18 @@ passages that best match the question (numbered, so "file 2" works next), each w
 path and lines. Why no model answered (and the fix) is said once, by the agent, as a
 `status` step; it is not repeated in the answer, which is a success in its own right.
 The retrieval is the same hybrid search the agent's tools use, so the passages are those
-a model would have been shown.
+a model would have been shown. A bare summary request gets an extractive summary instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kb_lsp.engine.agent.found import sources_line
+from kb_lsp.engine.agent.request import AskOutcome, Request
 from kb_lsp.engine.agent.tools import PASSAGE_CHARS, PASSAGE_THRESHOLD_FACTOR, defuse, source_of
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
+from kb_lsp.engine.llm import LlmError
 from kb_lsp.protocol import SearchHit, Source
 
 MAX_PASSAGES = 5
@@ -64,3 +67,24 @@ def degraded_answer(kb: KnowledgeBase, question: str, focus: list[FileInfo]) -> 
             else Source(uri=hit.uri, path=hit.path, range=hit.range)
         )
     return Degraded("\n".join(lines), sources, numbered, found=True)
+
+
+def answer_without_model(
+    request: Request, err: LlmError, focus: list[FileInfo], summary_only: bool
+) -> AskOutcome:
+    """No model can answer: say why once (a status step), then what can be done
+    without one: an extractive summary, or the best passages."""
+    request.mode = "fallback"
+    request.emit("status", f"No model: {err.message}")
+    if summary_only and len(focus) == 1:
+        info = focus[0]
+        summary = request.agent.summarizer.extractive(info)
+        request.emit("tool_result", f"Extractive summary of {info.path}", tool="summarize_document")
+        source = source_of(info, 0, max(0, summary.line_count - 1))
+        answer = (
+            f"**Extractive summary** (no model: the first sentence of each section)\n\n"
+            f"{summary.text}\n\n{sources_line([source])}"
+        )
+        return request.respond("answer", answer, [source])
+    degraded = degraded_answer(request.kb, request.params.question, focus)
+    return request.respond("answer", degraded.answer, degraded.sources, degraded.numbered)

@@ -6,7 +6,8 @@
   older `kb.ollama.*` ones, which keep working as defaults (`config.py` here).
 * `ChatModel.chat_stream` / `chat` — streaming with tools, thinking kept out of the
   answer, usage, a silence timeout, a "waiting" notice and cancellation at once
-  (`base.py`); `capabilities()` — whether the model calls tools, its context size.
+  (`base.py`; the stream's reader in `stream.py`; messages and results in `shapes.py`);
+  `capabilities()` — whether the model calls tools, its context size.
 * Typed errors (`errors.py`), each with a message that names the configured provider
   and the fix. `ModelUnavailable` (and subclasses) means no model can answer at all.
 
@@ -25,7 +26,7 @@ from kb_lsp.engine.llm.config import LlmConfig
 
 if TYPE_CHECKING:
     from kb_lsp.config import OllamaSettings, Settings
-    from kb_lsp.engine.llm.base import Capabilities, ChatModel, ChatResult, Message, ToolCall
+    from kb_lsp.engine.llm.base import ChatModel
     from kb_lsp.engine.llm.errors import (
         AuthFailed,
         ContextTooLong,
@@ -41,13 +42,15 @@ if TYPE_CHECKING:
     )
     from kb_lsp.engine.llm.ollama_chat import OllamaChat, model_missing_message, unreachable_message
     from kb_lsp.engine.llm.openai_chat import OpenAIChat
+    from kb_lsp.engine.llm.shapes import Capabilities, ChatResult, Message, ToolCall
     from kb_lsp.engine.llm.thinking import Delta, split_thinking
     from kb_lsp.protocol import LlmStatus
 
 # Loaded on first use (PEP 562): naming the configured model (`LlmConfig`, `kb status`)
 # must not load the HTTP clients (ollama, httpx: a few hundred ms).
 _HOMES = {
-    **dict.fromkeys(["Capabilities", "ChatModel", "ChatResult", "Message", "ToolCall"], "base"),
+    "ChatModel": "base",
+    **dict.fromkeys(["Capabilities", "ChatResult", "Message", "ToolCall"], "shapes"),
     **dict.fromkeys(
         [
             "AuthFailed",

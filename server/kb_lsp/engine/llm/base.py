@@ -1,10 +1,10 @@
-"""What every model client shares: the result types, and streaming with cancellation,
-a "waiting" notice and a silence timeout, whatever the provider's wire format.
+"""What every model client shares: streaming with cancellation, a "waiting" notice and a
+silence timeout, whatever the provider's wire format.
 
 A provider (`ollama_chat.py`, `openai_chat.py`) only opens its HTTP stream and turns what
 arrives into `Piece`s. `ChatModel.chat_stream` reads those pieces on a helper thread and
-hands them to the caller through a queue, so that the caller can act while the model is
-silent:
+hands them to the caller through a queue (`stream.py`), so that the caller can act while
+the model is silent:
 
 * **Cancellation at once**: the caller checks its `cancel` event between items; on cancel
   the stream is closed and `LlmCancelled` is raised, even if the model never sends again.
@@ -14,20 +14,19 @@ silent:
   not inside the HTTP library, so a server that accepts the connection and never answers
   ends with the same clear `LlmTimeout` as one that stops half-way.
 
-The result holds the whole content (thinking kept apart), every tool call (assembled from
-fragments where the API sends fragments), token counts, time and the stop reason.
+The result (`shapes.py`) holds the whole content (thinking kept apart), every tool call
+(assembled from fragments where the API sends fragments), token counts, time and the stop
+reason.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kb_lsp.config import LlmProviderName
@@ -36,10 +35,11 @@ from kb_lsp.engine.llm.errors import (
     LlmCancelled,
     LlmError,
     LlmTimeout,
-    ModelUnavailable,
     ServerHung,
 )
-from kb_lsp.engine.llm.thinking import Delta, ThinkSplitter, split_thinking
+from kb_lsp.engine.llm.shapes import Capabilities, ChatResult, Message
+from kb_lsp.engine.llm.stream import Assembly, Piece, Pump, Silence, Stream
+from kb_lsp.engine.llm.thinking import Delta
 from kb_lsp.protocol import LlmStatus
 
 log = logging.getLogger(__name__)
@@ -52,70 +52,6 @@ WAIT_NOTICE_SECONDS = 1.0
 CONNECT_TIMEOUT_SECONDS = 5.0
 # The HTTP library's own read timeout sits above ours, so ours always speaks first.
 HTTP_TIMEOUT_SLACK_SECONDS = 5.0
-
-Message = Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    name: str
-    arguments: dict[str, Any]
-    id: str = ""  # the OpenAI API pairs a tool result with its call by this id
-
-
-@dataclass
-class ChatResult:
-    content: str = ""
-    thinking: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    # "stop", "length" (cut at the token limit), "tool_calls", or what the server said.
-    done_reason: str | None = None
-
-    @property
-    def truncated(self) -> bool:
-        return self.done_reason == "length"
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What the server says about the model: None where it does not say."""
-
-    tools: bool | None = None
-    context: int | None = None  # tokens of context the server runs the model with
-    model: str | None = None  # the model it serves (when none is configured)
-
-
-@dataclass
-class Piece:
-    """One item of a provider's stream, in a provider-neutral shape."""
-
-    content: str = ""
-    thinking: str = ""
-    calls: list[ToolCall] = field(default_factory=list)  # whole calls (Ollama)
-    # (index, id, name part, arguments part): OpenAI streams calls as fragments by index.
-    fragments: list[tuple[int, str, str, str]] = field(default_factory=list)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    done_reason: str | None = None
-
-
-class Stream:
-    """A provider's open stream: the pieces; `close` (on the reader thread, which may
-    close the generator) and `abort` (from the caller's thread while the reader may be
-    inside the generator: only drops the connection)."""
-
-    def __init__(
-        self, pieces: Iterator[Piece], close: Callable[[], None], abort: Callable[[], None]
-    ) -> None:
-        self.pieces = pieces
-        self.close = close
-        self.abort = abort
-
-
-_END = object()
 
 
 class ChatModel(ABC):
@@ -281,112 +217,21 @@ class ChatModel(ABC):
         started = time.monotonic()
         cancel = cancel or threading.Event()
         limit = max_tokens or self.num_predict
-        items: queue.Queue[object] = queue.Queue()
-        stop = threading.Event()
-        opened: list[Stream] = []
-        opened_lock = threading.Lock()
-
-        def pump() -> None:
-            # Runs on its own thread so that the caller can give up on a silent stream.
-            try:
-                stream = self._open(
-                    list(messages),
-                    list(tools) if tools else None,
-                    limit,
-                    temperature,
-                    response_schema,
-                )
-                with opened_lock:
-                    opened.append(stream)
-                for piece in stream.pieces:
-                    if stop.is_set():
-                        return
-                    items.put(piece)
-                items.put(_END)
-            except BaseException as err:  # handed to the caller, who raises it typed
-                items.put(err)
-            finally:
-                with opened_lock:
-                    for stream in opened:
-                        stream.close()
-
-        reader = threading.Thread(target=pump, name="kb-llm-stream", daemon=True)
-        reader.start()
-
-        raw_content: list[str] = []
-        thinking: list[str] = []
-        calls: list[ToolCall] = []
-        fragments: dict[int, list[str]] = {}  # index -> [id, name, arguments]
-        splitter = ThinkSplitter()
-        result = ChatResult()
-        last_byte = time.monotonic()
-        told_waiting = False
-        # "Waiting" again after the model spoke and went silent once more, each time
-        # after twice the silence: a slow but steady model is not announced per token.
-        wait_after = WAIT_NOTICE_SECONDS
+        pump = Pump(
+            lambda: self._open(
+                list(messages), list(tools) if tools else None, limit, temperature, response_schema
+            )
+        )
+        pump.start()
+        assembly = Assembly()
+        silence = Silence(on_wait, WAIT_NOTICE_SECONDS)
         try:
-            while True:
-                if cancel.is_set():
-                    raise LlmCancelled("Cancelled.", host=self.host, model=self.model)
-                try:
-                    item = items.get(timeout=CANCEL_POLL_SECONDS)
-                except queue.Empty:
-                    silent = time.monotonic() - last_byte
-                    if on_wait is not None and not told_waiting and silent >= wait_after:
-                        told_waiting = True
-                        on_wait()
-                    if silent >= self.timeout:
-                        raise self.timeout_error() from None
-                    continue
-                last_byte = time.monotonic()
-                if told_waiting:
-                    told_waiting, wait_after = False, wait_after * 2
-                if item is _END:
-                    break
-                if isinstance(item, BaseException):
-                    raise self._translate(item) from item
-                assert isinstance(item, Piece)
-                if item.thinking:
-                    thinking.append(item.thinking)
-                    yield Delta("thinking", item.thinking)
-                if item.content:
-                    raw_content.append(item.content)
-                    yield from splitter.feed(item.content)
-                calls.extend(item.calls)
-                for index, call_id, name, arguments in item.fragments:
-                    slot = fragments.setdefault(index, ["", "", ""])
-                    slot[0] = slot[0] or call_id
-                    slot[1] += name
-                    slot[2] += arguments
-                if item.prompt_tokens is not None:
-                    result.prompt_tokens = item.prompt_tokens
-                if item.completion_tokens is not None:
-                    result.completion_tokens = item.completion_tokens
-                if item.done_reason is not None:
-                    result.done_reason = item.done_reason
+            while (piece := self._next_piece(pump, silence, cancel)) is not None:
+                yield from assembly.take(piece)
         finally:
-            stop.set()
-            # Aborting drops the connection of a stream that is still open; a reader
-            # blocked on a silent socket ends at the HTTP library's timeout on its own.
-            with opened_lock:
-                for stream in opened:
-                    stream.abort()
-
-        yield from splitter.flush()
-        content, inline_thinking = split_thinking("".join(raw_content))
-        result.content = content
-        result.thinking = "".join(thinking).strip()
-        if inline_thinking:
-            result.thinking = (result.thinking + "\n" + inline_thinking).strip()
-        result.tool_calls = calls + [
-            ToolCall(name, _arguments(arguments), call_id or f"call_{index}")
-            for index, (call_id, name, arguments) in sorted(fragments.items())
-        ]
-        result.tool_calls = [
-            c if c.id else ToolCall(c.name, c.arguments, f"call_{i}")
-            for i, c in enumerate(result.tool_calls)
-        ]
-        result.seconds = time.monotonic() - started
+            pump.stop()
+        yield from assembly.flush()
+        result = assembly.result(time.monotonic() - started)
         if result.prompt_tokens >= self.num_ctx:
             # Some servers cut an over-long prompt silently; say so in the log at least.
             log.warning(
@@ -397,6 +242,24 @@ class ChatModel(ABC):
                 self.config.num_ctx_setting,
             )
         yield result
+
+    def _next_piece(self, pump: Pump, silence: Silence, cancel: threading.Event) -> Piece | None:
+        """The stream's next piece, None at its end. Raises `LlmCancelled` as soon as
+        `cancel` is set, `LlmTimeout` after the configured silence, and what the stream
+        raised as one typed `LlmError`."""
+        while True:
+            if cancel.is_set():
+                raise LlmCancelled("Cancelled.", host=self.host, model=self.model)
+            try:
+                item = pump.next(timeout=CANCEL_POLL_SECONDS)
+            except queue.Empty:
+                if silence.waited() >= self.timeout:
+                    raise self.timeout_error() from None
+                continue
+            silence.heard()
+            if isinstance(item, BaseException):
+                raise self._translate(item) from item
+            return item
 
     def timeout_error(self) -> LlmTimeout:
         return LlmTimeout(
@@ -428,28 +291,3 @@ class ChatModel(ABC):
     @abstractmethod
     def _translate(self, err: BaseException) -> LlmError:
         """One typed error, with an actionable message, for whatever the stream raised."""
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    """Tool-call arguments assembled from fragments; what is not a JSON object is kept
-    whole under `_unparsed`, so the tool reports the problem instead of a crash."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        return {"_unparsed": raw}
-    return value if isinstance(value, dict) else {"_unparsed": raw}
-
-
-__all__ = [
-    "Capabilities",
-    "ChatModel",
-    "ChatResult",
-    "Delta",
-    "Message",
-    "ModelUnavailable",
-    "Piece",
-    "Stream",
-    "ToolCall",
-]

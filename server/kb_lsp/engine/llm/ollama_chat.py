@@ -20,12 +20,7 @@ from kb_lsp.config import LlmProviderName
 from kb_lsp.engine.llm.base import (
     CONNECT_TIMEOUT_SECONDS,
     HTTP_TIMEOUT_SLACK_SECONDS,
-    Capabilities,
     ChatModel,
-    Message,
-    Piece,
-    Stream,
-    ToolCall,
 )
 from kb_lsp.engine.llm.errors import (
     ContextTooLong,
@@ -35,6 +30,8 @@ from kb_lsp.engine.llm.errors import (
     ModelNotFound,
     WrongApi,
 )
+from kb_lsp.engine.llm.shapes import Capabilities, Message, ToolCall
+from kb_lsp.engine.llm.stream import Piece, Stream
 
 log = logging.getLogger(__name__)
 

@@ -33,11 +33,7 @@ from kb_lsp.config import LlmProviderName
 from kb_lsp.engine.llm.base import (
     CONNECT_TIMEOUT_SECONDS,
     HTTP_TIMEOUT_SLACK_SECONDS,
-    Capabilities,
     ChatModel,
-    Message,
-    Piece,
-    Stream,
 )
 from kb_lsp.engine.llm.errors import (
     AuthFailed,
@@ -48,6 +44,8 @@ from kb_lsp.engine.llm.errors import (
     ModelNotFound,
     WrongApi,
 )
+from kb_lsp.engine.llm.shapes import Capabilities, Message
+from kb_lsp.engine.llm.stream import Piece, Stream
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,61 @@
+"""Mode `grounded`, for a model that does not call tools: the question is searched, the
+best passages fitted to the model's context (`grounded.py`), and its answer composed
+with their citations and the grounding check (`grounded_answer.py`)."""
+
+from __future__ import annotations
+
+from kb_lsp.engine.agent import grounded, grounded_answer, prompts, sampling
+from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit
+from kb_lsp.engine.agent.request import AskOutcome, Request, Stop, cut_off_note
+from kb_lsp.engine.knowledge import FileInfo
+
+
+def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome:
+    llm, history = request.llm, request.history
+    overhead = estimate_tokens(prompts.GROUNDED_SYSTEM + prompts.GROUNDED_USER + question)
+    history_tokens = sum(estimate_tokens(t.question + t.answer) for t in history)
+    limit = sampling.grounded_max_tokens(llm)
+    budget = max(1024, llm.num_ctx - limit - overhead - 64)
+    passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
+    count, each = grounded.fitted(llm.num_ctx)
+    # A follow-up ("and for Peru?") is searched together with the question before it.
+    wanted = f"{history[-1].question}\n{question}" if history else question
+    passages, _files = grounded.gather(
+        request.kb,
+        wanted,
+        focus,
+        budget_chars=min(passage_chars, count * each),
+        max_passages=count,
+        passage_chars=each,
+    )
+    request.found.passages = passages
+    request.found.sources = [p.source() for p in passages]
+    if not passages:
+        where = " in " + ", ".join(f"`{f.path}`" for f in focus) if focus else ""
+        raise Stop(
+            "answer",
+            f"Nothing{where} matches the question well enough to answer it from the "
+            "notes (results below the relevance threshold are not shown).",
+        )
+    listing = "; ".join(f"[{p.n}] {p.path} lines {p.start + 1}–{p.end + 1}" for p in passages)
+    request.emit("tool_result", f"{len(passages)} passages for the model: {listing}")
+    if not focus:
+        # "file 2" now means passage 2, as the answer numbers them.
+        request.numbered_out = [p.hit() for p in passages]
+    turns = [(t.question, t.answer) for t in history]
+    messages = grounded.messages(question, passages, turns, focus)
+    result = request.model_call(
+        fit(messages, budget), max_tokens=limit, temperature=sampling.TEMPERATURE
+    )
+    composed = grounded_answer.compose(result.content, passages, question)
+    request.dropped = composed.dropped
+    # The pending answer without dropped citations, and after the passages' own
+    # sentences when the check failed.
+    request.stream.replace(composed.lead)
+    # Every passage is a source of the answer, numbered as the model saw it: it is
+    # what the answer was made from, whatever the model cites.
+    shown = [p.source() for p in passages]
+    if result.truncated:
+        text = composed.text(cut_off_note(llm, limit))
+        return request.respond("length", text, shown, grounded_answer=composed.grounded)
+    return request.respond("answer", composed.text(), shown, grounded_answer=composed.grounded)
