@@ -48,14 +48,18 @@ AskEventKind = Literal[
 
 class _Payload(BaseModel):
     # Clients send camelCase (`conversationId`); Python code uses snake_case.
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
 
 class _Params(_Payload):
     # Unknown keys are ignored rather than refused, so a newer client still works.
     # Numbers and flags are strict (`StrictInt`, `StrictBool`): `limit: true` or
     # `full: 1` is refused, not read as 1 or true (a unit test checks every params model).
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", str_strip_whitespace=True)
+    model_config = ConfigDict(
+        populate_by_name=True, extra="ignore", str_strip_whitespace=True, defer_build=True
+    )
 
 
 # A gitignore-style glob, checked when it arrives rather than when a search compiles it:
