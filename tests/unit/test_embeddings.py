@@ -278,6 +278,10 @@ def test_int8_copy_is_made_once_then_read_from_the_cache(
 
     monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
     again = MiniLMEmbedder(int8_cache=model_cache)
+    # The identity comes from the copy's record, without loading; loading agrees with it.
+    assert again.identity == int8.identity and again.dimension == int8.dimension
+    assert again.int8 is None
+    again.load()
     assert again.identity == int8.identity
     assert again.int8 is not None and again.int8.threads == int8.int8.threads  # type: ignore[union-attr]
 
@@ -511,6 +515,8 @@ def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
     monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
     again = MiniLMEmbedder(int8_cache=cache)
     assert again.identity == int8.identity
+    assert opened == []  # described from the record: no session opened for it
+    again.load()
     assert again.int8 is not None and again.int8.threads == cores
     assert opened and all(threads is None or threads <= cores for threads in opened)
 
@@ -535,3 +541,18 @@ def test_int8_record_values_that_cannot_be_used_make_the_copy_again(
     remade = MiniLMEmbedder(int8_cache=cache)
     assert remade.identity == int8.identity
     assert len(calls) == 1
+
+
+def test_a_record_without_the_dimension_loads_the_model_once_and_gains_it(
+    int8: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    # A copy made by an older version: its record does not say the model's dimension.
+    cache = _edited_cache(int8, tmp_path, dimension=None)
+    first = MiniLMEmbedder(int8_cache=cache)
+    assert first.identity == int8.identity
+    assert first.int8 is not None  # it had to load the model to know
+    assert int8.int8 is not None
+    record = cache / int8.int8.path.parent.name / embeddings.INT8_RECORD
+    assert json.loads(record.read_text())["dimension"] == int8.dimension
+    second = MiniLMEmbedder(int8_cache=cache)
+    assert second.identity == int8.identity and second.int8 is None  # from the record now

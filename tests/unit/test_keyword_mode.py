@@ -3,6 +3,9 @@ model: an embedder that fails when asked for a query's vector answers keyword se
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,27 @@ def test_a_one_shot_keyword_search_on_the_command_line_embeds_nothing(
     hybrid = run(*args, storage=storage, **REFUSING)
     assert hybrid.returncode != 0
     assert "was embedded" in hybrid.stderr
+
+
+def test_a_one_shot_keyword_search_loads_neither_onnxruntime_nor_chroma(
+    workspace: Path, storage: Path
+) -> None:
+    # The default embedder (MiniLM on onnxruntime), as a user's `kb` has it: a keyword
+    # search answers from SQLite and never pays the inference runtime's import.
+    assert run("index", str(workspace), storage=storage).returncode == 0
+    probe = (
+        "import sys\n"
+        "from kb_lsp.cli import main\n"
+        "code = main(['search', 'Mexico payments SPEI', '--mode', 'keyword', "
+        f"'-w', {str(workspace)!r}])\n"
+        "print('loaded:', sorted(m for m in ('onnxruntime', 'tokenizers', 'chromadb') "
+        "if m in sys.modules))\n"
+        "raise SystemExit(code)\n"
+    )
+    env = {**os.environ, "KB_STORAGE": str(storage), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("1, payments/mexico-payments.md"), done.stdout
+    assert "loaded: []" in done.stdout

