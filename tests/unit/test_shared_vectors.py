@@ -172,3 +172,10 @@ def test_a_host_that_never_answers_is_a_connection_problem() -> None:
 
     with pytest.raises(TeamUnavailable, match=r"cannot connect \(no answer within 5 s\)"):
         _shared(handler).fetch(["h1"])
+
+
+def test_a_url_that_is_not_one_is_said_in_one_line() -> None:
+    shared = SharedVectors("http://chroma:port", "team-notes", embedder=EMBEDDER, dimension=4)
+    with pytest.raises(TeamUnavailable, match=r"at http://chroma:port: not a URL \(Invalid port"):
+        shared.fetch(["h1"])
+    shared.close()

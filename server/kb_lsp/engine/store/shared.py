@@ -71,13 +71,8 @@ class SharedVectors:
         self.embedder = embedder
         self.dimension = dimension
         self._clock = clock
-        import httpx
-
-        self._http = httpx.Client(
-            base_url=self.url,
-            timeout=httpx.Timeout(REQUEST_SECONDS, connect=CONNECT_SECONDS),
-            transport=transport,
-        )
+        self._transport = transport
+        self._http: httpx.Client | None = None  # made on first use
         self._lock = threading.Lock()
         self._collection: str | None = None  # its id, once connected
         self._max_batch = 1000
@@ -140,7 +135,8 @@ class SharedVectors:
         return int(self._call("count", None))
 
     def close(self) -> None:
-        self._http.close()
+        if self._http is not None:
+            self._http.close()
 
     # --- the wire --------------------------------------------------------------------------
 
@@ -226,7 +222,15 @@ class SharedVectors:
         import httpx
 
         try:
+            if self._http is None:
+                self._http = httpx.Client(
+                    base_url=self.url,
+                    timeout=httpx.Timeout(REQUEST_SECONDS, connect=CONNECT_SECONDS),
+                    transport=self._transport,
+                )
             return self._http.request(method, path, json=payload)
+        except httpx.InvalidURL as err:
+            raise TeamUnavailable(f"{self.where}: not a URL ({_first_line(err)})") from None
         except httpx.ConnectTimeout:
             why = f"no answer within {CONNECT_SECONDS:.0f} s"
         except httpx.TimeoutException:
