@@ -414,10 +414,27 @@ class ChromaSettings(_Section):
         default=None,
         description=(
             "A Chroma server (e.g. `http://chroma:8000`) that keeps the vectors instead of "
-            "the local store: a team's shared knowledge base. Empty: the local store."
+            "the local store; with `kb.chroma.collection`, an index a team shares. Empty: "
+            "the local store."
         ),
         json_schema_extra=ui(380, "advanced", restricted=True, env="KB_CHROMA_URL"),
     )
+    collection: OptionalText = Field(
+        default=None,
+        description=(
+            "With `kb.chroma.url`: a collection on that server that every workstation "
+            "with the same notes names (a team index). Vectors are stored there by the "
+            "hash of their text, so a passage one member embedded is reused by the others; "
+            "keyword search and the notes' text stay local (README: Team index). Empty: "
+            "this workspace's own collection."
+        ),
+        json_schema_extra=ui(381, "advanced", restricted=True, env="KB_CHROMA_COLLECTION"),
+    )
+
+    @field_validator("collection")
+    @classmethod
+    def _collection_name(cls, value: str | None) -> str | None:
+        return setting_values.chroma_collection(value)
 
 
 class ServerSettings(_Section):

@@ -8,7 +8,11 @@ A rule raises `ValueError` with the message a person reads for a value it refuse
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# Chroma's rule for a collection's name (its server says the same when it refuses one).
+_COLLECTION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
 def blank_is_unset(value: Any) -> Any:
@@ -38,3 +42,17 @@ def base_url(value: str | None) -> str | None:
 
 def model_name(value: str | None) -> str | None:
     return value.strip() if value else None
+
+
+def chroma_collection(value: str | None) -> str | None:
+    """A team index's collection name: Chroma's rule, checked here so that a bad name is
+    a settings message, not a failed sync."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not _COLLECTION.match(value) or ".." in value:
+        raise ValueError(
+            "must be 3–512 letters, digits, `.`, `_` or `-`, starting and ending with a "
+            "letter or digit (Chroma's rule for a collection's name)"
+        )
+    return value

@@ -9,6 +9,7 @@ positive cosine similarity, so hybrid search behaves sensibly on small test corp
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
@@ -101,3 +102,19 @@ class QueryRefusingEmbedder(HashingEmbedder):
 
     def embed_query(self, text: str) -> list[float]:
         raise AssertionError(f"the query {text!r} was embedded")
+
+
+COUNT_FILE_VARIABLE = "KB_TEST_EMBEDDED_LOG"
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder (same identity), which also appends every passage it embeds
+    to the file `$KB_TEST_EMBEDDED_LOG`, one JSON string a line: a test counts (and reads)
+    what a `kb` process embedded. Queries are not passages and are not written."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        log = os.environ.get(COUNT_FILE_VARIABLE)
+        if log:
+            with open(log, "a", encoding="utf-8") as out:
+                out.writelines(json.dumps(text) + "\n" for text in texts)
+        return super().embed_documents(texts)

@@ -198,3 +198,19 @@ def test_changed_settings_names_each_difference() -> None:
         "kb.ollama.timeout: 120.0 → 7.0",
     ]
     assert changed_settings(new, new) == []
+
+
+def test_a_team_collection_is_a_name_chroma_takes() -> None:
+    """`kb.chroma.collection` (README: Team index): a name Chroma refuses is a settings
+    message, and the value below it stands."""
+    environment = env_settings({"KB_CHROMA_URL": "http://c:8000", "KB_CHROMA_COLLECTION": "team"})
+    assert environment["chroma"] == {"url": "http://c:8000", "collection": "team"}
+    loaded = load_settings(*_layers(environment, workspace={"chroma.collection": "our notes!"}))
+    assert loaded.settings.chroma.collection == "team"
+    (problem,) = loaded.problems
+    assert problem.startswith("kb.chroma.collection = 'our notes!' in workspace settings (")
+    assert "Chroma's rule" in problem
+    for name in ("ab", "-team", "team-", "a..b", "x" * 513):
+        assert load_settings({"chroma.collection": name}).problems, name
+    for name in ("abc", "team-notes", "kb.wiki_2", "x" * 512):
+        assert load_settings({"chroma.collection": name}).settings.chroma.collection == name

@@ -356,6 +356,7 @@ def test_vector_indexes_implement_the_port() -> None:
     signatures where the store assigns them)."""
     from kb_lsp.engine.store.chroma import ChromaIndex
     from kb_lsp.engine.store.exact import ExactIndex
+    from kb_lsp.engine.store.team import TeamIndex
 
     port = {
         node.name
@@ -363,7 +364,7 @@ def test_vector_indexes_implement_the_port() -> None:
         if isinstance(node, ast.FunctionDef)
     }
     assert port >= {"nearest", "upsert", "delete", "rebuild"}
-    for implementation in (ChromaIndex, ExactIndex):
+    for implementation in (ChromaIndex, ExactIndex, TeamIndex):
         missing = sorted(name for name in port if not callable(getattr(implementation, name, None)))
         assert not missing, f"{implementation.__name__} lacks {missing}"
         assert isinstance(implementation.filters_cheaply, bool)

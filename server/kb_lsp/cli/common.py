@@ -192,6 +192,7 @@ def _sync(
             f"Indexed {report.files_added + report.files_changed} changed files, "
             f"removed {report.files_removed}, {report.files_unchanged} unchanged; "
             f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
+            + (f" ({report.chunks_shared} from the team index)" if report.chunks_shared else "")
             + (
                 f", {report.notes_extracted} notes' metadata extracted"
                 if report.notes_extracted
@@ -202,6 +203,8 @@ def _sync(
         )
     for error in report.errors:
         _say(error)
+    if report.team_error:
+        _say(report.team_error)
     return report
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
 if TYPE_CHECKING:
     pass
-from kb_lsp.cli.common import CliError, _runtime, _sync, _workspace
+from kb_lsp.cli.common import EXIT_ERROR, CliError, _runtime, _sync, _workspace
 from kb_lsp.cli.output import print_result
 
 
@@ -25,10 +25,11 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "another kb-lsp process (an editor window, kb mcp) is indexing this "
                 "workspace and keeps it current; close it, or index into another --storage"
             )
-        _sync(runtime, full=args.full, extract=args.extract is not False)
+        report = _sync(runtime, full=args.full, extract=args.extract is not False)
         status = runtime.status()
     if args.json:
         print_result("index", status)
     else:
         print(f"{status.files} files, {status.chunks} chunks in {status.store}")
-    return 0
+    # The local index is complete; a team index is not (a script that fills it must know).
+    return EXIT_ERROR if report is not None and report.team_error else 0

@@ -41,7 +41,7 @@ from kb_lsp.engine.search import Searcher, SearchSource, query_terms
 from kb_lsp.engine.search.spelling import did_you_mean
 from kb_lsp.engine.storage import default_storage as default_storage  # its home before storage.py
 from kb_lsp.engine.storage import store_dir_for
-from kb_lsp.engine.store import FileRecord, Store
+from kb_lsp.engine.store import TEAM_MEANWHILE, FileRecord, Store
 from kb_lsp.engine.workspace.files import PathOutsideWorkspace, WorkspaceRoot
 from kb_lsp.globs import GlobList
 from kb_lsp.protocol import (
@@ -89,7 +89,7 @@ class RootIndex:
             root=self.root,
             embedder_identity=embedder.identity,
             dimension=embedder.dimension,
-            chroma_url=settings.chroma.url,
+            chroma=settings.chroma,
             exact_vectors=exact_vectors,
         )
         self.indexer = Indexer(self.workspace, self.store, embedder, settings)
@@ -378,6 +378,14 @@ class KnowledgeBase:
             exclude = frozenset((index.source.root, p) for p in linked)
         return related_files(sources, index.source, relative, limit=limit, exclude=exclude)
 
+    def _team_notes(self, roots: list[RootIndex]) -> list[str]:
+        """What the status says of a team index that cannot be used (README: Team index)."""
+        chroma = self.settings.chroma
+        if chroma.collection and not chroma.url:
+            return ["kb.chroma.collection is set without kb.chroma.url: the index is local"]
+        problems = {i.store.team.problem for i in roots if i.store.team and i.store.team.problem}
+        return [f"{problem}; {TEAM_MEANWHILE}" for problem in sorted(problems)]
+
     def status(self, *, pending: int = 0, llm: LlmStatus | None = None) -> IndexStatus:
         roots = self._snapshot()
         files = chunks = ready = with_text = 0
@@ -395,9 +403,10 @@ class KnowledgeBase:
                 for p in figures.problems
             ]
         state: IndexState = "indexing" if self._syncing or pending else "ready"
-        message = None
+        notes = self._team_notes(roots)
         if self.read_only:
-            message = "read-only: another kb-lsp process is indexing this workspace"
+            notes.insert(0, "read-only: another kb-lsp process is indexing this workspace")
+        message = "; ".join(notes) or None
         return IndexStatus(
             state=state,
             files=files,

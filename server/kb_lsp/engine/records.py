@@ -44,12 +44,14 @@ class SyncReport:
     files_unchanged: int = 0
     chunks_embedded: int = 0  # chunks whose vectors were computed in this sync
     chunks_reused: int = 0  # chunks whose vectors came from the store (same text hash)
+    chunks_shared: int = 0  # of those, vectors another member put on a team index
     chunks_removed: int = 0
     notes_extracted: int = 0  # notes a model read for their fields (cache misses)
     skipped: int = 0
     seconds: float = 0.0
     cancelled: bool = False
     errors: list[str] = field(default_factory=list)
+    team_error: str | None = None  # a team index could not be used: vectors wait here
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,8 @@ _DATA: dict[str, Any] = json.loads(
    "extract": true
   },
   "chroma": {
-   "url": null
+   "url": null,
+   "collection": null
   },
   "server": {
    "python": null
@@ -192,6 +193,10 @@ _DATA: dict[str, Any] = json.loads(
    "chroma",
    "url"
   ],
+  "chroma.collection": [
+   "chroma",
+   "collection"
+  ],
   "server.python": [
    "server",
    "python"
@@ -215,6 +220,7 @@ _DATA: dict[str, Any] = json.loads(
   "KB_LLM_MODE": "llm.mode",
   "KB_AGENT_MAX_STEPS": "agent.maxSteps",
   "KB_CHROMA_URL": "chroma.url",
+  "KB_CHROMA_COLLECTION": "chroma.collection",
   "KB_LOG_LEVEL": "log.level"
  },
  "choices": {

@@ -339,7 +339,7 @@ class IndexingWorker:
             self.incomplete = report.cancelled and not self._interrupted
         summary = _summary(report)
         log.info("indexer: %s in %.2fs (%s)", summary, time.monotonic() - started, job.title)
-        for error in report.errors[:20]:
+        for error in [*report.errors[:20], *filter(None, [report.team_error])]:
             log.warning("indexer: %s", error)
         if handle is not None:
             handle.end("Cancelled" if report.cancelled else summary)

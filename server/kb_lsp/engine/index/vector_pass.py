@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +17,7 @@ from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.index.prepare import embedding_text
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.records import SyncReport
-from kb_lsp.engine.store import FileRecord, Store, VectorEntry
+from kb_lsp.engine.store import TEAM_MEANWHILE, FileRecord, Store, TeamUnavailable, VectorEntry
 
 log = logging.getLogger("kb_lsp.engine.index.indexer")
 
@@ -69,7 +70,8 @@ class VectorPass:
 
         def flush() -> None:
             nonlocal batch
-            self._store_batch(batch, report, tally.embedded)
+            if not self._store_batch(batch, report, tally.embedded):
+                batch.complete = []  # cached, not in the index: they stay pending
             self.in_flight += len(batch.entries)
             for path in batch.complete:
                 self.in_flight -= self._file_chunks.pop(path, 0)
@@ -87,6 +89,8 @@ class VectorPass:
             flush()
             self._embed_cards(cancel)
             self.store.repair_vectors()  # after a failed write to the index, if one failed
+            if self.store.team is not None and self.store.team.problem:
+                report.team_error = f"{self.store.team.problem}; {TEAM_MEANWHILE}"
         finally:
             self.in_flight = 0
             self._file_chunks = {}
@@ -126,13 +130,30 @@ class VectorPass:
             if cancel is not None and cancel.is_set():
                 return
             part = missing[start : start + EMBED_BATCH]
+            shared = self._from_team([digest for digest, _ in part])
+            part = [(digest, text) for digest, text in part if digest not in shared]
+            if not part:
+                continue
             embedded = self.embedder.embed_documents([text for _, text in part])
-            self.store.cache.put(
-                {
-                    digest: np.asarray(vector, dtype=np.float32)
-                    for (digest, _), vector in zip(part, embedded, strict=True)
-                }
-            )
+            new = {
+                digest: np.asarray(vector, dtype=np.float32)
+                for (digest, _), vector in zip(part, embedded, strict=True)
+            }
+            self.store.cache.put(new)
+            if self.store.team is not None:  # for the other members (not the index's)
+                with suppress(TeamUnavailable):
+                    self.store.team.put(new)
+
+    def _from_team(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        """Of `hashes`, the vectors a team index holds (another member embedded them),
+        cached here before they are used; none without a team, or while it cannot be
+        reached (`team.problem` says why)."""
+        found: dict[str, np.ndarray] = {}
+        if self.store.team is not None and hashes:
+            with suppress(TeamUnavailable):
+                found = self.store.team.fetch(hashes)
+            self.store.cache.put(found)
+        return found
 
     def _add_page(
         self, batch: _VectorBatch, path: str, page: list[tuple[str, str, str, str]]
@@ -148,7 +169,14 @@ class VectorPass:
 
     def _store_batch(
         self, batch: _VectorBatch, report: SyncReport, on_embedded: Callable[[int], None]
-    ) -> None:
+    ) -> bool:
+        """The batch's vectors cached and in the index, its complete files `ok`; False
+        when a team index could not take them (cached: the next sync sends them)."""
+        shared = self._from_team(list(batch.texts))
+        for digest in shared:
+            del batch.texts[digest]
+        batch.vectors.update(shared)
+        report.chunks_shared += sum(1 for _, _, digest in batch.entries if digest in shared)
         if batch.texts:
             # In the batch's order (the open and newest files first); the embedder sorts
             # each part by length for its padding.
@@ -164,16 +192,19 @@ class VectorPass:
             batch.vectors.update(new)
         report.chunks_embedded += len(batch.texts)
         report.chunks_reused += len(batch.entries) - len(batch.texts)
-        self.store.upsert_vectors(
+        stored = self.store.upsert_vectors(
             [
                 VectorEntry(cid, path, digest, batch.vectors[digest])
                 for cid, path, digest in batch.entries
             ]
         )
-        self.store.catalog.mark_ready(batch.complete)
+        if stored:
+            self.store.catalog.mark_ready(batch.complete)
         log.debug(
-            "Stored %d vectors (%d embedded), %d files complete",
+            "Stored %d vectors (%d embedded, %d from the team), %d files complete",
             len(batch.entries),
             len(batch.texts),
-            len(batch.complete),
+            len(shared),
+            len(batch.complete) if stored else 0,
         )
+        return stored

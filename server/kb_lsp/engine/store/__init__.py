@@ -12,6 +12,10 @@ Layout, under `<storage>/<sha of root>/`:
 * `writer.lock` — an OS file lock: the process holding it is the only writer; a second
   process opens the store read-only and says so.
 
+With `kb.chroma.url` and `kb.chroma.collection` the store is a member of a team index:
+its vectors go to a collection on that server, by text hash, shared with every
+workstation that has the same notes (`team.py`, `shared.py`); everything else stays here.
+
 Crash safety and the two phases of a sync (`indexer.py`): phase 1 writes a file's chunks
 and FTS rows with `state = 'pending'` in one SQLite transaction (keyword search sees the
 file from then on); phase 2 embeds pending chunks in batches across files, caches each
@@ -29,16 +33,19 @@ from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.chunks import NewChunk, chunk_id
 from kb_lsp.engine.store.figures import StoreFigures
 from kb_lsp.engine.store.fts import KeywordHit
+from kb_lsp.engine.store.shared import TEAM_MEANWHILE, TeamUnavailable
 from kb_lsp.engine.store.store import Store
 from kb_lsp.engine.store.vectors import Neighbour, VectorEntry, VectorIndex
 
 __all__ = [
+    "TEAM_MEANWHILE",
     "FileRecord",
     "KeywordHit",
     "Neighbour",
     "NewChunk",
     "Store",
     "StoreFigures",
+    "TeamUnavailable",
     "VectorEntry",
     "VectorIndex",
     "chunk_id",

@@ -9,26 +9,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
 
+from kb_lsp.config import ChromaSettings
 from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.private import tighten
 from kb_lsp.engine.records import ReadOnlyStore, VectorHit
 from kb_lsp.engine.store import upkeep
 from kb_lsp.engine.store.cache import VectorCache
 from kb_lsp.engine.store.catalog import Catalog, FileRecord
-from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.engine.store.chunks import Chunks, NewChunk
 from kb_lsp.engine.store.db import Database
-from kb_lsp.engine.store.exact import ExactIndex
 from kb_lsp.engine.store.extractions import Extractions
 from kb_lsp.engine.store.figures import StoreFigures, read_figures
 from kb_lsp.engine.store.fts import Fts
+from kb_lsp.engine.store.indexes import open_index
 from kb_lsp.engine.store.nearest import nearest_chunks
 from kb_lsp.engine.store.notes import Notes
-from kb_lsp.engine.store.vectors import VectorEntry, VectorIndex
+from kb_lsp.engine.store.shared import TeamUnavailable
+from kb_lsp.engine.store.vectors import VectorEntry
 
 log = logging.getLogger("kb_lsp.engine.store")
 
@@ -43,12 +45,11 @@ class Store:
         root: Path,
         embedder_identity: str,
         dimension: int,
-        chroma_url: str | None = None,
+        chroma: ChromaSettings | None = None,
         exact_vectors: bool = False,
     ) -> None:
-        """`exact_vectors`: vector search scans the vectors SQLite caches (`exact.py`)
-        and Chroma is opened only when this process writes to it. For one-shot processes
-        (the command line): opening Chroma costs them more than the search itself."""
+        """`chroma`: a Chroma server (`url`), a team index there (`collection`, `team.py`);
+        `exact_vectors`: search the vectors SQLite caches, open Chroma only to write."""
         self.directory = directory
         self.root = root
         self.db = Database(directory)
@@ -59,16 +60,10 @@ class Store:
         self.fts = Fts(self.db, self.chunks, self.catalog.file_count)
         self.notes = Notes(self.db)
         self.extractions = Extractions(self.db)
-        self.exact_vectors = exact_vectors
-        self.vectors: VectorIndex
-        if exact_vectors:
-            exact = ExactIndex(self.db, dimension, lambda: ChromaIndex(self.db, chroma_url))
-            exact.on_open = self.repair_vectors
-            self.vectors = exact
-        else:
-            self.vectors = ChromaIndex(self.db, chroma_url)
-        # Checked against SQLite once per opening and after a failed write (`repair_vectors`).
-        self._vectors_trusted = False
+        self.vectors, self.team = open_index(  # `team`: a team index's shared collection
+            self.db, dimension, embedder_identity, chroma, exact_vectors, self.repair_vectors
+        )
+        self._vectors_trusted = False  # checked once per opening, and after a failed write
         if not self.read_only:
             tighten(directory, say=self.db.existed)  # after SQLite and Chroma made files
             upkeep.check_embedder(self.db, self.vectors, embedder_identity, dimension, str(root))
@@ -84,13 +79,10 @@ class Store:
         cards: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         """Phase 1 of a sync: replace the chunks and FTS rows of `files` in one transaction,
-        each file left `pending` (its vectors follow in phase 2, `upsert_vectors`), with
-        their metadata when given (and each note card's text hash and text: its vector
-        follows in phase 2, `Notes.missing_card_vectors`).
-
-        Chunk ids the new version no longer has leave the index after the commit; ids it
-        keeps may hold a vector of their old text until phase 2 overwrites them, which is
-        why a vector hit carries its `text_hash` and search checks it (`nearest.py`)."""
+        each file left `pending` (its vectors follow in phase 2), with their metadata and
+        note cards (text hash, text) when given. Chunk ids the new version no longer has
+        leave the index after the commit; ids it keeps may hold a vector of their old text
+        until phase 2 overwrites them: a vector hit carries its `text_hash` (`nearest.py`)."""
         if files:
             self._in_index(lambda: self.vectors.delete(self.chunks.write(files, metadata, cards)))
 
@@ -102,16 +94,19 @@ class Store:
         self._in_index(lambda: self.vectors.delete(ids))
         return len(ids)
 
-    def upsert_vectors(self, entries: Sequence[VectorEntry]) -> None:
-        """Phase 2: vectors into the index (already cached by text hash)."""
-        self._in_index(lambda: self.vectors.upsert(entries))
+    def upsert_vectors(self, entries: Sequence[VectorEntry]) -> bool:
+        """Phase 2: cached vectors into the index; False when a team's cannot take them."""
+        return self._in_index(lambda: self.vectors.upsert(entries))
 
-    def _in_index(self, write: Callable[[], None]) -> None:
+    def _in_index(self, write: Callable[[], None]) -> bool:
         try:
             write()
-        except BaseException:
+        except BaseException as err:
             self._vectors_trusted = False  # a write stopped half way: check at next sync
-            raise
+            if not isinstance(err, TeamUnavailable):
+                raise
+            return False
+        return True
 
     # --- reading -------------------------------------------------------------------------
 
@@ -128,23 +123,28 @@ class Store:
     # --- the vector index's upkeep -------------------------------------------------------
 
     def repair_vectors(self) -> int:
-        """`upkeep.repair`, once per opening of the store and again after a write to the
-        index failed: otherwise this process, the only writer, made every change itself,
-        and every save need not read every chunk row. Returns ids fixed."""
+        """`upkeep.repair`, once per opening and after a failed write to the index (else
+        this process, the only writer, made every change itself). Returns ids fixed."""
         if self.read_only or self._vectors_trusted or not self.vectors.opened():
             return 0  # an exact index that opens Chroma later checks it then
-        fixed = upkeep.repair(self.vectors, self.chunks, self.cache, self.catalog)
-        self._vectors_trusted = True
-        return fixed
+        with suppress(TeamUnavailable):  # else checked again by the next sync
+            fixed = upkeep.repair(self.vectors, self.chunks, self.cache, self.catalog)
+            self._vectors_trusted = True
+            return fixed
+        return 0
 
     def rebuild_vectors(self) -> int:
         """A new index from what SQLite holds, built beside the live one and switched to
         when complete (`upkeep.rebuild`). Returns the number of vectors in it."""
         if self.read_only:
             raise ReadOnlyStore(f"the index at {self.directory} is opened read-only")
-        written = upkeep.rebuild(self.vectors, self.chunks, self.cache, self.catalog)
-        log.info("Rebuilt the vector collection of %s: %d vectors", self.root, written)
-        return written
+        with suppress(TeamUnavailable):  # a team's: the next sync sends what it lacks
+            written = upkeep.rebuild(self.vectors, self.chunks, self.cache, self.catalog)
+            log.info("Rebuilt the vector collection of %s: %d vectors", self.root, written)
+            return written
+        return 0
 
     def close(self) -> None:
         self.db.close()
+        if self.team is not None:
+            self.team.close()
