@@ -52,16 +52,16 @@ def make_snippet(
         (b, i, s) for b, block in enumerate(blocks) for i, s in enumerate(block.sentences())
     ]
 
-    def hits(sentence: str) -> int:
-        return len(_word_stems(sentence) & wanted)
+    # Each sentence's stems once: ranking reads them for every sentence, and a hit's
+    # snippet is made on every search that shows it.
+    stems = [_word_stems(s) for _, _, s in sentences] if wanted or telling else []
 
     def rank(k: int) -> tuple[int, int, int]:
-        stems = _word_stems(sentences[k][2])
-        return (len(stems & telling), len(stems & wanted), -k)
+        return (len(stems[k] & telling), len(stems[k] & wanted), -k)
 
     # Without query words (related notes) no sentence can rank above another.
     best = max(range(len(sentences)), key=rank) if wanted or telling else 0
-    if not wanted or hits(sentences[best][2]) == 0:
+    if not wanted or not stems[best] & wanted:
         # A semantic match without shared words: start at the first real sentence.
         best = next(
             (k for k, (b, _, s) in enumerate(sentences) if len(s) > 40 and not blocks[b].code),
@@ -88,8 +88,5 @@ def snippet_marks(snippet: str, terms: Sequence[str]) -> list[str]:
     """The words of `snippet` to highlight: those whose stem is one of `terms`, as they
     are written there, each once, in order."""
     wanted = set(terms)
-    marks: list[str] = []
-    for word in _WORD.findall(snippet):
-        if word not in marks and _word_stems(word) & wanted:
-            marks.append(word)
-    return marks
+    words = list(dict.fromkeys(_WORD.findall(snippet)))
+    return [word for word in words if _word_stems(word) & wanted]
