@@ -59,7 +59,7 @@ def proc_kib(pid: int, field: str) -> int:
 
 def make_model_cache(folder: Path) -> dict[str, Any]:
     """The int8 copy in `folder` (made now if missing), with how long that took."""
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 
     started = time.perf_counter()
     embedder = MiniLMEmbedder(int8_cache=folder)

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_lsp.engine.embed import embeddings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed import model_source
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "fastapi-docs"
@@ -70,13 +70,13 @@ def chroma_model_dir(target: Path) -> Path:
     files and vocab.txt exist (it reads tokenizer.json and model.onnx alone), so they are
     written minimal, vocab.txt from the tokenizer's own vocabulary.
     """
-    model_dir = embeddings.package_dir(embeddings.MODEL_PACKAGE)
-    tokenizer_dir = embeddings.package_dir(embeddings.TOKENIZER_PACKAGE)
+    model_dir = model_source.package_dir(model_source.MODEL_PACKAGE)
+    tokenizer_dir = model_source.package_dir(model_source.TOKENIZER_PACKAGE)
     assert model_dir is not None and tokenizer_dir is not None, "model packages are missing"
     onnx_dir = target / "onnx"
     onnx_dir.mkdir(parents=True, exist_ok=True)
     (onnx_dir / "model.onnx").symlink_to(model_dir / "model.onnx")
-    tokenizer_json = (tokenizer_dir / embeddings.TOKENIZER_FILE).read_bytes()
+    tokenizer_json = (tokenizer_dir / model_source.TOKENIZER_FILE).read_bytes()
     (onnx_dir / "tokenizer.json").write_bytes(tokenizer_json)
     for name in ("config.json", "special_tokens_map.json", "tokenizer_config.json"):
         (onnx_dir / name).write_text("{}", encoding="utf-8")

@@ -31,7 +31,7 @@ from bench.quality import QueryCache
 from bench.report import percentiles, table, write_json
 from bench.search_latency import make_queries
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
 LIMIT = 10

@@ -41,7 +41,7 @@ from bench import corpora
 from bench.embed_speed import chroma_model_dir
 from bench.report import table, write_json
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.index.indexer import embedding_text
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.markdown.document import parse_markdown
@@ -97,7 +97,7 @@ import json, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.knowledge import KnowledgeBase
 settings = load_settings({"search": {"threshold": 0.0}}).settings
 embedder = MiniLMEmbedder(batch_size=settings.embedder.batch_size)

@@ -45,7 +45,7 @@ from tokenizers import Tokenizer
 
 from bench import corpora
 from bench.report import table, write_json
-from kb_lsp.engine.embed.embeddings import TOKENIZER_FILE, TOKENIZER_PACKAGE
+from kb_lsp.engine.embed.model_source import TOKENIZER_FILE, TOKENIZER_PACKAGE
 
 QUERIES = Path(__file__).parent / "queries" / "fastapi.json"
 REPO = Path(__file__).resolve().parent.parent

@@ -53,7 +53,7 @@ from bench.baselines import baseline_rankings
 from bench.report import table, write_json
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.engine import search as search_module
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 from kb_lsp.engine.search import DEFAULT_FUSION, STOPWORDS, Fusion, Searcher
 

@@ -25,7 +25,7 @@ from bench.index import QUICK_FILES, trim
 from bench.lsp_client import LspClient
 from bench.report import table, write_json
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.knowledge import KnowledgeBase
 
 RUNS = 3

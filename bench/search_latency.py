@@ -216,7 +216,7 @@ def _index_in_process(workspace: Path, storage: Path) -> None:
     servers use (`LspClient` points XDG_CACHE_HOME at the storage folder)."""
     os.environ["XDG_CACHE_HOME"] = str(storage / "xdg-cache")
     from kb_lsp.config import load_settings
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
     kb = KnowledgeBase(

@@ -48,7 +48,7 @@ WORKER = """
 import json, sys, time
 from pathlib import Path
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
 workspace, storage, queries_file = sys.argv[1:4]
@@ -87,7 +87,7 @@ def queries_for(corpus: str, count: int | None) -> list[str]:
 
 def build(store: Path, corpus: str, pages: int | None) -> tuple[Path, Path]:
     from kb_lsp.config import load_settings
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
     workspace = store / corpus
@@ -178,7 +178,7 @@ def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> d
     import numpy as np
 
     from kb_lsp.config import load_settings
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 
     workspace, storage = build(store, corpus, pages)

@@ -30,7 +30,7 @@ def keyword_pass(corpus: str, files: int | None, models: Path, repeat: int = 3) 
 
     from bench import corpora
     from kb_lsp.config import load_settings
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import KnowledgeBase
 
     embedder = MiniLMEmbedder(int8_cache=models)

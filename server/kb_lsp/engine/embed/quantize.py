@@ -14,7 +14,7 @@ When, and why then: at first use, not at install. A wheel cannot run code when i
 installed, the source model comes from another package, and the result depends on the
 onnxruntime that quantises and runs it — an upgrade of either must give a new copy. So
 the copy is cached under the store folder, keyed by the source model's sha256 and the
-onnxruntime version, next to a record of its verification (`embeddings.py` checks it
+onnxruntime version, next to a record of its verification (`int8_copy.py` checks it
 against the float model and falls back when it drifts) and of the thread count measured
 for it.
 """

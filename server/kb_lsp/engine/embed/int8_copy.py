@@ -1,0 +1,288 @@
+"""The packaged model's int8 copy: its folder in the cache, its record, making and checking it.
+
+With a cache folder (the knowledge base passes `knowledge.model_cache()`: `$KB_MODEL_CACHE`,
+else `$XDG_CACHE_HOME/kb-lsp/models`, i.e. `~/.cache/kb-lsp/models` — per user, not per
+store), the packaged model runs as a real int8 copy derived once per machine
+(`quantize.py`): about twice as fast and a third of the memory. Making it takes from
+seconds to minutes, so it is announced as a notice (`terminal/logs.py`: the command line
+shows that one line without `--verbose`). The copy is checked against the float model on
+`PROBES` — every cosine at least `INT8_MIN_COSINE` — or not used (a warning says so, and
+the float model runs). Its identity carries the copy's hash, so an index made with the
+float model is re-embedded once. The intra-op thread count is measured on the machine
+when the copy is made.
+
+Next to the copy, `INT8_RECORD` keeps the verdict, the measurements and the model's
+dimension, so a later process can describe the embedder without loading it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import numpy as np
+from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+
+# Both called through their module, so that a stand-in set on it (a test's) is what runs.
+from kb_lsp.engine.embed import inference, quantize
+from kb_lsp.engine.embed.embeddings import Matrix
+from kb_lsp.engine.embed.inference import check_session, ort_version, pooled
+from kb_lsp.engine.embed.model_source import ModelSource, hash_verified
+from kb_lsp.engine.memory import release_free_memory
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+log = logging.getLogger(__name__)
+
+# The int8 copy is used only if, on these texts, every cosine to the float model's vector
+# is at least INT8_MIN_COSINE (per-channel int8 measured 0.985 at worst, mean 0.994, on
+# the FastAPI docs; per-tensor 0.93 on average, which this rejects).
+INT8_MIN_COSINE = 0.98
+PROBES = (
+    "Payment files for the Mexico subsidiary",
+    "How do I declare a path parameter with a type hint?",
+    "# Deploy checklist\n\n1. Tag the release.\n2. Run the migrations.\n3. Page on-call.",
+    "```python\n@app.get('/items/{item_id}')\nasync def read_item(item_id: int):\n"
+    "    return {'item_id': item_id}\n```",
+    "| country | cut-off | currency |\n|---|---|---|\n| Mexico | 14:30 | MXN |\n"
+    "| Chile | 13:00 | CLP |",
+    "tar -xzvf archive.tar.gz -C target/directory",
+    "Die Zahlung an die Tochtergesellschaft erfolgt monatlich per Überweisung.",
+    "kubectl",
+    "cors docs",
+    "Dependency injection lets a path operation declare what it needs; FastAPI resolves "
+    "the dependencies, caches them per request and passes their results in. " * 6,
+    "Quarterly reconciliation of the ledger against the bank statements, with the "
+    "exceptions listed per account and the owner who signs them off before the close.",
+    "error E1234: connection refused (errno 111) while contacting 127.0.0.1:11434",
+    "The sourdough needs twelve hours at room temperature before it goes in the oven.",
+)
+INT8_RECORD = "int8.json"
+INT8_MODEL = "model.int8.onnx"
+
+
+@dataclass(frozen=True)
+class Int8Copy:
+    """The verified int8 copy of a model (`quantize.py`) and what was measured for it."""
+
+    path: Path
+    sha256: str
+    threads: int
+    min_cosine: float
+    mean_cosine: float
+
+
+def copy_folder(cache: Path, source: ModelSource, model_sha: str) -> Path:
+    """The folder in `cache` of the copy of `source` (whose model hashes to `model_sha`):
+    named by the model, onnxruntime's version and the recipe, so an upgrade of either
+    makes a new copy."""
+    return cache / f"{source.name}-{model_sha[:16]}-ort{ort_version()}-r{quantize.RECIPE}"
+
+
+def recorded_copy(folder: Path) -> tuple[str, int] | None:
+    """(the copy's sha256, the model's dimension) when the folder's record says both of a
+    verified copy that is still intact, read without loading anything; else None."""
+    record_path = folder / INT8_RECORD
+    record = _read_record(record_path)
+    dimension = record.get("dimension") if record else None
+    if record is None or not record.get("ok") or not isinstance(dimension, int):
+        return None
+    kept = _kept_record(record, record_path)
+    copy = record_path.with_name(INT8_MODEL)
+    if kept is None or not copy.is_file():
+        return None
+    if hash_verified(copy, None, "int8 model copy") != kept.sha256:
+        return None  # loading makes it again, under another identity
+    return kept.sha256, dimension
+
+
+def ready_copy(
+    folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None
+) -> Int8Copy | None:
+    """The verified int8 copy of the model file `source` from `folder`, made now if
+    missing; None (with a warning) when it cannot be made or drifts from the float model.
+    `threads`: None measures the thread count when the copy is made."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        # Two windows starting at once: one derives, the other waits and reads.
+        with FileLock(str(folder / ".lock"), timeout=600):
+            return _cached_or_new(folder, source, tokenizer, threads)
+    except Exception as err:  # a missing `onnx`, a full disk, an onnxruntime failure
+        log.warning(
+            "Could not make the int8 copy of the embedding model in %s (%s: %s); using "
+            "the float model, about half as fast.",
+            folder,
+            type(err).__name__,
+            err,
+        )
+        return None
+    finally:
+        release_free_memory()
+
+
+def _cached_or_new(
+    folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None
+) -> Int8Copy | None:
+    record_path, model = folder / INT8_RECORD, folder / INT8_MODEL
+    record = _read_record(record_path)
+    if record is not None and not record.get("ok"):
+        log.warning(
+            "The int8 copy of the embedding model was rejected when it was made (%s); "
+            "using the float model. Delete %s to try again.",
+            record.get("reason"),
+            folder,
+        )
+        return None
+    if record is not None and model.is_file():
+        kept = _kept_record(record, record_path)
+        digest = hash_verified(model, None, "int8 model copy")
+        if kept is not None and digest == kept.sha256:
+            return Int8Copy(model, digest, kept.threads, kept.min_cosine, kept.mean_cosine)
+        log.warning("The cached int8 model %s is damaged; making it again.", model)
+    return _make(folder, source, tokenizer, threads)
+
+
+def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None) -> Int8Copy | None:
+    record_path, model = folder / INT8_RECORD, folder / INT8_MODEL
+    log.info(
+        "making the int8 copy of the embedding model, once per machine (a minute or "
+        "more on a busy machine), in %s",
+        folder,
+        extra={"notice": True},  # said at a terminal without --verbose: a wait begins
+    )
+    quantize.derive(source, model)
+    copy = _verify_int8(source, model, tokenizer)
+    if copy.min_cosine < INT8_MIN_COSINE:
+        reason = (
+            f"its vectors drift from the float model's (lowest cosine {copy.min_cosine:.3f}"
+            f" < {INT8_MIN_COSINE} on {len(PROBES)} probe texts)"
+        )
+        _write_record(record_path, {"ok": False, "reason": reason})
+        model.unlink(missing_ok=True)
+        log.warning("Not using the int8 copy of the embedding model: %s.", reason)
+        return None
+    threads = threads or quantize.fastest_threads(
+        lambda n: _probe_run(inference.open_session(model, n), tokenizer, batched=True)
+    )
+    copy = Int8Copy(model, copy.sha256, threads, copy.min_cosine, copy.mean_cosine)
+    _write_record(
+        record_path,
+        {
+            "ok": True,
+            "sha256": copy.sha256,
+            "threads": threads,
+            "min_cosine": copy.min_cosine,
+            "mean_cosine": copy.mean_cosine,
+            "onnxruntime": ort_version(),
+            "source": str(source),
+        },
+    )
+    log.info(
+        "int8 embedding model ready: cosine to the float model min %.4f, mean %.4f; %d threads",
+        copy.min_cosine,
+        copy.mean_cosine,
+        threads,
+    )
+    return copy
+
+
+class _Int8Record(BaseModel):
+    """What `int8.json` may say of a verified copy: the file is on disk, anyone who can
+    write the cache can edit it, so nothing is taken as written (unknown keys ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    threads: StrictInt
+    min_cosine: Annotated[StrictFloat, Field(ge=INT8_MIN_COSINE, le=1.0 + 1e-6)]
+    mean_cosine: Annotated[StrictFloat, Field(ge=INT8_MIN_COSINE, le=1.0 + 1e-6)]
+
+
+def _kept_record(record: dict[str, Any], path: Path) -> _Int8Record | None:
+    """The record's values when they can be used, `threads` clamped to the cores this
+    process may use (a copied cache, a hand edit: `"threads": 1000000` once made
+    onnxruntime start a million threads); None when a value is missing or wrong."""
+    try:
+        kept = _Int8Record.model_validate(record)
+    except ValidationError as err:
+        log.warning("%s is not usable (%s)", path, err.errors()[0]["msg"])
+        return None
+    cores = min(quantize.available_cores(), quantize.MAX_THREADS)
+    threads = min(max(kept.threads, 1), cores)
+    if threads != kept.threads:
+        log.warning("%s: %d threads is not possible here; using %d", path, kept.threads, threads)
+    return kept.model_copy(update={"threads": threads})
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def note_dimension(copy: Int8Copy, dimension: int) -> None:
+    """Add the loaded model's dimension to a record made before records said it, so the
+    next process can describe the embedder without loading it."""
+    path = copy.path.with_name(INT8_RECORD)
+    record = _read_record(path)
+    if record is not None and record.get("ok") and record.get("dimension") != dimension:
+        try:
+            _write_record(path, {**record, "dimension": dimension})
+        except OSError as err:  # a read-only cache: the next process loads the model
+            log.debug("could not note the dimension in %s: %s", path, err)
+
+
+def _write_record(path: Path, data: dict[str, Any]) -> None:
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    partial.replace(path)
+
+
+def _probe_run(
+    session: ort.InferenceSession, tokenizer: Tokenizer, *, batched: bool = False
+) -> Callable[[], Matrix]:
+    """A function embedding `PROBES` with `session`: one at a time (verification), or
+    as one padded batch (the thread count's timing: threads pay off on document
+    batches, the work that takes time, and hardly on one short text)."""
+    input_names, output_name, _ = check_session(session, Path("probe"))
+    ids = [encoding.ids for encoding in tokenizer.encode_batch(list(PROBES))]
+
+    def run() -> Matrix:
+        if batched:  # cut to a document batch's size (13 x 64 <= minilm.MAX_BATCH_TOKENS)
+            return pooled(session, input_names, output_name, [row[:64] for row in ids], None)
+        return np.concatenate(
+            [pooled(session, input_names, output_name, [row], None) for row in ids]
+        )
+
+    return run
+
+
+def _verify_int8(source: Path, copy: Path, tokenizer: Tokenizer) -> Int8Copy:
+    """Cosines between the float and the int8 model's vectors of `PROBES`."""
+    reference = _probe_run(inference.open_session(source, None), tokenizer)()
+    candidate = _probe_run(inference.open_session(copy, None), tokenizer)()
+    cosines = (reference * candidate).sum(axis=1)
+    digest = hash_verified(copy, None, "int8 model copy")
+    return Int8Copy(copy, digest, 0, float(cosines.min()), float(cosines.mean()))
+
+
+__all__ = [
+    "INT8_MIN_COSINE",
+    "INT8_MODEL",
+    "INT8_RECORD",
+    "PROBES",
+    "Int8Copy",
+    "copy_folder",
+    "note_dimension",
+    "ready_copy",
+    "recorded_copy",
+]
