@@ -230,11 +230,31 @@ def test_make_embedder_follows_settings(tmp_path: Path) -> None:
 # --- the int8 copy -------------------------------------------------------------------
 
 
+def int8_wins(real: Any) -> Any:
+    """`quantize.faster_of` as on a CPU where the int8 copy is the faster (both still run):
+    whether it is on the machine running the tests is measured, and differs."""
+
+    def faster_of(runs: dict[str, Any], rounds: int = 3) -> dict[str, float]:
+        measured: dict[str, float] = real(runs, rounds=1)
+        return {**measured, "float": 2.0 * measured["int8"]} if "float" in runs else measured
+
+    return faster_of
+
+
 @pytest.fixture(scope="module")
-def int8(model_cache: Path) -> MiniLMEmbedder:
-    """The int8 copy, made (once per test session) in the session's model cache."""
-    embedder = MiniLMEmbedder(int8_cache=model_cache)
-    embedder.load()
+def int8_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model cache of this module's own, whose copy is made as where int8 is faster."""
+    return tmp_path_factory.mktemp("int8-cache")
+
+
+@pytest.fixture(scope="module")
+def int8(int8_cache: Path) -> MiniLMEmbedder:
+    """The int8 copy, made once per module in its own cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quantize, "faster_of", int8_wins(quantize.faster_of))
+        embedder = MiniLMEmbedder(int8_cache=int8_cache)
+        embedder.load()
+    assert embedder.int8 is not None
     return embedder
 
 
@@ -268,13 +288,13 @@ def test_int8_copy_is_verified_and_used_for_documents_and_queries(
 
 
 def test_int8_copy_is_made_once_then_read_from_the_cache(
-    int8: MiniLMEmbedder, model_cache: Path, monkeypatch: pytest.MonkeyPatch
+    int8: MiniLMEmbedder, int8_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def no_derive(source: Path, dest: Path) -> None:
         raise AssertionError("derived again")
 
     monkeypatch.setattr(quantize, "derive", no_derive)
-    again = MiniLMEmbedder(int8_cache=model_cache)
+    again = MiniLMEmbedder(int8_cache=int8_cache)
     # The identity comes from the copy's record, without loading; loading agrees with it.
     assert again.identity == int8.identity and again.dimension == int8.dimension
     assert again.int8 is None
@@ -553,3 +573,50 @@ def test_a_record_without_the_dimension_loads_the_model_once_and_gains_it(
     assert json.loads(record.read_text())["dimension"] == int8.dimension
     second = MiniLMEmbedder(int8_cache=cache)
     assert second.identity == int8.identity and second.int8 is None  # from the record now
+
+
+def test_where_the_float_model_is_faster_it_runs_and_the_verdict_is_kept(
+    int8: MiniLMEmbedder,
+    minilm: MiniLMEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A CPU without int8 instructions: the float model embeds the probe batch faster.
+    assert int8.int8 is not None
+    calls: list[Path] = []
+    monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
+    real = quantize.faster_of
+
+    def float_wins(runs: dict[str, Any], rounds: int = 3) -> dict[str, float]:
+        measured = real(runs, rounds=1)  # both really run
+        return {**measured, "float": 0.5 * measured["int8"]} if "float" in runs else measured
+
+    monkeypatch.setattr(quantize, "faster_of", float_wins)
+    with caplog.at_level("INFO", logger="kb_lsp.engine.embed.int8_copy"):
+        chosen = MiniLMEmbedder(int8_cache=tmp_path)
+        assert chosen.identity == minilm.identity  # the float model's
+    assert chosen.int8 is None and "float model embeds a batch" in caplog.text
+    record = json.loads(next(tmp_path.rglob(int8_copy.INT8_RECORD)).read_text())
+    assert record["ok"] is False and record["float_faster"] is True
+    assert not list(tmp_path.rglob(int8_copy.INT8_MODEL))  # the copy is not kept
+    # The verdict is kept, and said as a choice, not a warning.
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="kb_lsp.engine.embed.int8_copy"):
+        assert MiniLMEmbedder(int8_cache=tmp_path).identity == minilm.identity
+    assert len(calls) == 1 and caplog.text == ""
+
+
+def test_a_cache_carried_to_another_kind_of_cpu_makes_its_own_copy(
+    int8: MiniLMEmbedder, int8_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert int8.int8 is not None
+    assert int8.int8.path.parent.name.endswith("-" + quantize.cpu_signature())
+    calls: list[Path] = []
+    monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
+    monkeypatch.setattr(quantize, "faster_of", int8_wins(quantize.faster_of))
+    monkeypatch.setattr(quantize, "cpu_signature", lambda: "avx2")
+    other = MiniLMEmbedder(int8_cache=int8_cache, threads=1)
+    # Made and measured again beside the first; the same bytes, so the same identity.
+    assert other.identity == int8.identity
+    assert len(calls) == 1 and calls[0].parent.name.endswith("-avx2")

@@ -9,7 +9,10 @@ shows that one line without `--verbose`). The copy is checked against the float 
 `PROBES` — every cosine at least `INT8_MIN_COSINE` — or not used (a warning says so, and
 the float model runs). Its identity carries the copy's hash, so an index made with the
 float model is re-embedded once. The intra-op thread count is measured on the machine
-when the copy is made.
+when the copy is made, and the copy is kept only if it embeds a batch faster than the
+float model there (`FLOAT_MARGIN`): int8 wins by the CPU's int8 instructions (VNNI), and
+the folder is named by the CPU's kind (`quantize.cpu_signature`), so a cache carried to
+another kind of CPU measures again.
 
 Next to the copy, `INT8_RECORD` keeps the verdict, the measurements and the model's
 dimension, so a later process can describe the embedder without loading it.
@@ -65,6 +68,9 @@ PROBES = (
     "The sourdough needs twelve hours at room temperature before it goes in the oven.",
 )
 INT8_RECORD = "int8.json"
+# The float model is kept only when it is clearly faster: within 10 % the int8 copy's third
+# of the memory wins.
+FLOAT_MARGIN = 0.9
 INT8_MODEL = "model.int8.onnx"
 
 
@@ -81,9 +87,11 @@ class Int8Copy:
 
 def copy_folder(cache: Path, source: ModelSource, model_sha: str) -> Path:
     """The folder in `cache` of the copy of `source` (whose model hashes to `model_sha`):
-    named by the model, onnxruntime's version and the recipe, so an upgrade of either
-    makes a new copy."""
-    return cache / f"{source.name}-{model_sha[:16]}-ort{ort_version()}-r{quantize.RECIPE}"
+    named by the model, onnxruntime's version, the recipe and the CPU's kind, so an
+    upgrade of either, or a cache carried to another kind of CPU, makes and measures a
+    new copy (the copy's bytes, and so the index's identity, stay the same)."""
+    name = f"{source.name}-{model_sha[:16]}-ort{ort_version()}-r{quantize.RECIPE}"
+    return cache / f"{name}-{quantize.cpu_signature()}"
 
 
 def recorded_copy(folder: Path) -> tuple[str, int] | None:
@@ -132,6 +140,9 @@ def _cached_or_new(
 ) -> Int8Copy | None:
     record_path, model = folder / INT8_RECORD, folder / INT8_MODEL
     record = _read_record(record_path)
+    if record is not None and record.get("float_faster"):
+        log.info("embedding with the float model: %s", record.get("reason"))
+        return None
     if record is not None and not record.get("ok"):
         log.warning(
             "The int8 copy of the embedding model was rejected when it was made (%s); "
@@ -171,6 +182,8 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
     threads = threads or quantize.fastest_threads(
         lambda n: _probe_run(inference.open_session(model, n), tokenizer, batched=True)
     )
+    if _float_is_faster(source, model, tokenizer, threads, record_path):
+        return None
     copy = Int8Copy(model, copy.sha256, threads, copy.min_cosine, copy.mean_cosine)
     _write_record(
         record_path,
@@ -191,6 +204,36 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
         threads,
     )
     return copy
+
+
+def _float_is_faster(
+    source: Path, model: Path, tokenizer: Tokenizer, threads: int, record_path: Path
+) -> bool:
+    """Whether, on this CPU, the float model embeds a batch faster than the int8 copy:
+    int8 wins by the CPU's int8 instructions (VNNI), and without them it may not win at
+    all. When float is faster, the record says so and the float model runs."""
+    seconds = quantize.faster_of(
+        {
+            "int8": _probe_run(inference.open_session(model, threads), tokenizer, batched=True),
+            "float": _probe_run(inference.open_session(source, threads), tokenizer, batched=True),
+        }
+    )
+    log.info(
+        "embedding a batch on this CPU (%s): int8 %.0f ms, float %.0f ms",
+        quantize.cpu_signature(),
+        seconds["int8"] * 1000,
+        seconds["float"] * 1000,
+    )
+    if seconds["float"] >= seconds["int8"] * FLOAT_MARGIN:
+        return False
+    reason = (
+        f"on this CPU ({quantize.cpu_signature()}) the float model embeds a batch in "
+        f"{seconds['float'] * 1000:.0f} ms and the int8 copy in {seconds['int8'] * 1000:.0f} ms"
+    )
+    _write_record(record_path, {"ok": False, "float_faster": True, "reason": reason})
+    model.unlink(missing_ok=True)
+    log.info("embedding with the float model: %s", reason)
+    return True
 
 
 class _Int8Record(BaseModel):

@@ -89,6 +89,45 @@ def derive(source: Path, dest: Path) -> None:
 MAX_THREADS = 8  # more intra-op threads did not pay off on a batch of chunks
 
 
+# The instruction sets onnxruntime's int8 and float kernels choose between: whether int8
+# pays off depends on them (VNNI makes int8 GEMM several times faster; with AVX2 alone it
+# is close to float), so a copy and its measurements belong to one kind of CPU.
+_ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8")
+
+
+def cpu_signature() -> str:
+    """A short name for this CPU's kind as the kernels see it (`avx2.avx512f.avx512_vnni`,
+    or the machine's architecture where /proc/cpuinfo does not say): a cache copied to a
+    machine with another kind of CPU makes and measures its own copy."""
+    import platform
+
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            break
+    have = [flag for flag in _ISA_FLAGS if flag in flags]
+    return ".".join(have) or platform.machine().lower() or "cpu"
+
+
+def faster_of(runs: dict[str, Callable[[], object]], rounds: int = 3) -> dict[str, float]:
+    """Median seconds of each run, timed in alternating rounds after a warm-up (the load
+    of a shared machine drifts under every candidate alike)."""
+    for run in runs.values():
+        run()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - started)
+    return {name: sorted(took)[len(took) // 2] for name, took in times.items()}
+
+
 def available_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -107,17 +146,8 @@ def fastest_threads(run: Callable[[int], Callable[[], object]], cores: int | Non
     if len(candidates) == 1:
         return candidates[0]
     embedders = {threads: run(threads) for threads in candidates}
-    for embed in embedders.values():
-        embed()  # warm-up: first-run allocations
-    # Rounds over all candidates, not one candidate after the other: on a shared machine
-    # the load drifts, and it should drift under every candidate alike.
-    times: dict[int, list[float]] = {threads: [] for threads in candidates}
-    for _ in range(3):
-        for threads, embed in embedders.items():
-            started = time.perf_counter()
-            embed()
-            times[threads].append(time.perf_counter() - started)
-    medians = {threads: sorted(took)[1] for threads, took in times.items()}
+    measured = faster_of({str(threads): embed for threads, embed in embedders.items()})
+    medians = {int(threads): took for threads, took in measured.items()}
     best = min(medians.values())
     chosen = min(t for t, took in medians.items() if took <= best * 1.1)
     log.info(
