@@ -21,7 +21,6 @@ import functools
 import logging
 import os
 import socket
-import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +50,7 @@ from kb_lsp.runtime.local_socket import (
     PROTOCOL,
     SUPPORTED,
     encode,
+    folder_refusal,
     private_folder,
     socket_path,
 )
@@ -115,9 +115,9 @@ class Listener:
     def _bind(self) -> socket.socket:
         if self.path.parent == private_folder():  # the short address: a private folder
             self.path.parent.mkdir(mode=0o700, exist_ok=True)
-            info = self.path.parent.stat()
-            if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
-                raise OSError(f"{self.path.parent} is not private to this user")
+            refused = folder_refusal(self.path.parent)  # the check its clients make
+            if refused is not None:
+                raise OSError(refused)
         # Whatever is there was left by a writer that died: only the writer listens.
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()

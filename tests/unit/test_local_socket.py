@@ -30,6 +30,7 @@ from kb_lsp.runtime.local_socket import (
     NotThisServer,
     ServerError,
     connect,
+    folder_refusal,
     private_folder,
     socket_path,
 )
@@ -404,3 +405,18 @@ def test_a_read_that_hangs_is_cut_off_by_its_deadline(
         assert started.is_set()
     finally:
         release.set()
+
+
+def test_the_server_and_its_clients_check_the_folder_alike(tmp_path: Path) -> None:
+    # One check, used by the client before connecting and by the server before listening.
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    assert folder_refusal(private) is None
+    assert folder_refusal(tmp_path / "missing") is None  # made private when listening
+    opened = tmp_path / "opened"
+    opened.mkdir(mode=0o755)
+    opened.chmod(0o755)
+    assert "open to other users (mode 755" in str(folder_refusal(opened))
+    link = tmp_path / "link"
+    link.symlink_to(private, target_is_directory=True)
+    assert folder_refusal(link) == f"{link} is not a folder"

@@ -137,11 +137,10 @@ class Client:
         self.close()
 
 
-def _refusal(path: Path) -> str | None:
-    """Why the socket at `path` is not to be trusted, or None. A missing socket is not
-    refused here: connecting says there is no server."""
+def folder_refusal(folder: Path) -> str | None:
+    """Why the socket's folder is not private to this user, or None (a missing folder
+    too): the client checks it before connecting, the server before listening there."""
     uid = os.getuid()
-    folder = path.parent
     try:
         held = os.lstat(folder)
     except OSError:
@@ -152,6 +151,16 @@ def _refusal(path: Path) -> str | None:
         return f"{folder} belongs to user {held.st_uid}, not to you ({uid})"
     if stat.S_IMODE(held.st_mode) & 0o077:
         return f"{folder} is open to other users (mode {stat.S_IMODE(held.st_mode):o}, not 700)"
+    return None
+
+
+def _refusal(path: Path) -> str | None:
+    """Why the socket at `path` is not to be trusted, or None. A missing socket is not
+    refused here: connecting says there is no server."""
+    uid = os.getuid()
+    refused = folder_refusal(path.parent)
+    if refused is not None:
+        return refused
     try:
         made = os.lstat(path)
     except OSError:
