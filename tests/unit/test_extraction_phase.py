@@ -18,6 +18,7 @@ from tests.fakes.openai_server import ScriptedOpenAI
 
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.link_preview import compute_hover
 from kb_lsp.engine.metadata.user_schema import SCHEMA_FILE, parse_schema
 
 SCHEMA = {
@@ -141,6 +142,12 @@ def test_structured_replies_become_filterable_fields(
         assert meta.extracted_by == "ollama/qwen2.5:7b"
         assert meta.extracted["counterparty"] == ["Acme Corp"]
         assert meta.extracted["systems"] == ["SPEI", "SAP"]
+        # A link's hover says which values a model read, and which model: not the author's.
+        line = "See [the Acme note](acme.md)."
+        hover = compute_hover(kb, notes / "written.md", line, line.index("Acme"))
+        assert hover is not None
+        assert "extracted by ollama/qwen2.5:7b: counterparty: Acme Corp" in hover[0]
+        assert "systems: SPEI, SAP" in hover[0]
 
         schema = {f.name: f for f in kb.schema().fields}
         assert schema["counterparty"].files == 4 and schema["counterparty"].extracted == 3
