@@ -31,6 +31,17 @@ anything`, the old "grounded"); citation validity (a cited number is
 one of the passages given, and its source's lines hold exactly the text the model was
 shown); how often a passage of an answering file was given at all (the ceiling for the
 first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
+
+What the user is shown besides the model's text: an answer that fails the check opens
+with the passages' own best sentences, quoted with their `[n]` under "From your notes:"
+(`engine/agent/evidence.py`). The model's citations (`cites answering file`, `cites
+anything`, `valid [n]`) are counted in the answer without that lead, so they mean what they
+meant before it; apart from them, the share of answers with the lead (`evidence shown`),
+whose lead quotes a passage of a file that answers the question (`evidence from answering
+file`), that cite or quote such a passage (`answering file cited or quoted`: what the user
+sees first is from an answering file), and whose sources — in grounded mode every passage
+given — include such a file (`sources include answering file`); the share of quotes found
+word for word in the passage they cite is printed under the table.
 """
 
 from __future__ import annotations
@@ -50,12 +61,14 @@ from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
 from kb_lsp.devtools import llama
-from kb_lsp.engine.agent import Agent
+from kb_lsp.engine.agent import Agent, evidence
 from kb_lsp.engine.agent.grounding import judge
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import AskParams
 
 _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
+# One quote of an evidence lead: `- “sentence” [n]` (`evidence.render`).
+_QUOTE = re.compile(r"^- “(.*)” \[(\d{1,3})\]$")
 # The passages of a grounded prompt: today's tags, and the header lines of before issue 29
 # (so that a saved run from then can be judged: `--judge`).
 _PASSAGE = re.compile(
@@ -102,6 +115,34 @@ def verdict_of(row: dict[str, Any]) -> str:
     ).label
 
 
+def split_lead(answer: str) -> tuple[str, str]:
+    """An answer's evidence lead (its first paragraph when that opens with "From your
+    notes:") and the rest: the model's text with its notes and sources, as the answer read
+    before the lead existed."""
+    if answer.startswith(evidence.LEAD):
+        lead, _, rest = answer.partition("\n\n")
+        return lead, rest
+    return "", answer
+
+
+def shown(answer: str, prompt: str, expected: set[str]) -> dict[str, Any]:
+    """What the evidence lead of `answer` quotes: how many quotes, whether one is of a
+    passage of an answering file, how many are word for word in the passage they cite."""
+    lead, _ = split_lead(answer)
+    given = {g.n: g for g in given_passages(prompt)}
+    quotes = [m.groups() for line in lead.splitlines()[1:] if (m := _QUOTE.match(line))]
+    paths = {given[int(n)].path for _, n in quotes if int(n) in given}
+    verbatim = sum(
+        int(n) in given and text in " ".join(given[int(n)].text.split()) for text, n in quotes
+    )
+    return {
+        "evidence": bool(lead),
+        "evidence_quotes": len(quotes),
+        "evidence_verbatim": verbatim,
+        "evidence_answering_file": bool(paths & expected),
+    }
+
+
 def scripted_answer(request: dict[str, Any]) -> dict[str, Any]:
     """Quote the first sentence of passage [1] and cite it."""
     given = given_passages(request["messages"][-1]["content"])
@@ -137,7 +178,10 @@ def ask_all(
         prompt = prompts[-1] if len(prompts) > before else ""
         given = {g.n: g.path for g in given_passages(prompt)}
         expected = set(item["files"])
-        body = response.answer.split("\n\nSources: ")[0].split("\n\nPassages the model")[0]
+        # The model's citations: the answer without the evidence lead and the sources
+        # (which open the rest when the model's text is empty).
+        _, rest = split_lead(response.answer)
+        body = f"\n\n{rest}".split("\n\nSources: ")[0].split("\n\nPassages the model")[0]
         numbers = [int(n) for n in _CITE.findall(body)]
         cited_paths = {given[n] for n in numbers if n in given}
         valid_lines = 0
@@ -153,6 +197,8 @@ def ask_all(
                 "grounded": response.grounded,
                 "cites_answering_file": bool(cited_paths & expected),
                 "answering_file_given": bool(set(given.values()) & expected),
+                **shown(response.answer, prompt, expected),
+                "sources_answering_file": bool({s.path for s in response.sources} & expected),
                 "citations": len(numbers),
                 "valid_numbers": sum(1 for n in numbers if n in given),
                 "cited_sources": len(response.sources) if response.grounded else 0,
@@ -174,6 +220,17 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     cited_sources = sum(r["cited_sources"] for r in rows)
     times = [r["seconds"] for r in rows]
     labels = Counter(verdict_of(r) for r in rows)
+    # Saved runs from before the evidence lead: the lead recounted from the answer text
+    # (they have none); their sources were not kept.
+    files = {q["query"]: set(q["files"]) for q in load_queries()["questions"]}
+    seen = [
+        r
+        if "evidence" in r
+        else r | shown(r["answer"], r.get("prompt", ""), files.get(r["query"], set()))
+        for r in rows
+    ]
+    quotes = sum(r["evidence_quotes"] for r in seen)
+    with_sources = [r["sources_answering_file"] for r in rows if "sources_answering_file" in r]
     return {
         "questions": n,
         "answers_check": labels["grounded"] / n,
@@ -181,6 +238,17 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "fallback": labels["fallback"],
         "cites_answering_file": sum(r["cites_answering_file"] for r in rows) / n,
         "answering_file_given": sum(r["answering_file_given"] for r in rows) / n,
+        "evidence_shown": sum(r["evidence"] for r in seen) / n,
+        "evidence_answering_file": sum(r["evidence_answering_file"] for r in seen) / n,
+        "answering_file_cited_or_quoted": (
+            sum(r["cites_answering_file"] or r["evidence_answering_file"] for r in seen) / n
+        ),
+        "sources_answering_file": (
+            sum(with_sources) / len(with_sources) if len(with_sources) == n else None
+        ),
+        "evidence_quote_verbatim": (
+            sum(r["evidence_verbatim"] for r in seen) / quotes if quotes else None
+        ),
         "grounded": sum(r["grounded"] for r in rows) / n,
         "cites_anything": sum(r["citations"] > 0 for r in rows) / n,
         "citation_number_validity": (
@@ -247,6 +315,10 @@ def report(out: dict[str, Any], title: str) -> None:
                 m["cites_answering_file"],
                 m["answering_file_given"],
                 m["cites_anything"],
+                m.get("evidence_shown", "-"),
+                m.get("evidence_answering_file", "-"),
+                m.get("answering_file_cited_or_quoted", "-"),
+                "-" if m.get("sources_answering_file") is None else m["sources_answering_file"],
                 "-" if m["citation_number_validity"] is None else m["citation_number_validity"],
                 "-" if m["citation_line_validity"] is None else m["citation_line_validity"],
                 stops,
@@ -265,6 +337,10 @@ def report(out: dict[str, Any], title: str) -> None:
             "cites answering file",
             "answering file given",
             "cites anything",
+            "evidence shown",
+            "evidence from answering file",
+            "answering file cited or quoted",
+            "sources include answering file",
             "valid [n]",
             "valid lines",
             "stops",
@@ -276,6 +352,12 @@ def report(out: dict[str, Any], title: str) -> None:
         rows,
         title,
     )
+    for name, m in out["backends"].items():
+        if m.get("evidence_quote_verbatim") is not None:
+            print(
+                f"{name}: evidence quotes word for word in their passage: "
+                f"{m['evidence_quote_verbatim']:.2f}"
+            )
     agreement = labelled_agreement()
     out["labelled_agreement"] = agreement
     print(f"the check on its hand-labelled set: {agreement:.2f} classified as labelled")
