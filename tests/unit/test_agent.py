@@ -19,12 +19,12 @@ from tests.fakes.openai_server import ScriptedOpenAI
 from tests.helpers.prompts import given_passages, number_of
 
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput
+from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput, grounded
 from kb_lsp.engine.agent.prompts import SYSTEM, metadata_hint
 from kb_lsp.engine.agent.tools import ALL_TOOLS, FILE_TOOLS
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.snippets import inline_text
-from kb_lsp.protocol import AskParams, SearchHit, Step
+from kb_lsp.protocol import AskParams, Range, SearchHit, Step
 
 MEXICO = "payments/mexico-payments.md"
 
@@ -934,3 +934,67 @@ def test_the_step_limit_answer_lists_each_file_once(kb: KnowledgeBase) -> None:
     found = next(line for line in answer_text.splitlines() if line.startswith("- Found in: "))
     paths = [part.split("`")[1] for part in found.removeprefix("- Found in: ").split("; ")]
     assert paths and len(paths) == len(set(paths))
+
+
+CHANGELOG_TEXT = """# Changelog
+
+## 2.4.0
+
+- Mexico payments: the cut-off for Mexico payments is now shown in the payments view.
+- Mexico payments cut-off checks run before each release of Mexico payments.
+"""
+
+
+def test_changelog_passages_weigh_less_unless_the_question_is_about_changes(
+    kb: KnowledgeBase, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "CHANGELOG.md").write_text(CHANGELOG_TEXT, encoding="utf-8")
+    kb.sync()
+
+    def passages(question: str) -> list[str]:
+        found, _ = grounded.gather(kb, question, [], budget_chars=6000, max_passages=5)
+        return [p.path for p in found]
+
+    question = "What is the cut-off for Mexico payments?"
+    monkeypatch.setattr(grounded, "CHANGELOG_WEIGHT", 1.0)
+    assert passages(question)[0] == "CHANGELOG.md"  # its words match best
+    monkeypatch.undo()
+    weighed = passages(question)
+    assert weighed[0] == MEXICO
+    # Asked about changes, the changelog counts in full.
+    assert passages("What changed for Mexico payments cut-off in the last release?")[0] == (
+        "CHANGELOG.md"
+    )
+    assert [
+        bool(grounded.CHANGELOG.search(p))
+        for p in (
+            "docs/release-notes.md",
+            "HISTORY.rst",
+            "NEWS",
+            "docs/changelog/2.md",
+            "notes/history-of-rome.md",
+            "payments/mexico-payments.md",
+        )
+    ] == [True, True, True, True, False, False]
+
+
+def test_passages_under_the_relative_cut_are_not_given() -> None:
+    def hit(path: str, score: float) -> SearchHit:
+        return SearchHit(
+            n=1,
+            uri=f"file:///{path}",
+            path=path,
+            root="",
+            title=path,
+            label="context match",
+            score=score,
+            snippet="",
+            heading="",
+            range=Range.of_lines(0, 1),
+        )
+
+    best, close, far = hit("a.md", 0.8), hit("b.md", 0.6), hit("c.md", 0.5)
+    # Kept: at least GRADE_RELATIVE (0.7) of the best score, best first.
+    assert grounded.grade([far, close, best], keep_first=False) == [best, close]
+    # A file the question names keeps its best passage whatever it scores.
+    assert grounded.grade([best, far], keep_first=True) == [best, far]
