@@ -961,7 +961,8 @@ def test_changelog_passages_weigh_less_unless_the_question_is_about_changes(
     monkeypatch.undo()
     weighed = passages(question)
     assert weighed[0] == MEXICO
-    # Asked about changes, the changelog counts in full.
+    # Asked about changes, the changelog counts in full ("release" the verb is not that).
+    assert not grounded.ABOUT_CHANGES.search("load a model and release it on shutdown")
     assert passages("What changed for Mexico payments cut-off in the last release?")[0] == (
         "CHANGELOG.md"
     )

@@ -3,8 +3,9 @@
 In grounded and fallback modes (issue 29 point 2) an answer opens with what the notes
 say: the one or two sentences of the passages most similar to the question, by the
 knowledge base's own embedder (the candidates embedded as documents — a few dozen at
-most — and the question as a query; ties, and an embedder that fails, go by the stemmed
-terms they share with the question, as the grounding check counts them). Each is quoted
+most — and the question as a query), the share of the question's stemmed terms they hold
+(as the grounding check counts them) adding up to `TERM_WEIGHT` to break ties and
+near-ties, and deciding alone when the embedder fails. Each is quoted
 as plain text (its Markdown and HTML rendered away: `snippets.inline_text`) with
 `[path:lines]`, the file and the sentence's own lines, which the clients link.
 

@@ -49,10 +49,13 @@ CHANGELOG = re.compile(
     r"(?:/|\.[\w]+$|$)",
     re.I,
 )
-# A question about releases or changes keeps them at full weight.
+# A question about releases or changes keeps them at full weight ("release" alone is
+# often the verb: "release it on shutdown").
 ABOUT_CHANGES = re.compile(
-    r"\b(?:release[sd]?|changelog|change ?log|changes|changed|version|versions|history|"
-    r"what'?s new|new in|upgrad\w*|deprecat\w*)\b",
+    r"\b(?:change ?log|release notes?|releases|released in|"
+    r"(?:the|a|which|latest|last|new|next|this|each|every) release|"
+    r"what(?:'s| has| have)? changed|changes? (?:in|since|between)|what'?s new|new in|"
+    r"versions?|upgrad\w*|deprecat\w*)\b",
     re.I,
 )
 
