@@ -32,16 +32,19 @@ one of the passages given, and its source's lines hold exactly the text the mode
 shown); how often a passage of an answering file was given at all (the ceiling for the
 first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
 
-What the user is shown besides the model's text: an answer that fails the check opens
-with the passages' own best sentences, quoted with their `[n]` under "From your notes:"
-(`engine/agent/evidence.py`). The model's citations (`cites answering file`, `cites
-anything`, `valid [n]`) are counted in the answer without that lead, so they mean what they
-meant before it; apart from them, the share of answers with the lead (`evidence shown`),
-whose lead quotes a passage of a file that answers the question (`evidence from answering
-file`), that cite or quote such a passage (`answering file cited or quoted`: what the user
-sees first is from an answering file), and whose sources — in grounded mode every passage
-given — include such a file (`sources include answering file`); the share of quotes found
-word for word in the passage they cite is printed under the table.
+What the user is shown besides the model's text: every answer opens with the passages'
+own best sentences (`engine/agent/evidence.py`), quoted as plain text with `[path:lines]`
+under "From your notes:" (before that lead was always there, only an answer failing the
+check had one, its quotes cited `[n]`; saved runs of either kind are read). The model's
+citations (`cites answering file`, `cites anything`, `valid [n]`) are counted in the answer
+without that lead, so they mean what they meant before it; apart from them, the share of
+answers with the lead (`evidence shown`), whose lead quotes a file that answers the
+question (`evidence from answering file`), that cite or quote such a file (`answering file
+cited or quoted`: what the user sees first is from an answering file), and whose sources
+— in grounded mode every passage given — include such a file (`sources include answering
+file`); the share of quotes found word for word (Markdown rendered, whitespace aside) in
+the lines they cite is printed under the table (for a saved run of `[n]` quotes: in the
+passage they cite).
 """
 
 from __future__ import annotations
@@ -61,14 +64,18 @@ from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
 from kb_lsp.devtools import llama
-from kb_lsp.engine.agent import Agent, evidence
+from kb_lsp.engine.agent import Agent, evidence, grounded
 from kb_lsp.engine.agent.grounding import judge
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.snippets import inline_text
 from kb_lsp.protocol import AskParams
 
 _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
-# One quote of an evidence lead: `- “sentence” [n]` (`evidence.render`).
-_QUOTE = re.compile(r"^- “(.*)” \[(\d{1,3})\]$")
+# One quote of an evidence lead: `- “sentence” [path:12-14]` (`evidence.render`), or
+# `- “sentence” [n]` (the lead of before 2026-11-27, in saved runs).
+_QUOTE = re.compile(r"^- “(.*)” \[(?:(\d{1,3})|(.+?):(\d+)(?:-(\d+))?)\]$")
+_MARKUP = re.compile(r"\*\*|`|<[a-z/]|\]\(")  # Markdown or HTML left in a quote
+_MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)*")  # a list item's or quote's
 # The passages of a grounded prompt: today's tags, and the header lines of before issue 29
 # (so that a saved run from then can be judged: `--judge`).
 _PASSAGE = re.compile(
@@ -125,21 +132,36 @@ def split_lead(answer: str) -> tuple[str, str]:
     return "", answer
 
 
-def shown(answer: str, prompt: str, expected: set[str]) -> dict[str, Any]:
-    """What the evidence lead of `answer` quotes: how many quotes, whether one is of a
-    passage of an answering file, how many are word for word in the passage they cite."""
+def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None) -> dict[str, Any]:
+    """What the evidence lead of `answer` quotes: how many quotes, whether one is of a file
+    that answers the question, how many are word for word in the lines they cite (read
+    from `root`; a `[n]` quote: in passage n of `prompt`)."""
     lead, _ = split_lead(answer)
     given = {g.n: g for g in given_passages(prompt)}
+    paths: list[str] = []
+    verbatim = 0
     quotes = [m.groups() for line in lead.splitlines()[1:] if (m := _QUOTE.match(line))]
-    paths = {given[int(n)].path for _, n in quotes if int(n) in given}
-    verbatim = sum(
-        int(n) in given and text in " ".join(given[int(n)].text.split()) for text, n in quotes
-    )
+    for text, n, path, first, last in quotes:
+        if n is not None:
+            passage = given.get(int(n))
+            paths.append(passage.path if passage else "")
+            verbatim += bool(passage) and text in " ".join(passage.text.split())
+            continue
+        paths.append(path)
+        if root is not None and (root / path).is_file():
+            lines = (root / path).read_text(encoding="utf-8").splitlines()
+            held = lines[int(first) - 1 : int(last or first)]
+            said = text.removesuffix(evidence.ELLIPSIS)  # an introducing sentence's colon
+            verbatim += said in inline_text(" ".join(_MARKER.sub("", line) for line in held))
     return {
         "evidence": bool(lead),
         "evidence_quotes": len(quotes),
         "evidence_verbatim": verbatim,
-        "evidence_answering_file": bool(paths & expected),
+        "evidence_answering_file": bool(set(paths) & expected),
+        "evidence_first_answering_file": bool(paths) and paths[0] in expected,
+        "evidence_colon": sum(text.endswith(":") for text, *_ in quotes),
+        "evidence_markup": sum(bool(_MARKUP.search(text)) for text, *_ in quotes),
+        "changelog_given": any(grounded.CHANGELOG.search(g.path) for g in given.values()),
     }
 
 
@@ -197,7 +219,7 @@ def ask_all(
                 "grounded": response.grounded,
                 "cites_answering_file": bool(cited_paths & expected),
                 "answering_file_given": bool(set(given.values()) & expected),
-                **shown(response.answer, prompt, expected),
+                **shown(response.answer, prompt, expected, kb.roots[0]),
                 "sources_answering_file": bool({s.path for s in response.sources} & expected),
                 "citations": len(numbers),
                 "valid_numbers": sum(1 for n in numbers if n in given),
@@ -225,8 +247,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     files = {q["query"]: set(q["files"]) for q in load_queries()["questions"]}
     seen = [
         r
-        if "evidence" in r
-        else r | shown(r["answer"], r.get("prompt", ""), files.get(r["query"], set()))
+        | {
+            k: v
+            for k, v in shown(
+                r["answer"], r.get("prompt", ""), files.get(r["query"], set())
+            ).items()
+            if k not in r
+        }
         for r in rows
     ]
     quotes = sum(r["evidence_quotes"] for r in seen)
@@ -249,6 +276,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "evidence_quote_verbatim": (
             sum(r["evidence_verbatim"] for r in seen) / quotes if quotes else None
         ),
+        "evidence_quotes": quotes,
+        "evidence_first_answering_file": sum(r["evidence_first_answering_file"] for r in seen) / n,
+        "evidence_colon": sum(r["evidence_colon"] for r in seen),
+        "evidence_markup": sum(r["evidence_markup"] for r in seen),
+        "changelog_given": sum(r["changelog_given"] for r in seen) / n,
         "grounded": sum(r["grounded"] for r in rows) / n,
         "cites_anything": sum(r["citations"] > 0 for r in rows) / n,
         "citation_number_validity": (
@@ -355,9 +387,12 @@ def report(out: dict[str, Any], title: str) -> None:
     for name, m in out["backends"].items():
         if m.get("evidence_quote_verbatim") is not None:
             print(
-                f"{name}: evidence quotes word for word in their passage: "
-                f"{m['evidence_quote_verbatim']:.2f}"
+                f"{name}: {m['evidence_quotes']} evidence quotes, the first from an answering "
+                f"file in {m['evidence_first_answering_file']:.2f} of answers; word for word in "
+                f"the lines they cite {m['evidence_quote_verbatim']:.2f}; ending with ':' "
+                f"{m['evidence_colon']}; with Markdown or HTML {m['evidence_markup']}"
             )
+        print(f"{name}: prompts with a changelog passage {m.get('changelog_given', 0):.2f}")
     agreement = labelled_agreement()
     out["labelled_agreement"] = agreement
     print(f"the check on its hand-labelled set: {agreement:.2f} classified as labelled")

@@ -370,7 +370,10 @@ async def test_ollama_down_degrades_and_the_rest_works(workspace: Path, storage:
         response = await ask(kb, CUTOFF)
         # It says what it did, without claiming a failure, and the model's state once.
         assert (response["stop"], response["mode"]) == ("answer", "fallback")
-        assert response["answer"].startswith("**No model: here are the best passages**")
+        # What the notes say first, then what the rest is: the best passages.
+        lead, heading = response["answer"].split("\n\n")[:2]
+        assert lead.startswith("From your notes:\n- “") and ".md:" in lead
+        assert heading.startswith("**No model: here are the best passages**")
         assert MEXICO in response["answer"]
         assert response["sources"] and response["sources"][0]["path"] == MEXICO
         mentions = [e for e in kb.ask_events if "ollama serve" in e["text"]]
@@ -466,8 +469,17 @@ async def test_openai_provider_without_tools_answers_grounded(
         "grounded",
         True,
     )
+    # The evidence first, then the model's text, then its sources.
+    lead, text, sources = response["answer"].split("\n\n")
+    assert lead.startswith("From your notes:\n- “") and sources.startswith("Sources: [")
+    # It streamed in that order as appends: the lead before the model's text, the sources
+    # only in the final answer.
+    pieces = pieces_of(kb)
+    assert pieces[0]["text"].startswith("From your notes:")
+    assert all(piece["args"] == {"piece": True} for piece in pieces)
+    assert "".join(piece["text"] for piece in pieces) == f"{lead}\n\n{text}"
     # Every passage given is a source; the one it cites holds the answer.
-    number = int(response["answer"].split("[")[1].split("]")[0])
+    number = int(text.split("[")[1].split("]")[0])
     source = next(s for s in response["sources"] if s["n"] == number)
     assert source["path"] == MEXICO
     lines = (workspace / MEXICO).read_text(encoding="utf-8").splitlines()

@@ -117,7 +117,10 @@ async def test_grounded_answer_about_the_example_workspace(
     # The passage that answers the question was given, and its source holds the answer.
     mexico = [s for s in sources if s["path"] == MEXICO]
     assert mexico and any("14:30" in line for s in mexico for line in source_lines(workspace, s))
-    body = response["answer"].split("\n\nSources: ")[0].split("\n\nPassages the model")[0]
+    # What the notes say comes first (the real embedder chose it), quoted with its lines.
+    lead, _, rest = response["answer"].partition("\n\n")
+    assert lead.startswith("From your notes:\n- “") and f"[{MEXICO}:" in lead, lead
+    body = rest.split("Sources: ")[0].split("Passages the model")[0]
     assert body.strip()  # the model said something; what it said is not graded here
     if response["grounded"]:
         assert "Sources: [" in response["answer"]

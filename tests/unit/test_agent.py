@@ -19,11 +19,12 @@ from tests.fakes.openai_server import ScriptedOpenAI
 from tests.helpers.prompts import given_passages, number_of
 
 from kb_lsp.config import Settings, load_settings
-from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput
+from kb_lsp.engine.agent import Agent, AskOutcome, InvalidInput, grounded
 from kb_lsp.engine.agent.prompts import SYSTEM, metadata_hint
 from kb_lsp.engine.agent.tools import ALL_TOOLS, FILE_TOOLS
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.protocol import AskParams, SearchHit, Step
+from kb_lsp.engine.snippets import inline_text
+from kb_lsp.protocol import AskParams, Range, SearchHit, Step
 
 MEXICO = "payments/mexico-payments.md"
 
@@ -481,7 +482,11 @@ def test_ollama_down_gives_passages_and_how_to_start_it(kb: KnowledgeBase) -> No
     response = outcome.response
     # It did what it could, and says what that is: no failure claimed.
     assert (response.stop, response.mode) == ("answer", "fallback")
-    assert response.answer.startswith("**No model: here are the best passages**")
+    # What the notes say first, quoted with the file and lines; then what this is.
+    lead, heading, *_ = response.answer.split("\n\n")
+    assert lead.startswith("From your notes:\n- “")
+    assert_quotes_hold_their_lines(lead, kb.roots[0])
+    assert heading.startswith("**No model: here are the best passages**")
     assert MEXICO in response.answer
     assert response.sources and response.sources[0].path == MEXICO
     assert outcome.numbered is not None and outcome.numbered[0].path == MEXICO
@@ -681,6 +686,26 @@ def test_a_grounded_answer_citing_nothing_is_marked_ungrounded(kb: KnowledgeBase
     assert response.sources  # what the model was given, for the user to check
 
 
+QUOTE = re.compile(r"- “(.+)” \[(.+?):(\d+)(?:-(\d+))?\]")
+
+
+def assert_quotes_hold_their_lines(lead: str, root: Path) -> list[str]:
+    """Each quote of an evidence lead is plain text that the lines it cites hold; the
+    quoted paths, in order."""
+    heading, *quotes = lead.splitlines()
+    assert heading == "From your notes:" and 1 <= len(quotes) <= 2
+    paths = []
+    for line in quotes:
+        match = QUOTE.fullmatch(line)
+        assert match, line
+        text, path, first, last = match[1], match[2], int(match[3]), int(match[4] or match[3])
+        held = (root / path).read_text(encoding="utf-8").splitlines()[first - 1 : last]
+        assert text in inline_text(" ".join(re.sub(r"^\s*[-*>]\s+", "", h) for h in held))
+        assert not re.search(r"\*\*|`|<\w", text)  # no Markdown or HTML left
+        paths.append(path)
+    return paths
+
+
 def test_an_unverified_answer_comes_after_the_passages_own_sentences(kb: KnowledgeBase) -> None:
     shown: dict[str, str] = {}
 
@@ -692,35 +717,43 @@ def test_an_unverified_answer_comes_after_the_passages_own_sentences(kb: Knowled
         outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
     response = outcome.response
     assert (response.mode, response.grounded) == ("grounded", False)
-    lead, *quotes = response.answer.split("\n\n")[0].splitlines()
-    assert lead == "From your notes:" and 1 <= len(quotes) <= 2
-    given = {g.n: g for g in given_passages(shown["prompt"])}
-    for line in quotes:
-        match = re.fullmatch(r"- “(.+)” \[(\d+)\]", line)
-        assert match, line
-        # Each [n] is a source numbered as the model saw it, and holds the quoted text.
-        n = int(match[2])
-        assert n in given and match[1] in " ".join(given[n].text.split())
-        assert n in {s.n for s in response.sources}
-    assert "14:30" in quotes[0]  # the Mexico passage's cut-off sentence, not filler
-    # Then the mark and the model's own text, then the sources.
-    rest = response.answer.split("\n\n")[1:]
-    assert rest[0].startswith("> Unverified: cites no passage")
-    assert rest[1] == "The cut-off is at noon."
+    lead, *rest = response.answer.split("\n\n")
+    paths = assert_quotes_hold_their_lines(lead, kb.roots[0])
+    # Quotes of passages the model was given, the Mexico cut-off sentence first.
+    assert set(paths) <= {g.path for g in given_passages(shown["prompt"])}
+    assert "14:30" in lead.splitlines()[1] and paths[0] == MEXICO
+    # Then the model's own text, then the mark, then the sources.
+    assert rest[0] == "The cut-off is at noon."
+    assert rest[1].startswith("> Unverified: cites no passage")
     assert rest[2].startswith("Passages the model was given")
 
 
-def test_a_verified_answer_has_no_evidence_before_it(kb: KnowledgeBase) -> None:
+def test_a_verified_answer_keeps_the_evidence_and_no_label(kb: KnowledgeBase) -> None:
+    model = "Payments must be released before 14:30 [{n}]."
+
     def cite(request: dict[str, Any]) -> Turn:
-        prompt = request["messages"][-1]["content"]
-        return answer(f"Payments must be released before 14:30 [{number_of(prompt, MEXICO)}].")
+        return answer(model.format(n=number_of(request["messages"][-1]["content"], MEXICO)))
 
     with ScriptedOllama([cite], capabilities=["completion"]) as server:
         outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
     response = outcome.response
     assert response.grounded is True
-    assert response.answer.startswith("Payments must be released before 14:30 [")
-    assert "From your notes:" not in response.answer and "Unverified" not in response.answer
+    lead, text, sources = response.answer.split("\n\n")
+    assert_quotes_hold_their_lines(lead, kb.roots[0])
+    assert text.startswith("Payments must be released before 14:30 [")
+    assert sources.startswith("Sources: [1]")
+    assert "Unverified" not in response.answer
+
+
+def test_the_evidence_alone_does_not_make_an_answer_grounded(kb: KnowledgeBase) -> None:
+    # The lead quotes the passages word for word with their files and lines; the model's
+    # text cites nothing: the check judges the model's text only.
+    with ScriptedOllama([answer("Yes.")], capabilities=["completion"]) as server:
+        outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
+    response = outcome.response
+    assert response.answer.startswith("From your notes:\n- “")
+    assert MEXICO in response.answer.split("\n\n")[0]
+    assert response.grounded is False
 
 
 def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) -> None:
@@ -730,13 +763,40 @@ def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) 
     response = outcome.response
     assert len(response.sources) < 9  # [9] and [12] name no passage it was given
     assert response.dropped == ["[9]", "[1, 12]", "[payments/peru.md:3-4]"]
-    # The passages' own sentences come first, then the unverified note, then the model's.
+    # The passages' own sentences come first, then the model's text, then the label.
     paragraphs = response.answer.split("\n\n")
     assert paragraphs[0].startswith("From your notes:")
-    assert paragraphs[2] == "Before 14:30 [1], per and [1]."
+    assert paragraphs[1] == "Before 14:30 [1], per and [1]."
     # A citation outside the passages makes the answer unverified, said with the reason.
     assert response.grounded is False
-    assert "> Unverified: cites passages it was not given: [9], [1, 12]" in response.answer
+    assert paragraphs[2].startswith("> Unverified: cites passages it was not given: [9], [1, 12]")
+
+
+def streamed(events: list[Step]) -> tuple[str, list[Step]]:
+    """The pending answer a client rebuilds from the pieces, and the pieces."""
+    pieces = [e for e in events if e.args and e.args.get("piece")]
+    text = ""
+    for piece in pieces:
+        text = piece.text if piece.args and piece.args.get("replace") else text + piece.text
+    return text, pieces
+
+
+def test_a_grounded_answer_streams_as_appends_lead_text_label(kb: KnowledgeBase) -> None:
+    events: list[Step] = []
+    with ScriptedOllama([answer("\nThe cut-off is at noon.")], capabilities=["completion"]) as s:
+        outcome = make_agent(kb, s.url).ask(
+            AskParams(question="What is the cut-off for Mexico payments?"), on_event=events.append
+        )
+    text, pieces = streamed(events)
+    response = outcome.response
+    # The lead went out first, before the model was asked; nothing was replaced.
+    assert pieces[0].text.startswith("From your notes:") and pieces[0].text.endswith("\n\n")
+    assert all(p.args == {"piece": True} for p in pieces)
+    _lead, model, label = text.split("\n\n")
+    assert model == "The cut-off is at noon."  # the model's leading newline not sent
+    assert label.startswith("> Unverified: cites no passage")
+    assert response.answer == text + "\n\n" + response.answer.split("\n\n")[-1]
+    assert [s for s in response.steps if s.args and s.args.get("piece")] == []
 
 
 def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) -> None:
@@ -746,13 +806,11 @@ def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) 
         outcome = make_agent(kb, server.url).ask(
             AskParams(question="What is the cut-off for Mexico payments?"), on_event=events.append
         )
-    pieces = [e for e in events if e.args and e.args.get("piece")]
-    text = ""
-    for piece in pieces:
-        text = piece.text if piece.args and piece.args.get("replace") else text + piece.text
-    # The client's pending answer ends as the answer without the dropped citation, after
-    # the passages' own sentences (the check failed).
-    assert text.startswith("From your notes:") and text.endswith("\n\nBefore 14:30 [1].")
+    text, pieces = streamed(events)
+    # A dropped citation changes what was shown: the pending answer is replaced, ending
+    # as the answer without it, after the evidence, before the label.
+    assert text.startswith("From your notes:")
+    assert "\n\nBefore 14:30 [1].\n\n> Unverified: cites passages it was not given" in text
     assert pieces[-1].args == {"piece": True, "replace": True}
     assert outcome.response.answer.startswith(text)
     assert [s for s in outcome.response.steps if s.args and s.args.get("piece")] == []
@@ -876,3 +934,68 @@ def test_the_step_limit_answer_lists_each_file_once(kb: KnowledgeBase) -> None:
     found = next(line for line in answer_text.splitlines() if line.startswith("- Found in: "))
     paths = [part.split("`")[1] for part in found.removeprefix("- Found in: ").split("; ")]
     assert paths and len(paths) == len(set(paths))
+
+
+CHANGELOG_TEXT = """# Changelog
+
+## 2.4.0
+
+- Mexico payments: the cut-off for Mexico payments is now shown in the payments view.
+- Mexico payments cut-off checks run before each release of Mexico payments.
+"""
+
+
+def test_changelog_passages_weigh_less_unless_the_question_is_about_changes(
+    kb: KnowledgeBase, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "CHANGELOG.md").write_text(CHANGELOG_TEXT, encoding="utf-8")
+    kb.sync()
+
+    def passages(question: str) -> list[str]:
+        found, _ = grounded.gather(kb, question, [], budget_chars=6000, max_passages=5)
+        return [p.path for p in found]
+
+    question = "What is the cut-off for Mexico payments?"
+    monkeypatch.setattr(grounded, "CHANGELOG_WEIGHT", 1.0)
+    assert passages(question)[0] == "CHANGELOG.md"  # its words match best
+    monkeypatch.undo()
+    weighed = passages(question)
+    assert weighed[0] == MEXICO
+    # Asked about changes, the changelog counts in full ("release" the verb is not that).
+    assert not grounded.ABOUT_CHANGES.search("load a model and release it on shutdown")
+    assert passages("What changed for Mexico payments cut-off in the last release?")[0] == (
+        "CHANGELOG.md"
+    )
+    assert [
+        bool(grounded.CHANGELOG.search(p))
+        for p in (
+            "docs/release-notes.md",
+            "HISTORY.rst",
+            "NEWS",
+            "docs/changelog/2.md",
+            "notes/history-of-rome.md",
+            "payments/mexico-payments.md",
+        )
+    ] == [True, True, True, True, False, False]
+
+
+def test_passages_under_the_relative_cut_are_not_given() -> None:
+    def hit(path: str, score: float) -> SearchHit:
+        return SearchHit(
+            n=1,
+            uri=f"file:///{path}",
+            path=path,
+            root="",
+            title=path,
+            label="context match",
+            score=score,
+            snippet="",
+            heading="",
+            range=Range.of_lines(0, 1),
+        )
+
+    best, close, far = hit("a.md", 0.8), hit("b.md", 0.6), hit("c.md", 0.5)
+    # Kept: at least GRADE_RELATIVE (0.7) of the best score, best first.
+    assert grounded.grade([far, close, best], keep_first=False) == [best, close]
+    # A file the question names keeps its best passage whatever it scores.
+    assert grounded.grade([best, far], keep_first=True) == [best, far]

@@ -98,17 +98,53 @@ def test_what_came_before_a_replacement_is_sent_whole_first() -> None:
     ]
 
 
+def test_a_lead_model_text_and_label_go_out_as_appends() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=0)
+    stream.paragraph("From your notes:\n- “14:30” [m.md:3]")
+    sent.wait_for(1)  # the lead goes before the model says anything
+    stream.feed("\n The cut-off is at noon.")  # the model's leading blanks are not sent
+    stream.become(
+        "From your notes:\n- “14:30” [m.md:3]\n\nThe cut-off is at noon.\n\n> Unverified."
+    )
+    stream.close()
+    assert all(not replace for _, replace in sent.pieces)
+    assert sent.pieces[0] == ("From your notes:\n- “14:30” [m.md:3]\n\n", False)
+    assert sent.text == stream.shown
+    assert sent.text.split("\n\n")[1:] == ["The cut-off is at noon.", "> Unverified."]
+
+
+def test_become_replaces_when_what_was_shown_changed() -> None:
+    sent = Sent()
+    stream = AnswerStream(sent, interval=0)
+    stream.feed("At 14:30 [1][9].")
+    stream.become("At 14:30 [1].\n\n> Unverified.")
+    stream.become("At 14:30 [1].\n\n> Unverified.")  # the same: nothing more
+    stream.close()
+    assert sent.pieces[-1] == ("At 14:30 [1].\n\n> Unverified.", True)
+    assert sent.text == stream.shown == "At 14:30 [1].\n\n> Unverified."
+
+
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.one_of(st.text(max_size=12), st.tuples(st.just("replace"), st.text(max_size=12))))
+    st.lists(
+        st.one_of(
+            st.text(max_size=12),
+            st.tuples(st.sampled_from(["replace", "become", "paragraph"]), st.text(max_size=12)),
+        )
+    )
 )
 def test_what_the_client_rebuilds_is_what_was_fed(ops: list[str | tuple[str, str]]) -> None:
     sent = Sent()
     stream = AnswerStream(sent, interval=0.001)
     for op in ops:
-        if isinstance(op, tuple):
-            stream.replace(op[1])
-        else:
+        if isinstance(op, str):
             stream.feed(op)
+        elif op[0] == "replace":
+            stream.replace(op[1])
+        elif op[0] == "become":
+            stream.become(stream.shown + op[1] if len(op[1]) % 2 else op[1])
+        else:
+            stream.paragraph(op[1])
     stream.close()
     assert sent.text == stream.shown

@@ -179,7 +179,12 @@ def test_ask_without_a_model_prints_passages_exits_0_and_names_the_variable(
     assert len(why) == 1, asked.stderr
     assert "127.0.0.1:9" in why[0]
     assert "kb.ollama.host (KB_OLLAMA_HOST)" in why[0]
-    assert asked.stdout.startswith("**No model: here are the best passages**")
+    # What the notes say first, quoted with file and lines; then what the rest is.
+    lead, heading = asked.stdout.split("\n\n")[:2]
+    heading_line, *quotes = lead.splitlines()
+    assert heading_line == "From your notes:" and 1 <= len(quotes) <= 2
+    assert all(re.fullmatch(r"- “[^”]+” \[[\w./-]+\.md:\d+(-\d+)?\]", q) for q in quotes), lead
+    assert heading.startswith("**No model: here are the best passages**")
     assert asked.stdout.rstrip().endswith(
         "[no model answered: the best passages instead; stop: answer]"
     )
@@ -541,14 +546,15 @@ def test_ask_shows_the_mode_status_steps_and_an_ungrounded_answer(
     assert result.returncode == 0, result.stderr
     # The status step says which mode ran and why, on stderr while it works.
     assert "[" in result.stderr and "tiny:1b does not call tools" in result.stderr
-    # The model's text as it streamed, whole; then, as it is unverified, the answer again
-    # with the passages' own words first (it cannot be taken back on a terminal).
-    streamed, _, composed = result.stdout.partition("\n\n")
-    assert streamed == "The cut-off is at noon."
-    assert composed.startswith("From your notes:\n- “"), composed
-    assert "14:30 Mexico City cut-off.” [1]" in composed
-    assert "Unverified: cites no passage." in composed
-    assert composed.count("The cut-off is at noon.") == 1
+    # What the notes say, printed before the model was asked; the model's text as it
+    # streamed; then, as it is unverified, the label: one answer, nothing printed twice.
+    lead, text, label = result.stdout.split("\n\n")[:3]
+    assert lead.startswith("From your notes:\n- “"), result.stdout
+    assert "14:30 Mexico City cut-off.” [payments/mexico-payments.md:" in lead
+    assert text == "The cut-off is at noon."
+    assert label.startswith("> Unverified: cites no passage.")
+    assert result.stdout.count("The cut-off is at noon.") == 1
+    assert result.stdout.count("From your notes:") == 1
     footer = result.stdout.rstrip().splitlines()[-1]
     assert footer.startswith("[grounded mode (the model cannot call tools"), footer
     assert "; NOT GROUNDED (the answer cites none of its sources: check them);" in footer

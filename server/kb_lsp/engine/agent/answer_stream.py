@@ -8,9 +8,11 @@ not hold back the text it already wrote), and nothing is sent while nothing arri
 
 A piece is `Step(kind="answer", text=<new text>, args={"piece": True})`; with
 `"replace": True` its text replaces the whole pending answer (the model went back to its
-tools after all, or the final answer was cleaned up). The final answer still comes whole
-at the end, as an `answer` event without `piece`, so a client that ignores pieces loses
-nothing.
+tools after all, or the final answer was cleaned up); `become` sends the final pending
+answer as more text when it only adds to what was shown (a grounded answer's unverified
+label), so a replacement is sent only when something shown changes. The final answer
+still comes whole at the end, as an `answer` event without `piece`, so a client that
+ignores pieces loses nothing.
 """
 
 from __future__ import annotations
@@ -43,14 +45,24 @@ class AnswerStream:
         self._sent_at = float("-inf")
         self._thread: threading.Thread | None = None
         self.shown = ""  # the pending answer as the client has it once all is flushed
+        self._opening = True  # the next text opens the answer or a paragraph
+
+    def paragraph(self, text: str) -> None:
+        """`text` as a paragraph of its own (the evidence lead, before the model's text):
+        what is fed next starts the next paragraph."""
+        self.feed(text + "\n\n")
+        with self._cond:
+            self._opening = not self._closed
 
     def feed(self, text: str) -> None:
-        """More answer text."""
-        if not text:
-            return
+        """More answer text. Blanks that would open the answer, or the paragraph after
+        `paragraph` (a model's leading space or newline), are not sent."""
         with self._cond:
-            if self._closed:
+            if self._opening:
+                text = text.lstrip()
+            if self._closed or not text:
                 return
+            self._opening = False
             self._pending += text
             self.shown += text
             self._wake()
@@ -58,17 +70,36 @@ class AnswerStream:
     def replace(self, text: str) -> None:
         """`text` is the whole pending answer from now on (only sent when it differs)."""
         with self._cond:
+            self._replace_locked(text)
+
+    def become(self, text: str) -> None:
+        """`text` is the whole pending answer from now on: what it adds is sent as more
+        text when it continues what was shown (the client keeps what it has), else it is
+        sent as a replacement."""
+        with self._cond:
             if self._closed or text == self.shown:
                 return
-            if text and not self._replace:
-                # What the model wrote is sent before the text that replaces it: a client
-                # that cannot take text back (a terminal) has then shown it whole, not cut
-                # off mid-word. A restart ("") drops it: it was not the answer.
-                self._before += self._pending
-            self._pending = text
-            self._replace = True
-            self.shown = text
-            self._wake()
+            if text.startswith(self.shown):
+                self._pending += text[len(self.shown) :]
+                self.shown = text
+                self._wake()
+            else:
+                self._replace_locked(text)
+
+    def _replace_locked(self, text: str) -> None:
+        # Called with the condition held.
+        if self._closed or text == self.shown:
+            return
+        if text and not self._replace:
+            # What the model wrote is sent before the text that replaces it: a client
+            # that cannot take text back (a terminal) has then shown it whole, not cut
+            # off mid-word. A restart ("") drops it: it was not the answer.
+            self._before += self._pending
+        self._pending = text
+        self._replace = True
+        self.shown = text
+        self._opening = not text
+        self._wake()
 
     def restart(self) -> None:
         """What came was not the answer (the model called tools): clear it on the client."""

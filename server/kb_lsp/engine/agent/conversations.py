@@ -35,10 +35,13 @@ def strip_usage(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-# Paragraphs of an answer that are for the user, not the model's next turn: the sources
-# (numbered for that turn's passages), the passages list, cut-off and unverified notes.
+# Paragraphs of an answer that are for the user, not the model's next turn: the evidence
+# quoted from the notes, the sources (numbered for that turn's passages), the passages
+# list, cut-off and unverified notes.
 _NOT_HISTORY = re.compile(
-    r"^\s*(?:\*\*|_)?(?:Sources:|Passages the model was given|> Cut off:|> Unverified:)", re.I
+    r"^\s*(?:\*\*|_)?(?:From your notes:|Sources:|Passages the model was given|> Cut off:|"
+    r"> Unverified:)",
+    re.I,
 )
 _NUMBER = re.compile(r"\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\]")
 

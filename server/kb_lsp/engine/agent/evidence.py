@@ -1,95 +1,271 @@
-"""Evidence first: the passages' own best sentences, before an answer that is not verified.
+"""Evidence first: the given passages' own best sentences, before anything a model says.
 
-When a model's grounded answer fails the grounding check (issue 24 point 3, issue 29
-point 2), the user should first see what the notes say, not what the model made of them:
-the one or two sentences of the given passages that share most terms with the question
-(the index's own stems, as the grounding check counts them), each quoted as written (its
-line breaks made spaces) with its passage's number `[n]`, so the client links it to the
-lines it came from.
+In grounded and fallback modes (issue 29 point 2) an answer opens with what the notes
+say: the one or two sentences of the passages most similar to the question, by the
+knowledge base's own embedder (the candidates embedded as documents — a few dozen at
+most — and the question as a query), the share of the question's stemmed terms they hold
+(as the grounding check counts them) adding up to `TERM_WEIGHT` to break ties and
+near-ties, and deciding alone when the embedder fails. Each is quoted
+as plain text (its Markdown and HTML rendered away: `snippets.inline_text`) with
+`[path:lines]`, the file and the sentence's own lines, which the clients link.
+
+A quote must be worth reading on its own: fragments ("Now instead of returning:",
+"...this response will return:", "because it…"), very short sentences, code, filler
+("Let's start with an example…") and sentences sharing no term with the question are
+never candidates; a full sentence that introduces a code block or a list ("…raise an
+exception with a status code of 404:") is a last resort, its colon made " …" (the link
+opens what follows); a second quote is kept only when it is about as good as the first.
+
+The lead is known before the model is called, so it streams first; the grounding check
+never sees it (it judges the model's text only).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
 
 from kb_lsp.engine.agent import citations, grounding
+from kb_lsp.engine.snippets import inline_text
+
+log = logging.getLogger(__name__)
 
 MAX_QUOTES = 2
+MAX_CANDIDATES = 40  # sentences embedded at most, those sharing most terms first
 MAX_CHARS = 300  # a longer "sentence" is a paragraph or a table, not a quote
+MIN_CHARS = 25
+MIN_WORDS = 5
+SECOND_WITHIN = 0.1  # a second quote scoring this close to the first, or none
+# Score: cosine + TERM_WEIGHT × the share of the question's terms the sentence has: the
+# terms break ties and near-ties (a small embedder blurs "Mexico" and "Brazil").
+TERM_WEIGHT = 0.2
+CODE_SHARE = 0.08  # of a sentence's characters in `_CODE_CHARS`: code, not prose
 LEAD = "From your notes:"
+# A sentence of at least this many words that ends with ":" (it introduces a code block or
+# a list) is quoted only when nothing else is quotable, its colon made `ELLIPSIS`.
+INTRO_WORDS = 8
+ELLIPSIS = " …"
 
 # Markdown that starts a line but is no part of the sentence (list item, block quote).
-_MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)+")
-# Lines that are structure, not prose: headings, tables, rules.
-_STRUCTURE = re.compile(r"^\s*(?:#|\||---|===|\*\*\*|<)")
+_MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)+(?:\[[ xX]\]\s+)?")
+# Lines that are structure, not prose: headings, tables, HTML, directives (pymdown,
+# admonitions, mkdocstrings, MyST), FastAPI's code includes, link definitions.
+_STRUCTURE = re.compile(
+    r"^\s*(?:#|\||<|///|!!!|\?\?\?|:::|\{\*|\[\^?[^\]]+\]:\s)|^\s{0,3}(?:[-=_*]\s*){3,}$"
+)
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-# A sentence ends at . ! ? before a capital or a digit: "S.A. de C.V." is not three.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9À-Þ])")
+# A sentence ends at . ! ? before a capital or a digit (after opening marks or
+# emphasis): "S.A. de C.V." is not three.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[*_`]{0,3}[A-Z0-9À-Þ])")
+_FRAGMENT_END = (":", ",", ";", "-", "–", "—", "(", "/")
+_FRAGMENT_START = ("...", "…")
+# Sentences that lead somewhere else: "Let's start with…", "Now that X, let's build…",
+# "In the next chapter you'll see…" ("Let's say you have…" sets a scene: kept).
+_FILLER = re.compile(
+    r"^(?:(?:now|so|next|then|first|finally|and)\b[^.]{0,60}?,?\s+)?"
+    r"(?:let['’]s (?!say|imagine|assume|suppose)|let us )|"
+    r"^(?:in (?:this|the next|the previous) (?:section|chapter|tutorial|page|example)|"
+    r"we['’]ll (?:see|start|learn)|you['’]ll (?:see|learn)|you will (?:see|learn)|"
+    r"here['’]s|as you can see)\b",
+    re.I,
+)
+# A sentence that opens in lower case continues something the quote leaves out
+# ("because the value was…", "which returns…"); one opening with code or a link does not.
+_CONTINUATION = re.compile(r"^[a-zà-ÿ]")
+_CODE_CHARS = frozenset("{}[]()=;<>$\\|`")
+
+
+class Given(Protocol):
+    """A passage: `text` is the file's lines from `start` (0-based) on (`grounded.Passage`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class Embeds(Protocol):
+    """The knowledge base's embedder (`engine.embed.embeddings.Embedder`)."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """A passage that is not a model's: a search hit's lines (fallback mode)."""
+
+    path: str
+    start: int
+    text: str
 
 
 @dataclass(frozen=True)
 class Quote:
-    n: int  # the passage's number among the answer's sources
-    text: str  # a sentence of the passage's text, its whitespace made single spaces
+    path: str
+    start: int  # 0-based, the sentence's first line
+    end: int  # 0-based, its last line
+    text: str  # the sentence as plain text, on one line
+
+    @property
+    def citation(self) -> str:
+        """`[path:12]` or `[path:12-14]` (1-based): what the clients turn into a link."""
+        lines = f"{self.start + 1}" + (f"-{self.end + 1}" if self.end > self.start else "")
+        return f"[{self.path}:{lines}]"
 
 
-def _paragraphs(text: str) -> list[str]:
-    """The prose of `text`, one string per paragraph or list item, lines joined: front
-    matter, headings, tables and code left out."""
+@dataclass(frozen=True)
+class _Candidate:
+    quote: Quote
+    shared: float  # the share of the question's stemmed terms the sentence has
+    rank: int  # the passage's rank
+    position: int  # the sentence's place in its passage
+    intro: bool = False  # a sentence introducing what follows (a last resort)
+
+
+def _paragraphs(text: str, first_line: int) -> list[list[tuple[int, str]]]:
+    """The prose of `text`, one list of (line number, text) per paragraph or list item:
+    front matter, headings, tables, HTML, directives and code left out."""
     lines = text.split("\n")
-    if lines and lines[0].strip() == "---":
-        closing = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
-        lines = lines[closing + 1 :]
-    out: list[list[str]] = [[]]
-    fenced = False
-    for line in lines:
+    skip = 0
+    if first_line == 0 and lines and lines[0].strip() == "---":
+        skip = next((i + 1 for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
+    out: list[list[tuple[int, str]]] = [[]]
+    fences = [line.strip() for line in lines[skip:] if _FENCE.match(line)]
+    # An odd number of fences, the first one bare: the passage starts inside a code
+    # block (its chunk was cut there), which that first fence closes.
+    fenced = len(fences) % 2 == 1 and fences[0].strip("`~") == ""
+    for i, line in enumerate(lines[skip:], skip):
         if _FENCE.match(line):
             fenced = not fenced
             out.append([])
         elif fenced or not line.strip() or _STRUCTURE.match(line):
             out.append([])
         elif _MARKER.match(line):
-            out.append([_MARKER.sub("", line)])
+            out.append([(first_line + i, _MARKER.sub("", line))])
         else:
-            out[-1].append(line)
-    return [" ".join(" ".join(block).split()) for block in out if block]
+            out[-1].append((first_line + i, line.strip()))
+    return [block for block in out if block]
 
 
-def _candidates(text: str) -> list[str]:
-    out: list[str] = []
-    for paragraph in _paragraphs(text):
-        for sentence in _SENTENCE_END.split(paragraph):
-            sentence = sentence.strip()
-            if not sentence or len(sentence) > MAX_CHARS:
-                continue
-            if citations.NUMBER_CITATION.search(sentence):
-                continue  # a "[2]" of the note's own would read as a link to passage 2
-            out.append(sentence)
+def _sentences(paragraph: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """(first line, last line, Markdown) of each sentence of a paragraph."""
+    starts: list[int] = []
+    joined = ""
+    for _, line in paragraph:
+        starts.append(len(joined))
+        joined += line + " "
+
+    def line_at(offset: int) -> int:
+        return paragraph[max(i for i, s in enumerate(starts) if s <= offset)][0]
+
+    out: list[tuple[int, int, str]] = []
+    begin = 0
+    for end in [m.start() for m in _SENTENCE_END.finditer(joined)] + [len(joined)]:
+        piece = joined[begin:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            out.append((line_at(begin + lead), line_at(begin + len(piece.rstrip()) - 1), piece))
+        begin = end
     return out
 
 
-def select(
-    passages: Sequence[grounding.Cited], question: str, limit: int = MAX_QUOTES
-) -> list[Quote]:
-    """The `limit` sentences of `passages` sharing most terms with `question`, best first
-    (ties: the better-ranked passage, then the earlier sentence); none share a term → []."""
+def quotable(text: str, markdown: str = "") -> bool:
+    """Whether a sentence (as plain `text`, and as written) reads well on its own (see
+    the module docstring)."""
+    if not MIN_CHARS <= len(text) <= MAX_CHARS or len(text.split()) < MIN_WORDS:
+        return False
+    if _CONTINUATION.match(text) and not markdown.lstrip().startswith(("`", "[", "*", "_")):
+        return False
+    if text.endswith(_FRAGMENT_END) or text.startswith(_FRAGMENT_START) or _FILLER.match(text):
+        return False
+    if citations.NUMBER_CITATION.search(text):
+        return False  # a "[2]" of the note's own would read as a link to passage 2
+    return sum(char in _CODE_CHARS for char in text) / len(text) < CODE_SHARE
+
+
+def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
+    """The quotable sentences of `passages` sharing a term with `question`, those sharing
+    most first, at most `MAX_CANDIDATES`."""
     asked = set(grounding.terms(question))
     if not asked:
         return []
-    scored: list[tuple[int, int, int, Quote]] = []
+    out: list[_Candidate] = []
+    seen: set[str] = set()
     for rank, passage in enumerate(passages):
-        for position, sentence in enumerate(_candidates(passage.text)):
-            shared = len(asked & set(grounding.terms(sentence)))
-            if shared:
-                scored.append((-shared, rank, position, Quote(passage.n, sentence)))
-    scored.sort(key=lambda item: item[:3])
-    return [item[3] for item in scored[:limit]]
+        position = 0
+        for paragraph in _paragraphs(passage.text, passage.start):
+            for first, last, markdown in _sentences(paragraph):
+                text = inline_text(markdown)
+                intro = text.endswith(":") and len(text.split()) >= INTRO_WORDS
+                if intro:  # "…raise an exception with a status code of 404:"
+                    text = text[:-1].rstrip() + ELLIPSIS
+                shared = len(asked & set(grounding.terms(text))) / len(asked)
+                if shared and text not in seen and quotable(text, markdown):
+                    seen.add(text)
+                    quote = Quote(passage.path, first, last, text)
+                    out.append(_Candidate(quote, shared, rank, position, intro))
+                position += 1
+    # A sentence that introduces a code block or a list only when nothing else is there.
+    out = [c for c in out if not c.intro] or out
+    out.sort(key=lambda c: (-c.shared, c.rank, c.position))
+    return out[:MAX_CANDIDATES]
+
+
+def _similarities(texts: list[str], question: str, embedder: Embeds | None) -> list[float]:
+    """Cosine of each text with the question; all 0 without an embedder or when it fails
+    (the shared terms then decide)."""
+    if embedder is None or not texts:
+        return [0.0] * len(texts)
+    try:
+        docs = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+        query = np.asarray(embedder.embed_query(question), dtype=np.float32)
+    except Exception:  # an embedder that cannot run now: the terms still choose
+        log.warning("evidence: the embedder failed; quotes chosen by shared terms", exc_info=True)
+        return [0.0] * len(texts)
+    norms = np.linalg.norm(docs, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    return [float(s) for s in (docs @ query) / np.maximum(norms, 1e-12)]
+
+
+def select(
+    passages: Sequence[Given],
+    question: str,
+    embedder: Embeds | None = None,
+    limit: int = MAX_QUOTES,
+) -> list[Quote]:
+    """The `limit` sentences of `passages` best for `question`, best first: by similarity
+    with `embedder`, then shared terms, the better-ranked passage, the earlier sentence.
+    A second quote only when about as similar as the first. None quotable → []."""
+    found = candidates(passages, question)
+    similar = _similarities([c.quote.text for c in found], question, embedder)
+    scores = [s + TERM_WEIGHT * c.shared for s, c in zip(similar, found, strict=True)]
+    ranked = sorted(
+        zip(scores, found, strict=True),
+        key=lambda sc: (-round(sc[0], 3), -sc[1].shared, sc[1].rank, sc[1].position),
+    )
+    if not ranked or limit < 1:
+        return []
+    best = ranked[0][0]
+    return [c.quote for score, c in ranked[:limit] if score >= best - SECOND_WITHIN]
 
 
 def render(quotes: Sequence[Quote]) -> str:
     """The quotes under `LEAD`, one list item each, or "" without quotes."""
     if not quotes:
         return ""
-    return "\n".join([LEAD, *(f"- “{q.text}” [{q.n}]" for q in quotes)])
+    return "\n".join([LEAD, *(f"- “{q.text}” {q.citation}" for q in quotes)])
+
+
+def lead(passages: Sequence[Given], question: str, embedder: Embeds | None) -> str:
+    """The rendered lead for `question` from `passages` ("" when nothing is quotable)."""
+    return render(select(passages, question, embedder))

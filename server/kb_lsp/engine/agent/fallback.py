@@ -1,22 +1,27 @@
 """What `kb/ask` answers when no model can run (mode `fallback`): the best passages.
 
-The answer says what it is — "No model: here are the best passages" — and lists the
-passages that best match the question (numbered, so "file 2" works next), each with its
-path and lines. Why no model answered (and the fix) is said once, by the agent, as a
-`status` step; it is not repeated in the answer, which is a success in its own right.
-The retrieval is the same hybrid search the agent's tools use, so the passages are those
-a model would have been shown. A bare summary request gets an extractive summary instead.
+The answer opens with the passages' own best sentences (`evidence.py`: "From your
+notes:", each quoted with `[path:lines]`), then says what it is — "No model: here are
+the best passages" — and lists the passages that best match the question (numbered, so
+"file 2" works next), each with its path and lines. Why no model answered (and the fix)
+is said once, by the agent, as a `status` step; it is not repeated in the answer, which
+is a success in its own right. The retrieval is the same hybrid search the agent's tools
+use, so the passages are those a model would have been shown. A bare summary request
+gets an extractive summary instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kb_lsp.engine.agent import evidence
 from kb_lsp.engine.agent.found import sources_line
 from kb_lsp.engine.agent.request import AskOutcome, Request
+from kb_lsp.engine.agent.summarize import read_lines
 from kb_lsp.engine.agent.tools import PASSAGE_CHARS, PASSAGE_THRESHOLD_FACTOR, defuse, source_of
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.llm import LlmError
+from kb_lsp.engine.workspace.files import UnreadableFile
 from kb_lsp.protocol import SearchHit, Source
 
 MAX_PASSAGES = 5
@@ -54,7 +59,9 @@ def degraded_answer(kb: KnowledgeBase, question: str, focus: list[FileInfo]) -> 
     if not hits:
         text = f"{HEADING}{where} — but nothing matches the question well enough."
         return Degraded(text, sources, numbered, found=False)
-    lines = [f"{HEADING}{where}:", ""]
+    lead = evidence.lead(_excerpts(kb, hits[:MAX_PASSAGES]), question, kb.embedder)
+    lines = [lead, ""] if lead else []
+    lines += [f"{HEADING}{where}:", ""]
     for i, hit in enumerate(hits[:MAX_PASSAGES], start=1):
         start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
         label = hit.n if numbered is not None else i
@@ -67,6 +74,20 @@ def degraded_answer(kb: KnowledgeBase, question: str, focus: list[FileInfo]) -> 
             else Source(uri=hit.uri, path=hit.path, range=hit.range)
         )
     return Degraded("\n".join(lines), sources, numbered, found=True)
+
+
+def _excerpts(kb: KnowledgeBase, hits: list[SearchHit]) -> list[evidence.Excerpt]:
+    """Each hit's lines as the file has them now (what the evidence quotes)."""
+    out: list[evidence.Excerpt] = []
+    for hit in hits:
+        try:
+            lines = read_lines(kb, hit.path)
+        except UnreadableFile:
+            continue
+        start = hit.range.start.line
+        end = max(start, hit.range.end.line - 1)
+        out.append(evidence.Excerpt(hit.path, start, "\n".join(lines[start : end + 1])))
+    return out
 
 
 def answer_without_model(

@@ -10,6 +10,10 @@ The kb-agent retrieval lessons this project grew from, applied:
   is kept only when its score clears the passage threshold and is at least
   `GRADE_RELATIVE` of the best passage's. Grading by the model itself was not used: a
   model too small to call tools grades no better than the score, at one call per passage.
+* **Changelogs weigh less.** Release notes, CHANGELOG, HISTORY… mention every feature in
+  passing ("Add support for X"), so they match most questions and answer none: their
+  chunks' scores count `CHANGELOG_WEIGHT` of themselves, unless the question is about
+  releases or changes (issue 29 point 3; measured in bench/results/README.md).
 * **Usage never in the history.** Earlier turns go back as questions and answers only
   (`Conversations` strips usage and thinking); the sources are given fresh each time.
 
@@ -19,6 +23,7 @@ passages (at least one each, whatever the score), instead of a workspace search.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kb_lsp.engine.agent import prompts
@@ -32,10 +37,27 @@ MAX_PASSAGES = 5
 MAX_FILES = 4  # files of the workspace search whose chunks are candidates
 PER_FILE = 2  # best chunks of each such file
 PER_FOCUS_FILE = 4
-GRADE_RELATIVE = 0.5
+GRADE_RELATIVE = 0.7  # issue 29: 0.5 gave more passages, none better (bench ask)
 PASSAGE_MAX_CHARS = 1500
 SMALL_CONTEXT = 4096  # tokens: under this, 2 passages of 600 characters
 MEDIUM_CONTEXT = 8192  # under this, 3 of 1000
+CHANGELOG_WEIGHT = 0.5
+# A file of release notes by its name: CHANGELOG.md, release-notes.md, HISTORY, NEWS.rst,
+# docs/changelog/2024.md, changes.md…
+CHANGELOG = re.compile(
+    r"(?:^|/)(?:change[-_ ]?log|changes|release[-_ ]?notes|releases|history|news|whats[-_ ]?new)"
+    r"(?:/|\.[\w]+$|$)",
+    re.I,
+)
+# A question about releases or changes keeps them at full weight ("release" alone is
+# often the verb: "release it on shutdown").
+ABOUT_CHANGES = re.compile(
+    r"\b(?:change ?log|release notes?|releases|released in|"
+    r"(?:the|a|which|latest|last|new|next|this|each|every) release|"
+    r"what(?:'s| has| have)? changed|changes? (?:in|since|between)|what'?s new|new in|"
+    r"versions?|upgrad\w*|deprecat\w*)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +117,9 @@ def gather(
     """The graded passages for `question` (numbered from 1), and the file hits of the
     workspace search they came from (empty with focus files)."""
     candidates, files = _candidates(kb, question, focus)
-    graded = _grade(candidates, keep_first=bool(focus))
+    if not ABOUT_CHANGES.search(question):
+        candidates = [_weighed(hit) for hit in candidates]
+    graded = grade(candidates, keep_first=bool(focus))
     per_passage = max(
         300, min(passage_chars, budget_chars // max(1, min(len(graded), max_passages)))
     )
@@ -154,7 +178,14 @@ def _candidates(
     return candidates, files
 
 
-def _grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
+def _weighed(hit: SearchHit) -> SearchHit:
+    """`hit` with its score times `CHANGELOG_WEIGHT` when it is a changelog's."""
+    if not CHANGELOG.search(hit.path):
+        return hit
+    return hit.model_copy(update={"score": hit.score * CHANGELOG_WEIGHT})
+
+
+def grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
     """Best first; those scoring under `GRADE_RELATIVE` of the best are dropped."""
     if not candidates:
         return []

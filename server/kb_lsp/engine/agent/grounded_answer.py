@@ -1,10 +1,12 @@
-"""A grounded answer put together: the model's text checked, its sources, what to trust.
+"""A grounded answer put together: evidence first, the model's text checked, what to trust.
 
-The model's text loses the citations of passages it was not given (`citations.check`),
-is judged by the grounding check (`grounding.judge`), and is labelled unverified when the
-check fails, with the reasons; every passage it was given follows as its numbered
-sources. An answer that fails the check comes after the passages' own best sentences
-(`evidence`): what the notes say first, the model's unverified text second.
+The answer opens with the passages' own best sentences (`evidence`, known before the
+model is called: it streams first), then the model's text without the citations of
+passages it was not given (`citations.check`), judged by the grounding check
+(`grounding.judge`: the model's text only, never the lead) and, when the check fails,
+labelled unverified after it, with the reasons; every passage it was given follows as its
+numbered sources. In that order the whole answer streams as appends: lead, model text,
+label.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kb_lsp.engine.agent import citations, evidence, grounding
+from kb_lsp.engine.agent import citations, grounding
 from kb_lsp.engine.agent.grounded import Passage
 
 
@@ -23,32 +25,31 @@ class Composed:
     verdict: grounding.Verdict
     note: str = ""  # "> Unverified: …" when the check fails
     dropped: list[str] = field(default_factory=list)
-    evidence: str = ""  # the passages' best sentences, quoted, when the check fails
+    evidence: str = ""  # the passages' best sentences, quoted (`evidence.lead`)
 
     @property
     def grounded(self) -> bool:
         return self.verdict.grounded
 
-    @property
-    def lead(self) -> str:
-        """The answer before its sources: the text a client streams as pending."""
-        if self.evidence:
-            return _joined(self.evidence, self.note, self.body)
-        return self.body
+    def pending(self, *extra: str) -> str:
+        """The answer before its sources, as a client streams it: the evidence, the
+        model's text, `extra` paragraphs (a cut-off note), the unverified note."""
+        return _joined(self.evidence, self.body, *extra, self.note)
 
     def text(self, *extra: str) -> str:
-        """The answer: the body, then `extra` paragraphs (a cut-off note), the note and
-        the sources; evidence first and the note before the body when the check fails."""
-        if self.evidence:
-            return _joined(self.lead, *extra, self.tail)
-        return _joined(self.body, *extra, self.note, self.tail)
+        """The whole answer: what `pending` says, then the sources."""
+        return _joined(self.pending(*extra), self.tail)
 
 
 def _joined(*parts: str) -> str:
     return "\n\n".join(part for part in parts if part).strip()
 
 
-def compose(content: str, passages: Sequence[Passage], question: str) -> Composed:
+def compose(
+    content: str, passages: Sequence[Passage], question: str, evidence: str = ""
+) -> Composed:
+    """The answer to `question` from the model's `content`, after `evidence` (the lead:
+    no part of what the check judges)."""
     verdict = grounding.judge(content, passages, question=question)
     checked = citations.check(content.strip(), passages)
     listing = "; ".join(f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages)
@@ -57,9 +58,6 @@ def compose(content: str, passages: Sequence[Passage], question: str) -> Compose
     else:
         tail = f"Passages the model was given (its answer cites none of them): {listing}"
     note = ""
-    quoted = ""
-    if verdict.label == "ungrounded":
-        quoted = evidence.render(evidence.select(passages, question))
     if verdict.label == "ungrounded" and checked.answer:
         note = f"> Unverified: {'; '.join(verdict.reasons)}. Check it against the passages below."
-    return Composed(checked.answer, tail, verdict, note, checked.dropped, quoted)
+    return Composed(checked.answer, tail, verdict, note, checked.dropped, evidence)

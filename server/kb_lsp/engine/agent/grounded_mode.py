@@ -1,13 +1,15 @@
 """Mode `grounded`, for a model that does not call tools: the question is searched, the
-best passages fitted to the model's context (`grounded.py`), and its answer composed
-with their citations and the grounding check (`grounded_answer.py`)."""
+best passages fitted to the model's context (`grounded.py`), their best sentences sent
+first (`evidence.py`), and the model's answer composed after them with its citations and
+the grounding check (`grounded_answer.py`)."""
 
 from __future__ import annotations
 
-from kb_lsp.engine.agent import grounded, grounded_answer, prompts, sampling
+from kb_lsp.engine.agent import evidence, grounded, grounded_answer, prompts, sampling
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit
 from kb_lsp.engine.agent.request import AskOutcome, Request, Stop, cut_off_note
 from kb_lsp.engine.knowledge import FileInfo
+from kb_lsp.protocol import StopReason
 
 
 def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome:
@@ -42,20 +44,23 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     if not focus:
         # "file 2" now means passage 2, as the answer numbers them.
         request.numbered_out = [p.hit() for p in passages]
+    # What the notes say comes first, before the model is even asked: it streams now.
+    lead = evidence.lead(passages, question, request.kb.embedder)
+    if lead:
+        request.stream.paragraph(lead)
     turns = [(t.question, t.answer) for t in history]
     messages = grounded.messages(question, passages, turns, focus)
     result = request.model_call(
         fit(messages, budget), max_tokens=limit, temperature=sampling.TEMPERATURE
     )
-    composed = grounded_answer.compose(result.content, passages, question)
+    composed = grounded_answer.compose(result.content, passages, question, lead)
     request.dropped = composed.dropped
-    # The pending answer without dropped citations, and after the passages' own
-    # sentences when the check failed.
-    request.stream.replace(composed.lead)
+    extra = [cut_off_note(llm, limit)] if result.truncated else []
+    # The rest of the pending answer (a cut-off note, the unverified label) as appended
+    # text; a replacement only when the model's text was cleaned (dropped citations).
+    request.stream.become(composed.pending(*extra))
     # Every passage is a source of the answer, numbered as the model saw it: it is
     # what the answer was made from, whatever the model cites.
     shown = [p.source() for p in passages]
-    if result.truncated:
-        text = composed.text(cut_off_note(llm, limit))
-        return request.respond("length", text, shown, grounded_answer=composed.grounded)
-    return request.respond("answer", composed.text(), shown, grounded_answer=composed.grounded)
+    stop: StopReason = "length" if result.truncated else "answer"
+    return request.respond(stop, composed.text(*extra), shown, grounded_answer=composed.grounded)
