@@ -134,13 +134,20 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
 
   it('a grounded answer: [1] opens the lines it cites; each file is listed once', async () => {
     try {
-      // The sample wiki gives the model two passages of engineering/deploy-checklist.md
-      // for this question: four citations, three files.
+      // The answer opens with quotes from the passages (`[path:lines]`), then the model's
+      // text citing them by number; the deploy checklist is quoted and cited.
       await ask('When are deploys frozen?');
       const answer = frame.locator('.answer').last();
       await answer.locator('.sources li').first().waitFor({ timeout: 120_000 });
       const cites = answer.locator('a.cite');
-      assert.deepEqual(await cites.allTextContents(), ['[1]', '[2]', '[3]', '[4]'], 'every number is a link');
+      const texts = await cites.allTextContents();
+      const quotes = texts.filter((t) => /^\[[^\]]+\.md:\d+(-\d+)?\]$/.test(t));
+      const numbers = texts.filter((t) => /^\[\d+\]$/.test(t));
+      assert.ok(quotes.length >= 1, `the quotes come first, each a link: ${texts.join(' ')}`);
+      assert.deepEqual(texts.slice(0, quotes.length), quotes, "the quotes come before the model's text");
+      assert.ok(numbers.length >= 1, `the model's citations: ${texts.join(' ')}`);
+      assert.deepEqual(numbers, numbers.map((_, i) => `[${i + 1}]`), 'every number is a link');
+      assert.equal(quotes.length + numbers.length, texts.length, 'every citation is a link');
       const citedFiles = (await cites.evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? ''))).map((t) => t.split(' ')[0]);
       assert.ok(new Set(citedFiles).size < citedFiles.length, `a file cited twice (the case this checks): ${citedFiles.join(', ')}`);
       const listed = await answer.locator('.sources li a.source').allTextContents();
@@ -149,12 +156,13 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
       // Steps fold into one line.
       assert.ok((await frame.locator('.steps-summary, details.steps summary').count()) <= 1);
       await vs.shot('chat-citations.png');
-      const title = (await cites.first().getAttribute('title')) ?? '';
+      const first = answer.locator('a.cite:not(.cite-path)').first();
+      const title = (await first.getAttribute('title')) ?? '';
       const cited = /^(\S+\.md) L(\d+)/.exec(title);
       assert.ok(cited, `[1] names its source: ${title}`);
       const [, path, line] = cited;
       assert.ok(listed.includes(path), `[1]'s file is in the sources: ${path} in ${listed.join(', ')}`);
-      await cites.first().click();
+      await first.click();
       await vs.page.locator('.tabs-container .tab.active', { hasText: basename(path) }).waitFor();
       await until(cursorLine, (at) => at === Number(line), `the cursor on line ${line} of ${path}`);
     } catch (err) {
