@@ -67,6 +67,15 @@ class ExactVectors:
             for i in rows[top].tolist()
         ]
 
+    def neighbours(
+        self, db: Database, query: np.ndarray, k: int, paths: Collection[str] | None
+    ) -> list[Neighbour]:
+        """`nearest` as a `VectorIndex` answers it (each neighbour says what it was made
+        from), on `db`'s reader: what every index searching this matrix returns."""
+        wanted = None if paths is None else set(paths)
+        hits = self.nearest(db.reader(), query, k, wanted)
+        return [Neighbour(h.chunk_id, h.similarity, h.text_hash) for h in hits]
+
     def _refresh(self, db: sqlite3.Connection) -> None:
         # data_version changes when another connection (this process's writer included)
         # commits; it is per connection, so a different one reads again.
@@ -110,9 +119,7 @@ class ExactIndex:
         return self._chroma
 
     def nearest(self, query: np.ndarray, k: int, paths: Collection[str] | None) -> list[Neighbour]:
-        wanted = None if paths is None else set(paths)
-        hits = self._matrix.nearest(self._db.reader(), query, k, wanted)
-        return [Neighbour(h.chunk_id, h.similarity, h.text_hash) for h in hits]
+        return self._matrix.neighbours(self._db, query, k, paths)
 
     def made_from(self, ids: Sequence[str]) -> dict[str, str]:
         return {}  # every neighbour says what it was made from

@@ -51,9 +51,7 @@ class TeamIndex:
         self.shared = shared
 
     def nearest(self, query: np.ndarray, k: int, paths: Collection[str] | None) -> list[Neighbour]:
-        wanted = None if paths is None else set(paths)
-        hits = self._matrix.nearest(self._db.reader(), query, k, wanted)
-        return [Neighbour(h.chunk_id, h.similarity, h.text_hash) for h in hits]
+        return self._matrix.neighbours(self._db, query, k, paths)
 
     def made_from(self, ids: Sequence[str]) -> dict[str, str]:
         return {}  # every neighbour says what it was made from
