@@ -28,8 +28,8 @@ Modes compared: hybrid, semantic, keyword, and ripgrep listing files that contai
 the query's content words, ranked by matching lines (what a user does without kb-lsp).
 
 `--grid` also scores a small grid of fusion settings and thresholds, which is how the
-defaults in `kb_lsp/engine/search/weights.py` (Fusion, FILENAME_MATCH) and `config.py` (threshold) were
-chosen; the pick rule is `choose`. Scores are computed once per setting without a
+defaults in `kb_lsp/engine/search/weights.py` (Fusion, FILENAME_MATCH) and `config.py`
+(threshold) were chosen; the pick rule is `choose`. Scores are computed once per setting without a
 threshold; each threshold then only filters them, exactly as `Searcher.search` does.
 """
 
