@@ -252,6 +252,8 @@ def int8(int8_cache: Path) -> MiniLMEmbedder:
     """The int8 copy, made once per module in its own cache."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(quantize, "faster_of", int8_wins(quantize.faster_of))
+        # Measured as on a free machine, so that no later test measures it again.
+        patch.setattr(quantize, "machine_busy", lambda: False)
         embedder = MiniLMEmbedder(int8_cache=int8_cache)
         embedder.load()
     assert embedder.int8 is not None
@@ -620,3 +622,31 @@ def test_a_cache_carried_to_another_kind_of_cpu_makes_its_own_copy(
     # Made and measured again beside the first; the same bytes, so the same identity.
     assert other.identity == int8.identity
     assert len(calls) == 1 and calls[0].parent.name.endswith("-avx2")
+
+
+def test_threads_measured_on_a_busy_machine_are_measured_again_once_it_is_free(
+    int8: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The copy's threads were measured while other work held the cores: one thread won.
+    cache = _edited_cache(int8, tmp_path, threads=1, busy=True)
+    measured: list[int] = []
+
+    def fastest(run: Any, cores: int | None = None) -> int:
+        measured.append(2)
+        return 2
+
+    monkeypatch.setattr(quantize, "fastest_threads", fastest)
+    monkeypatch.setattr(quantize, "machine_busy", lambda: True)
+    still_busy = MiniLMEmbedder(int8_cache=cache)
+    still_busy.load()
+    assert still_busy.int8 is not None and still_busy.int8.threads == 1 and measured == []
+    monkeypatch.setattr(quantize, "machine_busy", lambda: False)
+    free = MiniLMEmbedder(int8_cache=cache)
+    free.load()
+    assert free.int8 is not None and free.int8.threads == 2 and measured == [2]
+    assert int8.int8 is not None
+    record = cache / int8.int8.path.parent.name / int8_copy.INT8_RECORD
+    assert json.loads(record.read_text())["threads"] == 2
+    assert json.loads(record.read_text())["busy"] is False
+    MiniLMEmbedder(int8_cache=cache).load()
+    assert measured == [2]  # once: the record says it was measured on a free machine

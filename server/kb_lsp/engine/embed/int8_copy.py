@@ -9,7 +9,8 @@ shows that one line without `--verbose`). The copy is checked against the float 
 `PROBES` — every cosine at least `INT8_MIN_COSINE` — or not used (a warning says so, and
 the float model runs). Its identity carries the copy's hash, so an index made with the
 float model is re-embedded once. The intra-op thread count is measured on the machine
-when the copy is made, and the copy is kept only if it embeds a batch faster than the
+when the copy is made (again by the first start on a free machine when the cores were
+busy then: `quantize.machine_busy`), and the copy is kept only if it embeds a batch faster than the
 float model there (`FLOAT_MARGIN`): int8 wins by the CPU's int8 instructions (VNNI), and
 the folder is named by the CPU's kind (`quantize.cpu_signature`), so a cache carried to
 another kind of CPU measures again.
@@ -155,7 +156,10 @@ def _cached_or_new(
         kept = _kept_record(record, record_path)
         digest = hash_verified(model, None, "int8 model copy")
         if kept is not None and digest == kept.sha256:
-            return Int8Copy(model, digest, kept.threads, kept.min_cosine, kept.mean_cosine)
+            used = kept.threads
+            if record.get("busy") and threads is None and not quantize.machine_busy():
+                used = _measure_again(model, tokenizer, record, record_path)
+            return Int8Copy(model, digest, used, kept.min_cosine, kept.mean_cosine)
         log.warning("The cached int8 model %s is damaged; making it again.", model)
     return _make(folder, source, tokenizer, threads)
 
@@ -179,9 +183,8 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
         model.unlink(missing_ok=True)
         log.warning("Not using the int8 copy of the embedding model: %s.", reason)
         return None
-    threads = threads or quantize.fastest_threads(
-        lambda n: _probe_run(inference.open_session(model, n), tokenizer, batched=True)
-    )
+    busy = threads is None and quantize.machine_busy()
+    threads = threads or _fastest_threads(model, tokenizer)
     if _float_is_faster(source, model, tokenizer, threads, record_path):
         return None
     copy = Int8Copy(model, copy.sha256, threads, copy.min_cosine, copy.mean_cosine)
@@ -195,6 +198,7 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
             "mean_cosine": copy.mean_cosine,
             "onnxruntime": ort_version(),
             "source": str(source),
+            "busy": busy,  # measured while other work held the cores: measure again later
         },
     )
     log.info(
@@ -204,6 +208,27 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
         threads,
     )
     return copy
+
+
+def _fastest_threads(model: Path, tokenizer: Tokenizer) -> int:
+    return quantize.fastest_threads(
+        lambda n: _probe_run(inference.open_session(model, n), tokenizer, batched=True)
+    )
+
+
+def _measure_again(
+    model: Path, tokenizer: Tokenizer, record: dict[str, Any], record_path: Path
+) -> int:
+    """The thread count measured anew, now that the cores are free: the first measure,
+    taken while other work held them, favours one thread (more gain nothing then), which
+    then costs every embedding on a free machine."""
+    threads = _fastest_threads(model, tokenizer)
+    log.info("embedder threads measured again (first on a busy machine): %d", threads)
+    try:
+        _write_record(record_path, {**record, "threads": threads, "busy": False})
+    except OSError as err:  # a read-only cache: measured again next time
+        log.debug("could not update %s: %s", record_path, err)
+    return threads
 
 
 def _float_is_faster(

@@ -135,6 +135,16 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def machine_busy() -> bool:
+    """Whether other work keeps every usable core busy now (the 1-minute load average at
+    least the cores): a thread count measured then says more about that work than about
+    this machine (more threads gain nothing while the cores are taken)."""
+    try:
+        return os.getloadavg()[0] >= available_cores()
+    except (AttributeError, OSError):  # Windows has no load average
+        return False
+
+
 def fastest_threads(run: Callable[[int], Callable[[], object]], cores: int | None = None) -> int:
     """The intra-op thread count to use, measured: `run(threads)` opens a session and
     returns a function that embeds a fixed probe batch (the candidates' sessions are
