@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,11 +115,21 @@ def _read_verified(path: Path, expected: str | None, what: str) -> tuple[bytes, 
     return data, digest
 
 
+# Digests of the files hashed in this process, by what their stat says of them: describing
+# the embedder (a store's check) and loading it both verify the model and its int8 copy,
+# and hashing them again cost a cold hybrid search tens of milliseconds.
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
+
+
 def hash_verified(path: Path, expected: str | None, what: str) -> str:
-    """The file's sha256 (read in pieces, not held), checked when it is pinned."""
+    """The file's sha256 (read in pieces, not held; read again only when its size, time or
+    inode changed), checked when it is pinned."""
     try:
         with path.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            info = os.fstat(handle.fileno())
+            key = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+            digest = _DIGESTS.get(key) or hashlib.file_digest(handle, "sha256").hexdigest()
+            _DIGESTS[key] = digest
     except OSError as err:
         raise EmbedderError(f"Cannot read the {what} {str(path)!r}: {err}.") from err
     if expected is not None and digest != expected:
