@@ -230,13 +230,16 @@ def test_make_embedder_follows_settings(tmp_path: Path) -> None:
 # --- the int8 copy -------------------------------------------------------------------
 
 
-def int8_wins(real: Any) -> Any:
-    """`quantize.faster_of` as on a CPU where the int8 copy is the faster (both still run):
-    whether it is on the machine running the tests is measured, and differs."""
+def measured_as(real: Any, float_takes: float = 2.0) -> Any:
+    """`quantize.faster_of` with the float model taking `float_takes` times the int8 copy's
+    time (both still run; by default int8 wins): which is faster on the machine running the
+    tests is measured, and differs."""
 
     def faster_of(runs: dict[str, Any], rounds: int = 3) -> dict[str, float]:
         measured: dict[str, float] = real(runs, rounds=1)
-        return {**measured, "float": 2.0 * measured["int8"]} if "float" in runs else measured
+        if "float" not in runs:
+            return measured
+        return {**measured, "float": float_takes * measured["int8"]}
 
     return faster_of
 
@@ -251,7 +254,7 @@ def int8_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def int8(int8_cache: Path) -> MiniLMEmbedder:
     """The int8 copy, made once per module in its own cache."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(quantize, "faster_of", int8_wins(quantize.faster_of))
+        patch.setattr(quantize, "faster_of", measured_as(quantize.faster_of))
         # Measured as on a free machine, so that no later test measures it again.
         patch.setattr(quantize, "machine_busy", lambda: False)
         embedder = MiniLMEmbedder(int8_cache=int8_cache)
@@ -588,13 +591,7 @@ def test_where_the_float_model_is_faster_it_runs_and_the_verdict_is_kept(
     assert int8.int8 is not None
     calls: list[Path] = []
     monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
-    real = quantize.faster_of
-
-    def float_wins(runs: dict[str, Any], rounds: int = 3) -> dict[str, float]:
-        measured = real(runs, rounds=1)  # both really run
-        return {**measured, "float": 0.5 * measured["int8"]} if "float" in runs else measured
-
-    monkeypatch.setattr(quantize, "faster_of", float_wins)
+    monkeypatch.setattr(quantize, "faster_of", measured_as(quantize.faster_of, float_takes=0.5))
     with caplog.at_level("INFO", logger="kb_lsp.engine.embed.int8_copy"):
         chosen = MiniLMEmbedder(int8_cache=tmp_path)
         assert chosen.identity == minilm.identity  # the float model's
@@ -616,7 +613,7 @@ def test_a_cache_carried_to_another_kind_of_cpu_makes_its_own_copy(
     assert int8.int8.path.parent.name.endswith("-" + quantize.cpu_signature())
     calls: list[Path] = []
     monkeypatch.setattr(quantize, "derive", copying_derive(int8.int8.path, calls))
-    monkeypatch.setattr(quantize, "faster_of", int8_wins(quantize.faster_of))
+    monkeypatch.setattr(quantize, "faster_of", measured_as(quantize.faster_of))
     monkeypatch.setattr(quantize, "cpu_signature", lambda: "avx2")
     other = MiniLMEmbedder(int8_cache=int8_cache, threads=1)
     # Made and measured again beside the first; the same bytes, so the same identity.
@@ -650,3 +647,14 @@ def test_threads_measured_on_a_busy_machine_are_measured_again_once_it_is_free(
     assert json.loads(record.read_text())["busy"] is False
     MiniLMEmbedder(int8_cache=cache).load()
     assert measured == [2]  # once: the record says it was measured on a free machine
+
+
+def test_a_file_is_hashed_again_only_when_it_changed(tmp_path: Path) -> None:
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"weights")
+    first = model_source.hash_verified(model, None, "model file")
+    assert model_source.hash_verified(model, None, "model file") == first
+    model.write_bytes(b"other weights")  # replaced: another size, another time
+    assert model_source.hash_verified(model, None, "model file") != first
+    with pytest.raises(EmbedderError, match="damaged or was replaced"):
+        model_source.hash_verified(model, first, "model file")  # still checked every time
