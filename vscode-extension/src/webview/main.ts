@@ -491,6 +491,19 @@ function renderSearch(): void {
   hideHover();
 }
 
+/** The same query listed again (a refresh once indexing is done, a search that arrived
+ * twice) keeps the row the keyboard is on, by its file; a new query's list starts at its
+ * first row, scrolled to the top. */
+function keepPlace(shown: SearchResponse | null, next: SearchResponse): boolean {
+  const path = shown?.query === next.query ? shown.results[state.selected]?.path : undefined;
+  const kept = path === undefined ? -1 : next.results.findIndex((hit) => hit.path === path);
+  state.selected = Math.max(0, kept);
+  if (kept < 0) {
+    panes.search.scrollTop = 0;
+  }
+  return kept >= 0;
+}
+
 /** The welcome (what search does, examples) while the box is empty and nothing is listed. */
 function renderWelcome(): void {
   searchWelcome.hidden = Boolean(state.query.trim() || state.response || state.searchError || state.server === 'failed');
@@ -1018,8 +1031,8 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
         closeCompletions();
       }
       state.listOrigin = message.origin ?? 'panel';
+      const kept = keepPlace(state.response, message.response);
       state.response = message.response;
-      state.selected = 0;
       state.searchError = undefined;
       // A refresh after a stale result keeps saying why the list changed (runSearch says
       // when a search is the user's); another search's list is not that refresh.
@@ -1028,6 +1041,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       }
       state.rerunWhenReady = resultsIncomplete(message.response.index);
       renderSearch();
+      if (kept) {
+        select(searchList, state.selected, false);
+      }
       break;
     case 'searchError':
       // The error replaces the list: results of an older query are not this query's.

@@ -799,6 +799,18 @@ describe('panel webview in Chromium', () => {
     assert.ok(at3.selectedTop >= at3.headBottom - 1 && at3.queryTop >= at3.paneTop - 1, `result 3 and the box: ${JSON.stringify(at3)}`);
     assert.deepEqual(await lastPosted('open'), { type: 'open', uri: many[2].uri, range: many[2].range, path: many[2].path, list: 'search' });
     await page.screenshot({ path: artifact('webview-sticky.png') });
+    // The same query listed again (a refresh, a search that came twice) keeps the row the
+    // keyboard is on, in view; another query's list starts at its first row, at the top.
+    await page.keyboard.press('End');
+    await send({ type: 'results', response: { query: 'notes', results: [...many.slice(4), ...many.slice(0, 4)], index: STATUS } });
+    assert.equal(await page.getAttribute('#results', 'aria-activedescendant'), 'hit-9');
+    assert.equal(await page.getAttribute('#hit-9', 'aria-selected'), 'true');
+    const again = await where();
+    assert.ok(again.selectedTop >= again.headBottom - 1 && again.selectedBottom <= again.paneBottom + 1, `the kept row shows: ${JSON.stringify(again)}`);
+    await typeQuery('passage');
+    await send({ type: 'results', response: { query: 'passage', results: many, index: STATUS } });
+    assert.equal(await page.getAttribute('#results', 'aria-activedescendant'), 'hit-1');
+    assert.equal((await where()).scrolled, 0, 'a new list starts at the top');
   });
 
   it("shows a bad filter's error with its position instead of a list; clearing the query clears the results", async () => {
