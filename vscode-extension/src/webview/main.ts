@@ -1023,7 +1023,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       }
       break;
     }
-    case 'results':
+    case 'results': {
       if (message.origin && message.origin !== 'panel') {
         // KB: Search made the last list: the panel shows it, with its query in the box.
         queryInput.value = message.response.query;
@@ -1045,6 +1045,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
         select(searchList, state.selected, false);
       }
       break;
+    }
     case 'searchError':
       // The error replaces the list: results of an older query are not this query's.
       state.searchError = message.message;
