@@ -66,7 +66,8 @@ def test_the_nearest_chunks_are_chromas(tmp_path: Path) -> None:
         assert [h.chunk_id for h in got] == [h.chunk_id for h in expected], query
         for mine, theirs in zip(got, expected, strict=True):
             assert mine.path == theirs.path and mine.text_hash == theirs.text_hash
-            assert abs(mine.similarity - theirs.similarity) < 1e-4
+            # Within int8 rounding: SQLite keeps int8, Chroma float32 (`vector_codec.py`).
+            assert abs(mine.similarity - theirs.similarity) < 3e-3
     restricted = exact.vector_search(embedder.embed_query(QUERIES[0]), 3, some_paths)
     assert [h.chunk_id for h in restricted] == [h.chunk_id for h in within]
     assert {h.path for h in restricted} <= set(some_paths)

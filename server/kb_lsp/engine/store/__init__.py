@@ -4,7 +4,7 @@ Layout, under `<storage>/<sha of root>/`:
 
 * `kb.sqlite3` (WAL, `db.py`) — `files` (the manifest, `catalog.py`), `chunks` and
   `chunks_fts` (FTS5 over path, title, heading and text: `chunks.py`, `fts.py`),
-  `vectors` (every embedding by text hash, `cache.py`), the metadata tables
+  `vectors` (every embedding by text hash, int8: `cache.py`, `vector_codec.py`), the metadata tables
   (`notes.py`), `skipped`, `summaries` and `meta` (schema, embedder identity, the live
   collection).
 * `chroma/` — the vector index (`vectors.py` is its port, `chroma.py` and `exact.py` the

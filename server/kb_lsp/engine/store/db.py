@@ -169,6 +169,13 @@ class Database:
                 db.execute("ROLLBACK")
                 raise
 
+    def vacuum(self) -> None:
+        """Give freed pages back to the file system (after a migration shrank a table)."""
+        with self._write_lock:
+            db = self._write_db
+            if db is not None:
+                db.execute("VACUUM")
+
     def select_in(self, sql: str, values: Iterable[str]) -> Iterator[tuple[Any, ...]]:
         """Rows of `sql` (one `IN ({marks})` placeholder) for `values`, in batches below
         SQLite's limit on bound parameters."""

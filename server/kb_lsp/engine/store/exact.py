@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 import numpy as np
 
 from kb_lsp.engine.records import VectorHit
+from kb_lsp.engine.store import vector_codec
 from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.vectors import Neighbour, VectorEntry
@@ -82,17 +83,14 @@ class ExactVectors:
         version = (id(db), int(db.execute("PRAGMA data_version").fetchone()[0]))
         if version == self._version:
             return
-        width = self.dimension * 4
         ids, paths, hashes, blobs = [], [], [], []
         for cid, path, digest, blob in db.execute(_ROWS):
-            if len(blob) == width:  # another dimension: not this embedder's
+            if vector_codec.readable(blob, self.dimension):  # else not this embedder's
                 ids.append(str(cid))
                 paths.append(str(path))
                 hashes.append(str(digest))
                 blobs.append(blob)
-        self._matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(
-            len(blobs), self.dimension
-        )
+        self._matrix = vector_codec.decode_matrix(blobs, self.dimension)
         self._ids, self._paths, self._hashes = ids, paths, hashes
         self._version = version
 
