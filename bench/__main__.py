@@ -38,6 +38,7 @@ BENCHMARKS = {
     "bigfile": "bench.bigfile",
     "globs": "bench.globs",
     "extract": "bench.extract",
+    "gemm": "bench.gemm_bound",
 }
 
 
