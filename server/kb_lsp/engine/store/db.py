@@ -170,11 +170,17 @@ class Database:
                 raise
 
     def vacuum(self) -> None:
-        """Give freed pages back to the file system (after a migration shrank a table)."""
+        """Give freed pages back to the file system (after a migration shrank a table).
+        Not done is no harm (SQLite reuses the pages): another process reading the
+        store can hold it off, and the store must open anyway."""
         with self._write_lock:
             db = self._write_db
-            if db is not None:
+            if db is None:
+                return
+            try:
                 db.execute("VACUUM")
+            except sqlite3.OperationalError as err:
+                log.warning("Could not compact the index at %s (%s)", self.directory, err)
 
     def select_in(self, sql: str, values: Iterable[str]) -> Iterator[tuple[Any, ...]]:
         """Rows of `sql` (one `IN ({marks})` placeholder) for `values`, in batches below
