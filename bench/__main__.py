@@ -39,6 +39,7 @@ BENCHMARKS = {
     "globs": "bench.globs",
     "extract": "bench.extract",
     "gemm": "bench.gemm_bound",
+    "stages": "bench.stages",
 }
 
 
