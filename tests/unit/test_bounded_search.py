@@ -74,7 +74,7 @@ def _matches(root: RootIndex, search: Callable[[], object]) -> list[str]:
     seen: list[str] = []
 
     def keep(statement: str) -> None:
-        if statement.startswith("SELECT chunk_id, bm25(chunks_fts"):
+        if statement.startswith("SELECT rowid, bm25(chunks_fts"):
             seen.append(statement.split("MATCH ", 1)[1].split(" ORDER BY", 1)[0])
 
     root.store.db.trace(keep)

@@ -3,7 +3,8 @@
 Layout, under `<storage>/<sha of root>/`:
 
 * `kb.sqlite3` (WAL, `db.py`) — `files` (the manifest, `catalog.py`), `chunks` and
-  `chunks_fts` (FTS5 over path, title, heading and text: `chunks.py`, `fts.py`),
+  `chunks_fts` (FTS5 over path, title, heading and text, read from the chunks themselves:
+  `text_format.py`, `chunks.py`, `fts.py`),
   `vectors` (every embedding by text hash, int8: `cache.py`, `vector_codec.py`), the metadata tables
   (`notes.py`), `skipped`, `summaries` and `meta` (schema, embedder identity, the live
   collection).

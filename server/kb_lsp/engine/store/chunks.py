@@ -16,6 +16,7 @@ from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.db import Database
+from kb_lsp.engine.store.text_format import ADD_FILE, REMOVE_FILE, path_words
 from kb_lsp.engine.terms import STEMS_VERSION, stems_text
 
 _COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash, stems"
@@ -80,11 +81,8 @@ class Chunks:
             row[0] for row in db.execute("SELECT id FROM chunks WHERE path = ?", (record.path,))
         }
         if old_ids:
-            # The FTS delete scans the whole FTS table (chunk_id is UNINDEXED): a new
-            # file, every file of a cold index, has nothing to delete.
-            _delete_rows(db, record.path)
+            _delete_rows(db, record.path)  # while its file's row is the one indexed
         count = 0
-        words = path_words(record.path)
         for chunk in chunks:
             cid = chunk_id(record.path, chunk.index)
             old_ids.discard(cid)
@@ -107,16 +105,21 @@ class Chunks:
                     stems,
                 ),
             )
-            db.execute(
-                "INSERT INTO chunks_fts(chunk_id, path, title, heading, text) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (cid, words, record.title, chunk.heading, chunk.text),
-            )
         db.execute(
             "INSERT OR REPLACE INTO files(path, size, mtime_ns, sha256, title, "
-            "chunk_count, state, indexed_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
-            (record.path, record.size, record.mtime_ns, record.sha256, record.title, count, now),
+            "chunk_count, state, indexed_at, words) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (
+                record.path,
+                record.size,
+                record.mtime_ns,
+                record.sha256,
+                record.title,
+                count,
+                now,
+                path_words(record.path),
+            ),
         )
+        db.execute(ADD_FILE, (record.path,))  # FTS5 reads the rows just written
         return old_ids
 
     def delete(self, paths: Sequence[str]) -> list[str]:
@@ -194,6 +197,11 @@ class Chunks:
         rows = self._db.select_in(f"SELECT id, {_COLUMNS} FROM chunks WHERE id IN ({{marks}})", ids)
         return {row[0]: self._chunk(row[1:]) for row in rows}
 
+    def of_rows(self, rids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """FTS row (`chunks.rid`) -> (chunk id, path), for the rows SQLite holds."""
+        rows = self._db.select_in("SELECT rid, id, path FROM chunks WHERE rid IN ({marks})", rids)
+        return {int(rid): (str(cid), str(path)) for rid, cid, path in rows}
+
     def paths_of(self, ids: Iterable[str]) -> dict[str, str]:
         """chunk id -> its file's path, for the ids SQLite holds."""
         rows = self._db.select_in("SELECT id, path FROM chunks WHERE id IN ({marks})", ids)
@@ -227,30 +235,6 @@ class Chunks:
 
 
 def _delete_rows(db: sqlite3.Connection, path: str) -> None:
-    db.execute(
-        "DELETE FROM chunks_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?)",
-        (path,),
-    )
+    """A file's FTS rows, then its chunks: FTS5 is told what it indexed (`text_format`)."""
+    db.execute(REMOVE_FILE, (path,))
     db.execute("DELETE FROM chunks WHERE path = ?", (path,))
-
-
-def path_words(path: str) -> str:
-    """A path as words for FTS: `payments/mexico-payments.md` -> `payments mexico payments md`.
-
-    unicode61 already splits on `/`, `-` and `.`, but not on camelCase or `_` inside
-    words in every build, so split explicitly.
-    """
-    out: list[str] = []
-    word: list[str] = []
-    for char in path:
-        if char.isalnum():
-            if word and char.isupper() and word[-1].islower():
-                out.append("".join(word))
-                word = []
-            word.append(char)
-        elif word:
-            out.append("".join(word))
-            word = []
-    if word:
-        out.append("".join(word))
-    return " ".join(out)

@@ -22,7 +22,7 @@ from kb_lsp.engine.metadata import tables as metadata_tables
 from kb_lsp.engine.private import private_folder
 from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK
-from kb_lsp.engine.terms import TOKENIZE
+from kb_lsp.engine.store.text_format import CHUNKS, ensure
 
 log = logging.getLogger("kb_lsp.engine.store")
 
@@ -40,26 +40,10 @@ CREATE TABLE IF NOT EXISTS files (
     title TEXT NOT NULL,
     chunk_count INTEGER NOT NULL,
     state TEXT NOT NULL,
-    indexed_at REAL NOT NULL
+    indexed_at REAL NOT NULL,
+    words TEXT NOT NULL DEFAULT ''
 );
-CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    text_hash TEXT NOT NULL,
-    heading TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    stems TEXT
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, idx);
-CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    chunk_id UNINDEXED, path, title, heading, text,
-    tokenize = '{TOKENIZE}'
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+{CHUNKS}
 CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS extractions (
@@ -111,6 +95,8 @@ class Database:
         if not self.read_only:
             self._write_db = self._connect()
             self._write_db.executescript(SCHEMA + metadata_tables.DDL)
+            if ensure(self._write_db):  # an older store's text moved over: compact it
+                self.vacuum()
 
     def _connect(self) -> sqlite3.Connection:
         # Autocommit mode: transactions are explicit (`writer`), never implied.
@@ -179,10 +165,15 @@ class Database:
                 return
             try:
                 db.execute("VACUUM")
+                # In WAL mode the compacted pages sit in the log until a checkpoint:
+                # write them back now, or the log holds a second copy of the store.
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.OperationalError as err:
                 log.warning("Could not compact the index at %s (%s)", self.directory, err)
 
-    def select_in(self, sql: str, values: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+    def select_in(
+        self, sql: str, values: Iterable[str] | Iterable[int]
+    ) -> Iterator[tuple[Any, ...]]:
         """Rows of `sql` (one `IN ({marks})` placeholder) for `values`, in batches below
         SQLite's limit on bound parameters."""
         unique = list(dict.fromkeys(values))

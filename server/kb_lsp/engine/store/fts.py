@@ -71,14 +71,16 @@ class Fts:
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # No `snippet()` here: it cost as much as the query for all k rows, and a hit
         # needs FTS's snippet only when its chunk has no readable text (`snippets`).
+        # Only the rowid and the score: a column FTS5 holds no copy of (`text_format`)
+        # would be read from the chunks for every match before the sort.
         sql = (
-            f"SELECT chunk_id, bm25(chunks_fts, {weights}) AS score, rowid "
+            f"SELECT rowid, bm25(chunks_fts, {weights}) AS score "
             "FROM chunks_fts WHERE chunks_fts MATCH ?"
         )
         args: list[Any] = [match]
         if paths is not None:
             sql += (
-                " AND chunk_id IN (SELECT id FROM chunks"
+                " AND rowid IN (SELECT rid FROM chunks"
                 " WHERE path IN (SELECT value FROM json_each(?)))"
             )
             args.append(json.dumps(paths))
@@ -89,11 +91,11 @@ class Fts:
         except sqlite3.OperationalError as err:
             log.debug("FTS query %r failed: %s", match, err)
             return []
-        path_of = self._chunks.paths_of(row[0] for row in rows)
+        chunk_of = self._chunks.of_rows(int(row[0]) for row in rows)
         return [
-            KeywordHit(cid, path_of[cid], -float(score), int(rowid))
-            for cid, score, rowid in rows
-            if cid in path_of
+            KeywordHit(*chunk_of[int(rowid)], -float(score), int(rowid))
+            for rowid, score in rows
+            if int(rowid) in chunk_of
         ]
 
     def snippets(self, match: str, rowids: Iterable[int]) -> dict[int, str]:
@@ -128,7 +130,7 @@ class Fts:
         """The text of up to `limit` chunks holding `term` (a term of the vocabulary)."""
         try:
             rows = self._db.reader().execute(
-                "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.chunk_id "
+                "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.rid = f.rowid "
                 "WHERE chunks_fts MATCH ? LIMIT ?",
                 ('"' + term.replace('"', '""') + '"', limit),
             )
