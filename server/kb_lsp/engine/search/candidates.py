@@ -209,7 +209,10 @@ def resolve(
     vector: np.ndarray | None,
 ) -> None:
     """The candidates' real chunk rows (one query per root; a chunk deleted since the
-    query ran leaves), exact cosines for the keyword-only ones, and both ranks."""
+    query ran leaves), every cosine from the vectors SQLite keeps, and both ranks.
+
+    A vector hit's cosine too: the index only proposes neighbours, so a server (Chroma's
+    float32 copy) and a one-shot process (exact, over the int8 cache) score a chunk alike."""
     for source in sources:
         ids = [cid for (root, cid) in candidates if root == source.root]
         rows = source.store.chunks.chunks_by_id(ids)
@@ -225,10 +228,8 @@ def resolve(
                 cand.has_vector = cand.vector_hit = False
                 cand.cosine = 0.0
         if vector is not None:
-            missing = [
-                c for (root, _), c in candidates.items() if root == source.root and not c.has_vector
-            ]
-            fill_cosines(source, missing, vector)
+            mine = [c for (root, _), c in candidates.items() if root == source.root]
+            fill_cosines(source, mine, vector)
     vector_order = [(c.cosine, key) for key, c in candidates.items() if c.vector_hit]
     kept = [(score, key) for score, key in keyword_order if key in candidates]
     for rank, (_, key) in enumerate(sorted(vector_order, key=lambda item: -item[0])):
