@@ -62,20 +62,22 @@ class VectorCache:
 
     def narrow_old_vectors(self) -> int:
         """Rewrite the float32 vectors a store made before int8 (once: the first opening by
-        a writer), then give the space back to the file system. Returns how many."""
-        if self._db.get_meta(_FORMAT) == _INT8:
-            return 0
+        a writer), then give the space back to the file system (and what the text's move
+        freed, `text_format`). Returns how many."""
+        narrowed = 0 if self._db.get_meta(_FORMAT) == _INT8 else self._narrow()
+        if narrowed or self._db.needs_compaction:
+            self._db.vacuum()
+            self._db.needs_compaction = False
+        return narrowed
+
+    def _narrow(self) -> int:
         width = 4 * self.dimension
+        select = "SELECT text_hash, embedding FROM vectors WHERE length(embedding) = ? LIMIT ?"
         narrowed = 0
         while True:
-            rows = (
-                self._db.reader()
-                .execute(
-                    "SELECT text_hash, embedding FROM vectors WHERE length(embedding) = ? LIMIT ?",
-                    (width, _BATCH),
-                )
-                .fetchall()
-            )
+            rows = self._db.reader().execute(select, (width, _BATCH)).fetchall()
+            if rows and not narrowed:
+                log.info("Storing the vectors of %s as int8 (once)", self._db.directory)
             with self._db.writer() as db:
                 db.executemany(
                     "UPDATE vectors SET embedding = ? WHERE text_hash = ?",
@@ -88,8 +90,4 @@ class VectorCache:
                     self._db.set_meta(db, _FORMAT, _INT8)
             narrowed += len(rows)
             if len(rows) < _BATCH:
-                break
-        if narrowed:
-            self._db.vacuum()
-            log.info("Stored the %d vectors of %s as int8 (once)", narrowed, self._db.directory)
-        return narrowed
+                return narrowed

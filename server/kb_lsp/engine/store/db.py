@@ -87,6 +87,7 @@ class Database:
         self.local = threading.local()  # per reader thread: its connection, its caches
         self._write_lock = threading.Lock()
         self.closed = False
+        self.needs_compaction = False
         # Every reader thread opens its own connection; close() closes them all.
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -95,8 +96,9 @@ class Database:
         if not self.read_only:
             self._write_db = self._connect()
             self._write_db.executescript(SCHEMA + metadata_tables.DDL)
-            if ensure(self._write_db):  # an older store's text moved over: compact it
-                self.vacuum()
+            # An older store's text moved over leaves space to give back; the vector cache
+            # (its next part to open) may narrow old vectors too, and compacts once for both.
+            self.needs_compaction = ensure(self._write_db)
 
     def _connect(self) -> sqlite3.Connection:
         # Autocommit mode: transactions are explicit (`writer`), never implied.
