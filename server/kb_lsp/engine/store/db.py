@@ -30,6 +30,8 @@ T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 
+# `files.title` and `files.words`, like a chunk's heading and text, are what FTS5 indexed
+# (`text_format.py`): they change only with a file's FTS rows, in `Chunks.write`.
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
