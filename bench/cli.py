@@ -11,7 +11,9 @@ query's words. With `--old` (the `server` folder of an older checkout, `git work
 Then the same `kb` rows again while an editor's server (this code's, over stdio) holds
 the index: this code's commands ask it over its local socket, the old code's open the
 index read-only beside it (`--no-server` skips these rounds). Medians, and each row's
-median against this code's (in the same rounds) and against rg's.
+median against this code's (in the same rounds) and against rg's. The `kb` commands
+run from compiled bytecode, as an installed package does (the untimed first round writes
+it under the store folder), even where `PYTHONDONTWRITEBYTECODE` is set.
 """
 
 from __future__ import annotations
@@ -78,8 +80,12 @@ def run(store: Path, old: Path | None, runs: int, server: bool) -> dict[str, Any
     if old is not None:
         codes["old code"] = old.resolve()
     jobs: dict[str, tuple[list[str], dict[str, str]]] = {}
+    # As an installed package runs: from compiled bytecode (the untimed first round
+    # writes it, outside the checkout), whatever PYTHONDONTWRITEBYTECODE says here.
+    compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    compiled["PYTHONPYCACHEPREFIX"] = str(store / "pycache")
     for code, folder in codes.items():
-        env = {**os.environ, "PYTHONPATH": str(folder)}
+        env = {**compiled, "PYTHONPATH": str(folder)}
         for name, args in commands(workspace, storage).items():
             jobs[f"{name} — {code}"] = ([sys.executable, "-c", KB, *args], env)
     # The floor of any command: the interpreter starting and stopping (site included).

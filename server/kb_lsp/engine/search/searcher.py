@@ -10,6 +10,7 @@ import numpy as np
 
 from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.metadata.filters import Node as FilterNode
+from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.search.candidates import (
     Candidate,
     FileScore,
@@ -184,35 +185,47 @@ class Searcher:
     ]:
         """The `k` best chunks by words and by meaning from each root, among the files
         the globs and the filter keep; the query's vector (None in keyword mode)."""
-        # The query is embedded while SQLite runs the keyword queries: both let go of the
-        # GIL, and on two cores the embedding (3-4 ms) then costs no time of its own.
-        # Keyword mode never embeds (nor loads the model for a one-shot search).
-        embedding = (
-            query_pool().submit(self.embedder.embed_query, query) if mode != "keyword" else None
+        allowed_by_root = {s.root: allowed_paths(s, paths, filter) for s in sources}
+        # The query is embedded and its nearest chunks found while SQLite runs the keyword
+        # queries on this thread: onnxruntime, Chroma's core and SQLite each let go of the
+        # GIL, so on two cores the vector side costs little time of its own. Keyword mode
+        # never embeds (nor loads the model for a one-shot search).
+        by_meaning = (
+            query_pool().submit(self._nearest, sources, query, k, allowed_by_root)
+            if mode != "keyword"
+            else None
         )
+        keyword_hits: dict[str, list[KeywordHit]] = {}
+        if mode in ("hybrid", "keyword"):
+            for source in sources:
+                allowed = allowed_by_root[source.root]
+                keyword_hits[source.root] = keyword_candidates(source, queries, k, allowed)
+        vector, vector_hits = by_meaning.result() if by_meaning is not None else (None, {})
         candidates: dict[tuple[str, str], Candidate] = {}
         keyword_order: list[tuple[float, tuple[str, str]]] = []
-        allowed_by_root: dict[str, list[str] | None] = {}
-        keyword_hits: dict[str, list[KeywordHit]] = {}
         for source in sources:
-            allowed = allowed_paths(source, paths, filter)
-            allowed_by_root[source.root] = allowed
-            if mode in ("hybrid", "keyword"):
-                keyword_hits[source.root] = keyword_candidates(source, queries, k, allowed)
-        vector = np.asarray(embedding.result(), dtype=np.float32) if embedding is not None else None
-        for source in sources:
-            allowed = allowed_by_root[source.root]
-            if vector is not None:
-                for hit in source.store.vector_search(vector, k, allowed):
-                    key = (source.root, hit.chunk_id)
-                    candidates.setdefault(key, Candidate(source, placeholder(hit.path)))
-                    candidates[key].cosine = hit.similarity
-                    candidates[key].has_vector = candidates[key].vector_hit = True
-                    candidates[key].vector_hash = hit.text_hash
-            if mode in ("hybrid", "keyword"):
-                for kw in keyword_hits[source.root]:
-                    key = (source.root, kw.chunk_id)
-                    candidates.setdefault(key, Candidate(source, placeholder(kw.path)))
-                    candidates[key].keyword_rowid = kw.rowid
-                    keyword_order.append((kw.bm25, key))
+            for hit in vector_hits.get(source.root, []):
+                key = (source.root, hit.chunk_id)
+                candidates.setdefault(key, Candidate(source, placeholder(hit.path)))
+                candidates[key].cosine = hit.similarity
+                candidates[key].has_vector = candidates[key].vector_hit = True
+                candidates[key].vector_hash = hit.text_hash
+            for kw in keyword_hits.get(source.root, []):
+                key = (source.root, kw.chunk_id)
+                candidates.setdefault(key, Candidate(source, placeholder(kw.path)))
+                candidates[key].keyword_rowid = kw.rowid
+                keyword_order.append((kw.bm25, key))
         return candidates, keyword_order, allowed_by_root, vector
+
+    def _nearest(
+        self,
+        sources: Sequence[SearchSource],
+        query: str,
+        k: int,
+        allowed_by_root: dict[str, list[str] | None],
+    ) -> tuple[np.ndarray, dict[str, list[VectorHit]]]:
+        """The query's vector and each root's `k` nearest chunks (on the query pool)."""
+        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        return vector, {
+            s.root: s.store.vector_search(vector, k, allowed_by_root[s.root]) for s in sources
+        }
