@@ -221,6 +221,7 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
       await frame.locator('#tab-search').click();
       await frame.locator('#query').fill('payments');
       await frame.locator('#query').press('Enter');
+      await frame.locator('#search-info', { hasText: 'for “payments”' }).waitFor();
       await frame.locator('#results li.hit').nth(7).waitFor();
       const before = await frame.locator('#results .hit-path').evaluateAll((els) => els.map((e) => e.getAttribute('title')));
 

@@ -107,6 +107,7 @@ describe('the panel in code-server: keys, filter errors, the sticky box, 170 px'
       await query.fill('payments modified>2026-10-01');
       await query.press('Enter');
       await error.waitFor({ state: 'hidden' });
+      await frame.locator('#search-info', { hasText: 'for “payments modified>2026-10-01”' }).waitFor();
     } catch (err) {
       await vs.shot('ux-failure-bad-filter.png').catch(() => undefined);
       throw err;
@@ -119,6 +120,8 @@ describe('the panel in code-server: keys, filter errors, the sticky box, 170 px'
       const query = frame.locator('#query');
       await query.fill('payments');
       await query.press('Enter');
+      // This query's list, not the one the last test left (it may have 9 rows too).
+      await frame.locator('#search-info', { hasText: 'for “payments”' }).waitFor();
       await frame.locator('#results li.hit').nth(8).waitFor();
       await query.focus();
       for (let i = 0; i < 9; i++) {
