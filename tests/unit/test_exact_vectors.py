@@ -12,13 +12,10 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import hashed_knowledge, indexed_example, open_store
 
-from kb_lsp.config import load_settings
-from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.storage import DATABASE, store_dir_for
-from kb_lsp.engine.store import Store
 
 QUERIES = [
     "Mexico payments cut-off",
@@ -28,38 +25,16 @@ QUERIES = [
 ]
 
 
-def _index(tmp_path: Path) -> tuple[Path, Path]:
-    workspace = copy_example_workspace(tmp_path / "workspace")
-    storage = tmp_path / "store"
-    kb = KnowledgeBase(
-        [workspace], load_settings().settings, embedder=HashingEmbedder(), storage=storage
-    )
-    kb.sync()
-    kb.close()
-    return workspace, storage
-
-
-def _open(workspace: Path, storage: Path, *, exact: bool) -> Store:
-    embedder = HashingEmbedder()
-    return Store(
-        store_dir_for(storage, workspace),
-        root=workspace,
-        embedder_identity=embedder.identity,
-        dimension=embedder.dimension,
-        exact_vectors=exact,
-    )
-
-
 def test_the_nearest_chunks_are_chromas(tmp_path: Path) -> None:
-    workspace, storage = _index(tmp_path)
+    workspace, storage = indexed_example(tmp_path)
     embedder = HashingEmbedder()
-    chroma = _open(workspace, storage, exact=False)
+    chroma = open_store(workspace, storage, exact=False)
     answers = {q: chroma.vector_search(embedder.embed_query(q), 8) for q in QUERIES}
     some_paths = sorted({hit.path for hit in answers[QUERIES[0]]})[:2]
     within = chroma.vector_search(embedder.embed_query(QUERIES[0]), 3, some_paths)
     chroma.close()
 
-    exact = _open(workspace, storage, exact=True)
+    exact = open_store(workspace, storage, exact=True)
     for query, expected in answers.items():
         got = exact.vector_search(embedder.embed_query(query), 8)
         assert expected, query
@@ -80,9 +55,9 @@ def test_the_nearest_chunks_are_chromas(tmp_path: Path) -> None:
 def test_it_follows_the_writers_commits_and_skips_chunks_without_a_vector(
     tmp_path: Path,
 ) -> None:
-    workspace, storage = _index(tmp_path)
+    workspace, storage = indexed_example(tmp_path)
     embedder = HashingEmbedder()
-    store = _open(workspace, storage, exact=True)
+    store = open_store(workspace, storage, exact=True)
     query = embedder.embed_query("zanzibar quokka migration")
     before = store.vector_search(query, 5)
     assert before and "notes/quokka.md" not in {h.path for h in before}
@@ -93,10 +68,8 @@ def test_it_follows_the_writers_commits_and_skips_chunks_without_a_vector(
     note.parent.mkdir(exist_ok=True)
     note.write_text("# Quokka\n\nThe zanzibar quokka migration plan.\n", encoding="utf-8")
     store.close()
-    writer = KnowledgeBase(
-        [workspace], load_settings().settings, embedder=HashingEmbedder(), storage=storage
-    )
-    reader = _open(workspace, storage, exact=True)
+    writer = hashed_knowledge(workspace, storage)
+    reader = open_store(workspace, storage, exact=True)
     assert reader.read_only
     writer.sync()
     after = reader.vector_search(query, 5)
@@ -114,7 +87,7 @@ def test_it_follows_the_writers_commits_and_skips_chunks_without_a_vector(
 
 
 def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
-    workspace, storage = _index(tmp_path)
+    workspace, storage = indexed_example(tmp_path)
     # In processes of their own: this one has imported chromadb long ago, and Chroma's
     # client in a process does not see what another process wrote after it opened.
     script = textwrap.dedent(

@@ -13,9 +13,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.conftest import copy_example_workspace
-from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import hashed_knowledge
 
-from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.storage import DATABASE, store_dir_for
 from kb_lsp.engine.store import FileRecord, NewChunk
@@ -99,12 +98,6 @@ VACUUM;
 QUERIES = ["Mexico payments cut-off", "incident", "glossary", "first week", "deploy"]
 
 
-def _kb(workspace: Path, storage: Path) -> KnowledgeBase:
-    return KnowledgeBase(
-        [workspace], load_settings().settings, embedder=HashingEmbedder(), storage=storage
-    )
-
-
 def _found(kb: KnowledgeBase) -> dict[str, list[tuple[str, str]]]:
     return {
         q: [(h.path, h.snippet) for h in kb.search(q, mode="keyword", limit=10)] for q in QUERIES
@@ -114,7 +107,7 @@ def _found(kb: KnowledgeBase) -> dict[str, list[tuple[str, str]]]:
 def test_a_store_made_before_is_moved_over_once_and_searches_alike(tmp_path: Path) -> None:
     workspace = copy_example_workspace(tmp_path / "workspace")
     storage = tmp_path / "store"
-    kb = _kb(workspace, storage)
+    kb = hashed_knowledge(workspace, storage)
     kb.sync()
     before = _found(kb)
     kb.close()
@@ -128,7 +121,7 @@ def test_a_store_made_before_is_moved_over_once_and_searches_alike(tmp_path: Pat
     old.close()
     old_size = database.stat().st_size
 
-    kb = _kb(workspace, storage)  # the writer's opening moves it over
+    kb = hashed_knowledge(workspace, storage)  # the writer's opening moves it over
     assert _found(kb) == before
     db = sqlite3.connect(database, isolation_level=None)
     db.execute(CHECK)
@@ -148,7 +141,7 @@ def test_a_store_made_before_is_moved_over_once_and_searches_alike(tmp_path: Pat
     kb.close()
 
     # Opened again: nothing to move; the index still matches the chunks.
-    kb = _kb(workspace, storage)
+    kb = hashed_knowledge(workspace, storage)
     assert [h.path for h in kb.search("zanzibar quokka", mode="keyword")] == ["glossary.md"]
     kb.close()
     db = sqlite3.connect(database, isolation_level=None)

@@ -12,14 +12,12 @@ from filelock import FileLock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from tests.conftest import copy_example_workspace
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import indexed_example, open_store
 
-from kb_lsp.config import load_settings
-from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK, store_dir_for
-from kb_lsp.engine.store import Store, vector_codec
+from kb_lsp.engine.store import vector_codec
 
 DIMENSION = 384
 
@@ -65,32 +63,10 @@ def test_other_dimensions_are_not_read() -> None:
     assert vector_codec.decode(_unit(1).tobytes(), 768) is None
 
 
-def _index(tmp_path: Path) -> tuple[Path, Path]:
-    workspace = copy_example_workspace(tmp_path / "workspace")
-    storage = tmp_path / "store"
-    kb = KnowledgeBase(
-        [workspace], load_settings().settings, embedder=HashingEmbedder(), storage=storage
-    )
-    kb.sync()
-    kb.close()
-    return workspace, storage
-
-
-def _open(workspace: Path, storage: Path) -> Store:
-    embedder = HashingEmbedder()
-    return Store(
-        store_dir_for(storage, workspace),
-        root=workspace,
-        embedder_identity=embedder.identity,
-        dimension=embedder.dimension,
-        exact_vectors=True,
-    )
-
-
 def test_a_store_made_with_float32_vectors_is_narrowed_once_and_searches_alike(
     tmp_path: Path,
 ) -> None:
-    workspace, storage = _index(tmp_path)
+    workspace, storage = indexed_example(tmp_path)
     database = store_dir_for(storage, workspace) / DATABASE
     embedder = HashingEmbedder()
     queries = ["Mexico payments cut-off", "production is down", "glossary", "first week"]
@@ -123,7 +99,7 @@ def test_a_store_made_with_float32_vectors_is_narrowed_once_and_searches_alike(
     reader_before = {q: [h.chunk_id for h in _search(workspace, storage, q)] for q in queries}
     size_before = database.stat().st_size
 
-    store = _open(workspace, storage)  # the writer's opening narrows them
+    store = open_store(workspace, storage, exact=True)  # the writer's opening narrows them
     after = {
         q: [h.chunk_id for h in store.vector_search(embedder.embed_query(q), 5)] for q in queries
     }
@@ -141,7 +117,7 @@ def test_a_store_made_with_float32_vectors_is_narrowed_once_and_searches_alike(
     assert all(after.values())
 
     # Opened again: nothing left to narrow, and the cache still serves each vector.
-    again = _open(workspace, storage)
+    again = open_store(workspace, storage, exact=True)
     assert again.cache.narrow_old_vectors() == 0
     got = again.cache.get(exact)
     assert set(got) == set(exact)
@@ -157,7 +133,7 @@ def _search(workspace: Path, storage: Path, query: str) -> list[VectorHit]:
     lock = FileLock(str(store_dir_for(storage, workspace) / WRITER_LOCK))
     lock.acquire()
     try:
-        reader = _open(workspace, storage)
+        reader = open_store(workspace, storage, exact=True)
         assert reader.read_only
         hits = reader.vector_search(HashingEmbedder().embed_query(query), 5)
         reader.close()
