@@ -202,11 +202,6 @@ class Chunks:
         rows = self._db.select_in("SELECT rid, id, path FROM chunks WHERE rid IN ({marks})", rids)
         return {int(rid): (str(cid), str(path)) for rid, cid, path in rows}
 
-    def paths_of(self, ids: Iterable[str]) -> dict[str, str]:
-        """chunk id -> its file's path, for the ids SQLite holds."""
-        rows = self._db.select_in("SELECT id, path FROM chunks WHERE id IN ({marks})", ids)
-        return {str(cid): str(path) for cid, path in rows}
-
     def indexed(self, ids: Iterable[str] | None = None) -> dict[str, IndexedChunk]:
         """chunk id -> its path, text hash and whether its file is complete: of `ids`, or
         of every chunk (None)."""
