@@ -46,7 +46,7 @@ from bench import corpora
 from bench.index import file_chunks
 from bench.report import table, write_json
 from kb_lsp.config import load_settings
-from kb_lsp.engine.embed import inference
+from kb_lsp.engine.embed import inference, quantize
 from kb_lsp.engine.embed.minilm import MAX_BATCH_TOKENS, MiniLMEmbedder, token_batches
 from kb_lsp.engine.knowledge import model_cache
 
@@ -55,7 +55,6 @@ LAYERS, HIDDEN, FFN = 6, 384, 1536
 SHAPES = (("qkvo", HIDDEN, HIDDEN, 4), ("ffn_in", HIDDEN, FFN, 1), ("ffn_out", FFN, HIDDEN, 1))
 ROWS = MAX_BATCH_TOKENS  # a full batch: the biggest GEMMs the embedder asks for
 PATHS = ("int8", "float")
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8")
 
 
 @dataclass(frozen=True)
@@ -95,20 +94,21 @@ def gemm_work(ids: list[list[int]], batch_size: int) -> Work:
 
 
 def cpu_facts() -> dict[str, Any]:
-    """The first CPU's name, family/model (AMD family 26 is Zen 5), MHz and SIMD flags."""
+    """The first CPU's name, family/model (AMD family 26 is Zen 5), MHz, and its kind as
+    the int8 copy is keyed by it (`quantize.cpu_signature`: the int8/vector instruction
+    sets it has)."""
     text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     fields: dict[str, str] = {}
     for line in text.split("\n\n")[0].splitlines():
         key, _, value = line.partition(":")
         fields[key.strip()] = value.strip()
-    flags = set(fields.get("flags", "").split())
     return {
         "model": fields.get("model name", ""),
         "family": fields.get("cpu family", ""),
         "model_id": fields.get("model", ""),
         "mhz": fields.get("cpu MHz", ""),
         "cores": os.cpu_count(),
-        "flags": {flag: flag in flags for flag in CPU_FLAGS},
+        "kind": quantize.cpu_signature(),
     }
 
 
@@ -311,10 +311,9 @@ def report(work: Work, threads: list[int], measured: dict[str, Any]) -> dict[str
 
 
 def print_work(work: Work, cpu: dict[str, Any]) -> None:
-    flags = ", ".join(f"{flag} {'yes' if has else 'no'}" for flag, has in cpu["flags"].items())
     print(
         f"CPU: {cpu['model']} (family {cpu['family']}, model {cpu['model_id']}, "
-        f"{cpu['mhz']} MHz), {cpu['cores']} cores; {flags}"
+        f"{cpu['mhz']} MHz), {cpu['cores']} cores; kind {cpu['kind']}"
     )
     print(
         f"{work.chunks} chunks in {work.batches} batches: {work.real_tokens} tokens, "
