@@ -44,6 +44,19 @@ if [ ! -s "$ARCHIVE" ]; then
   rm -rf "$staging"
 fi
 
+# code-server's argon2 has no prebuilt binary reachable here, so node-gyp builds it and
+# needs Node's headers; without `nodedir` it downloads them from nodejs.org, which this
+# network refuses. Point it at the installed Node's own headers rather than relying on a
+# user's ~/.npmrc (CI and a fresh machine have an empty HOME).
+if [ -z "${npm_config_nodedir:-}" ]; then
+  node_prefix="$(dirname "$(dirname "$(node -p 'process.execPath')")")"
+  if [ -f "$node_prefix/include/node/node.h" ]; then
+    export npm_config_nodedir="$node_prefix"
+  else
+    echo "Node's headers are missing ($node_prefix/include/node): install them (Debian: libnode-dev) or set npm_config_nodedir" >&2
+  fi
+fi
+
 mkdir -p "$DEST"
 cd "$DEST"
 [ -f package.json ] || echo '{"name":"kb-lsp-code-server","private":true}' > package.json
