@@ -113,9 +113,13 @@ def test_a_search_makes_the_same_round_trips_for_5_hits_and_for_50(
     assert few_hits == 5
     assert many_hits >= 50, "the test needs a query with many hits"
     assert len(few) <= BOUND and len(many) <= BOUND, (len(few), len(many))
-    # No read is repeated per hit or per file: each kind of statement runs at most twice
-    # (cached vectors: the keyword-only candidates' and the cards').
+    # No read is repeated per hit or per file: each kind of statement runs at most twice,
+    # cached vectors three times (the candidates', the cards', and the first chunks of
+    # files whose first chunk was no candidate: with Chroma's approximate neighbours
+    # among 80 near-identical notes, whether that read is needed varies from run to run).
     shapes = collections.Counter(statement.split(" IN ", 1)[0] for statement in many)
+    vectors = shapes.pop("SELECT text_hash, embedding FROM vectors WHERE text_hash", 0)
+    assert 1 <= vectors <= 3, vectors
     assert max(shapes.values()) <= 2, shapes.most_common(3)
 
 
