@@ -111,7 +111,8 @@ async def test_tools_have_descriptions_and_schemas(kb: Kb, setup: Setup) -> None
     ]:
         output = tools[name].output_schema
         assert output is not None
-        assert set(output["properties"]) == set(model.model_json_schema(by_alias=True)["properties"])
+        wire = model.model_json_schema(by_alias=True)["properties"]
+        assert set(output["properties"]) == set(wire), name
 
 
 async def test_schemas_are_self_contained_draft_07(kb: Kb, setup: Setup) -> None:
