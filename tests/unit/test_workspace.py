@@ -8,7 +8,7 @@ making the OS call raise `PermissionError` (monkeypatched).
 
 from __future__ import annotations
 
-import json
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -270,27 +270,28 @@ def _unreadable(root: Path) -> dict[str, Any]:
     }
 
 
+def _read_as_nobody(root: Path, answers: Any) -> None:
+    """In the forked child: give up root, then read."""
+    try:
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+        answers.put({"seen": _unreadable(root)})
+    except BaseException as err:  # the parent reports it
+        answers.put({"error": repr(err)})
+
+
 def _as_nobody(root: Path) -> dict[str, Any]:
     """`_unreadable(root)` in a forked child that gave up root (everything it runs is
     imported already: it may not read this interpreter's own files)."""
     for path in [root, *root.rglob("*")]:
         os.chown(path, NOBODY, NOBODY)
     _unreadable(root)  # as root: warms every lazy import before the fork
-    read, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            answer: dict[str, Any] = {"seen": _unreadable(root)}
-        except BaseException as err:
-            answer = {"error": repr(err)}
-        os.write(write_end, json.dumps(answer).encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read) as pipe:
-        answer = json.loads(pipe.read())
-    os.waitpid(pid, 0)
+    fork = multiprocessing.get_context("fork")
+    answers = fork.SimpleQueue()
+    child = fork.Process(target=_read_as_nobody, args=(root, answers))
+    child.start()
+    answer = answers.get()
+    child.join()
     assert "seen" in answer, answer
     return dict(answer["seen"])
 
