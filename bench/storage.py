@@ -61,6 +61,12 @@ def removal_times(db: sqlite3.Connection, files: int) -> list[float]:
     return times
 
 
+def _collection_relative(path: Path) -> str:
+    """A Chroma file's name, its collection's folder (a UUID) said as such."""
+    parts = path.parts
+    return "/".join(("(HNSW)", *parts[1:])) if len(parts) > 1 else parts[0]
+
+
 def measure(store: Path, workspace: Path, files: int) -> dict[str, Any]:
     database = next(store.rglob("kb.sqlite3"))
     chroma = database.parent / "chroma"
@@ -74,7 +80,9 @@ def measure(store: Path, workspace: Path, files: int) -> dict[str, Any]:
     finally:
         db.close()
     chroma_files = {
-        str(p.relative_to(chroma)): p.stat().st_size for p in chroma.rglob("*") if p.is_file()
+        _collection_relative(p.relative_to(chroma)): p.stat().st_size
+        for p in chroma.rglob("*")
+        if p.is_file()
     }
     return {
         "chunks": chunks,
