@@ -40,6 +40,7 @@ BENCHMARKS = {
     "extract": "bench.extract",
     "gemm": "bench.gemm_bound",
     "stages": "bench.stages",
+    "storage": "bench.storage",
 }
 
 

@@ -1,8 +1,10 @@
 """Answer quality of `kb/ask` in grounded mode on the FastAPI docs.
 
-    python -m bench ask [--backend scripted|smollm2|both|server] [--n 20] [--store DIR]
-        [--provider ollama|openai --base-url URL --model NAME] [--max-tokens N]
+    python -m bench ask [--backend scripted|smollm2|both|server] [--n 20 | --questions 21-54]
+        [--store DIR] [--provider ollama|openai --base-url URL --model NAME] [--max-tokens N]
+        [--changelog-weight W] [--relative-cut C]
     python -m bench ask --judge RESULTS.json   # the check on a saved run's answers
+    python -m bench ask --heldout-from RESULTS.json   # its answers, to label by hand
 
 The first `--n` questions of `bench/queries/fastapi.json` (each with the files that answer
 it) are asked through the real `Agent` in grounded mode (`kb.llm.mode = grounded`: the
@@ -22,11 +24,11 @@ Backends:
   http://127.0.0.1:8080/v1` for llama-server, LM Studio, vLLM… The bench runs unchanged.
 
 Per backend: the share of answers the grounding check (`engine/agent/grounding.py`)
-finds supported by the passages they cite (`answers (check)`), with how the check does on
-its hand-labelled set (`tests/unit/data/grounding_cases.json`: share classified as
-labelled); answers that say the notes do not answer (`declined`) and best-passage answers
-without a model (`fallback`) counted apart; the share of answers citing a passage of a
-file that answers the question; the share of answers that cite anything (`cite
+finds supported by the passages they cite (`answers (check)`), with how the check agrees
+with a person (`bench/grounding_heldout.py`): on its development cases, and on held-out
+real answers labelled by hand; answers that say the notes do not answer (`declined`)
+and best-passage answers without a model (`fallback`) counted apart; the share of answers
+citing a passage of a file that answers the question; the share of answers that cite anything (`cite
 anything`, the old "grounded"); citation validity (a cited number is
 one of the passages given, and its source's lines hold exactly the text the model was
 shown); how often a passage of an answering file was given at all (the ceiling for the
@@ -60,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import grounding_heldout
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
@@ -84,7 +87,6 @@ _PASSAGE = re.compile(
 _OLD_PASSAGE = re.compile(
     r"^\[(\d+)\] (\S+) \(lines \d+-\d+\)[^\n]*\n<passage>\n(.*?)\n</passage>", re.S | re.M
 )
-LABELLED = Path(__file__).resolve().parents[1] / "tests" / "unit" / "data" / "grounding_cases.json"
 
 
 @dataclass(frozen=True)
@@ -97,19 +99,6 @@ class Given:
 def given_passages(prompt: str) -> list[Given]:
     found = _PASSAGE.findall(prompt) or _OLD_PASSAGE.findall(prompt)
     return [Given(int(n), path, text) for n, path, text in found]
-
-
-def labelled_agreement() -> float:
-    """The share of the hand-labelled answers the check classifies as labelled."""
-    cases = json.loads(LABELLED.read_text(encoding="utf-8"))
-    right = 0
-    for case in cases:
-        passages = [Given(p["n"], p["path"], p["text"]) for p in case["passages"]]
-        verdict = judge(
-            case["answer"], passages, question=case["question"], fallback=case["fallback"]
-        )
-        right += verdict.label == case["label"]
-    return right / len(cases)
 
 
 def verdict_of(row: dict[str, Any]) -> str:
@@ -298,10 +287,37 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def chosen(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The questions asked: the first `--n`, or `--questions FIRST-LAST` (1-based, both
+    included: 21-54 are the ones no development of the check or of grounded mode read)."""
+    questions: list[dict[str, Any]] = load_queries()["questions"]
+    if args.questions:
+        first, _, last = args.questions.partition("-")
+        return questions[int(first) - 1 : int(last or first)]
+    return questions[: args.n]
+
+
+def passage_variant(args: argparse.Namespace) -> dict[str, float]:
+    """Grounded mode's two passage constants for this run (`engine/agent/grounded.py`,
+    read at each ask): `--changelog-weight` and `--relative-cut` (0: none), so a variant
+    is a command, not an edited module."""
+    if args.changelog_weight is not None:
+        grounded.CHANGELOG_WEIGHT = args.changelog_weight
+    if args.relative_cut is not None:
+        grounded.GRADE_RELATIVE = args.relative_cut
+    return {"changelog_weight": grounded.CHANGELOG_WEIGHT, "relative_cut": grounded.GRADE_RELATIVE}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    questions = load_queries()["questions"][: args.n]
+    questions = chosen(args)
     backends = ["scripted", "smollm2"] if args.backend == "both" else [args.backend]
-    out: dict[str, Any] = {"n": len(questions), "max_tokens": args.max_tokens, "backends": {}}
+    out: dict[str, Any] = {
+        "n": len(questions),
+        "questions": args.questions or f"1-{len(questions)}",
+        "max_tokens": args.max_tokens,
+        "passages": passage_variant(args),
+        "backends": {},
+    }
     with tempfile.TemporaryDirectory(prefix="kb-bench-ask-") as tmp:
         kb, _, seconds = build(args.store or Path(tmp))
         out["index_seconds"] = seconds
@@ -329,7 +345,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     )
         finally:
             kb.close()
-    report(out, f"Grounded answers, {len(questions)} fastapi questions")
+    which = f"questions {args.questions}" if args.questions else f"{len(questions)}"
+    report(out, f"Grounded answers, {which} fastapi questions")
     return out
 
 
@@ -393,9 +410,7 @@ def report(out: dict[str, Any], title: str) -> None:
                 f"{m['evidence_colon']}; with Markdown or HTML {m['evidence_markup']}"
             )
         print(f"{name}: prompts with a changelog passage {m.get('changelog_given', 0):.2f}")
-    agreement = labelled_agreement()
-    out["labelled_agreement"] = agreement
-    print(f"the check on its hand-labelled set: {agreement:.2f} classified as labelled")
+    grounding_heldout.report(out)  # the check's agreement: development and held-out cases
 
 
 def judge_saved(path: Path) -> dict[str, Any]:
@@ -413,16 +428,31 @@ def main(argv: list[str]) -> None:
         "--backend", choices=["scripted", "smollm2", "both", "server"], default="both"
     )
     parser.add_argument("--n", type=int, default=20, help="questions (default 20)")
+    parser.add_argument(
+        "--questions", metavar="FIRST-LAST", help="these questions of the set instead (1-based)"
+    )
     parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
     parser.add_argument("--max-tokens", type=int, default=256, help="kb.llm.maxTokens")
     parser.add_argument("--context", type=int, default=4096, help="the smollm2 server's context")
     parser.add_argument("--provider", choices=["ollama", "openai"], default="ollama")
     parser.add_argument("--base-url", default="http://127.0.0.1:11434", help="kb.llm.baseUrl")
     parser.add_argument("--model", help="kb.llm.model")
+    parser.add_argument(
+        "--changelog-weight", type=float, help="grounded.CHANGELOG_WEIGHT for this run"
+    )
+    parser.add_argument(
+        "--relative-cut", type=float, help="grounded.GRADE_RELATIVE for this run (0: no cut)"
+    )
     parser.add_argument("--judge", type=Path, help="judge a saved run's answers, run nothing")
+    parser.add_argument(
+        "--heldout-from", type=Path, help="a saved run's answers as cases to label, run nothing"
+    )
     args = parser.parse_args(argv)
     if args.judge:
         judge_saved(args.judge)
+        return
+    if args.heldout_from:
+        grounding_heldout.unlabelled(args.heldout_from)
         return
     started = time.perf_counter()
     data = run(args)

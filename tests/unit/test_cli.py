@@ -106,9 +106,9 @@ def test_index_says_how_long_it_took_and_takes_the_workspace_as_w(
     indexed = run("index", "-w", str(workspace), storage=storage, **HASHED)
     assert indexed.returncode == 0, indexed.stderr
     summary = next(line for line in indexed.stderr.splitlines() if line.startswith("Indexed "))
-    seconds = re.fullmatch(r"Indexed 14 changed files, .* reused \((\d+\.\d)s\)", summary)
-    assert seconds is not None, summary
-    assert float(seconds.group(1)) > 0  # measured: the sync took some time (it said 0.0s)
+    # The sync's own time, to a tenth of a second (0.0s on a machine that indexes 14
+    # files in under 50 ms; that it is measured at all: test_indexer's cold sync).
+    assert re.fullmatch(r"Indexed 14 changed files, .* reused \(\d+\.\ds\)", summary), summary
     # The positional PATH still works, alone or naming the same folder as -w.
     again = run("index", str(workspace), "-w", str(workspace), storage=storage, **HASHED)
     assert again.returncode == 0, again.stderr
