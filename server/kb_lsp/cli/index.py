@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import EXIT_ERROR, CliError, _runtime, _sync, _workspace
 from kb_lsp.cli.output import print_result
+from kb_lsp.terminal.text import out
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -30,6 +31,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.json:
         print_result("index", status)
     else:
-        print(f"{status.files} files, {status.chunks} chunks in {status.store}")
+        out(f"{status.files} files, {status.chunks} chunks in {status.store}")
     # The local index is complete; a team index is not (a script that fills it must know).
     return EXIT_ERROR if report is not None and report.team_error else 0
