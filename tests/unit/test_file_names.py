@@ -90,9 +90,7 @@ def names_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, K
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=NAMES)
-def test_any_byte_string_as_a_file_name(
-    names_kb: tuple[Path, KnowledgeBase], name: bytes
-) -> None:
+def test_any_byte_string_as_a_file_name(names_kb: tuple[Path, KnowledgeBase], name: bytes) -> None:
     """Indexing never fails; the good file stays searchable; a name that is not text is
     listed with its reason, one that is text is indexed and found by its words."""
     workspace, kb = names_kb

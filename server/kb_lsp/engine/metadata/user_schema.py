@@ -30,9 +30,11 @@ from typing import Any, Literal
 
 from kb_lsp.engine.metadata.filters import BUILTIN_FIELDS
 from kb_lsp.errors import InvalidInput
+from kb_lsp.json_bounds import JsonRefused, load_json
 
 SCHEMA_FILE = ".kb/schema.json"
 MAX_SCHEMA_BYTES = 256 * 1024
+MAX_SCHEMA_DEPTH = 16  # a schema of this subset nests 4 deep
 MAX_FIELDS = 64
 MAX_ENUM = 200
 # A field's name is what the filter language reads (`counterparty:"Acme"`).
@@ -101,13 +103,9 @@ def _property(spec: FieldSpec) -> dict[str, Any]:
 def parse_schema(text: str, source: str) -> UserSchema:
     """The schema in `text` (the contents of `source`); raises `SchemaError`."""
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SchemaError(
-            f"{source}: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
-        ) from None
-    except RecursionError:
-        raise SchemaError(f"{source}: nested too deeply to be a schema") from None
+        raw = load_json(text, source, max_bytes=MAX_SCHEMA_BYTES, depth=MAX_SCHEMA_DEPTH)
+    except JsonRefused as err:
+        raise SchemaError(str(err)) from None
     if not isinstance(raw, dict):
         raise SchemaError(
             f'{source}: a schema is a JSON object, {{"type": "object", "properties": {{…}}}}; '
