@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_lsp.engine.llm.config import UNNAMED_MODEL, LlmConfig
+from kb_lsp.engine.private import refusal
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
     storage = default_storage(settings)
     store = store_dir_for(storage, folder)
     database = store / DATABASE
-    if not database.is_file():
-        return None
+    if not database.is_file() or refusal(store) is not None:
+        return None  # none yet, or not this user's (opening the store says so)
     try:
         db = sqlite3.connect(database, timeout=30.0)
     except sqlite3.Error:
