@@ -92,8 +92,26 @@ def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
         if read_only
         else None,
         "vectorsReady": min(1.0, int(complete) / int(written)) if written else 1.0,
-        "metadata": metadata,
+        "metadata": _with_schema(folder, settings, metadata, files),
     }
+
+
+def _with_schema(
+    folder: Path, settings: Settings, metadata: dict[str, Any] | None, files: int
+) -> dict[str, Any] | None:
+    """The extraction's progress, with why it cannot run when the schema is broken (as
+    the server's status says it). The schema's reader loads only where there is one."""
+    setting = settings.metadata.schema_file
+    if not setting and not os.path.lexists(folder / ".kb" / "schema.json"):
+        return metadata
+    from kb_lsp.engine.metadata.user_schema import SchemaError, load_schema
+
+    try:
+        load_schema(folder, settings.metadata.schema_file)
+    except SchemaError as err:
+        shown = metadata or {"model": None, "extracted": 0, "total": files}
+        return {**shown, "message": f"metadata extraction skipped: {err}"}
+    return metadata
 
 
 def _metadata(db: sqlite3.Connection, files: int) -> dict[str, Any] | None:

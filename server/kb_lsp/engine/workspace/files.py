@@ -50,10 +50,13 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from kb_lsp.config import Settings
 from kb_lsp.engine.workspace.names import NOT_TEXT, escaped, is_text
 from kb_lsp.globs import GlobList, GlobRefused
+
+if TYPE_CHECKING:
+    from kb_lsp.config import Settings
 
 try:
     import fcntl
