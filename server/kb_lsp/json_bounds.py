@@ -63,6 +63,7 @@ def _no_constant(name: str) -> Any:
 def max_depth(body: bytes) -> int:
     """How deep arrays and objects nest in `body` (strings left out), at C speed."""
     import numpy as np  # only for a body with many brackets: `kb status` never loads it
+
     brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
     deepest = level = 0
     step = 1 << 20
