@@ -118,7 +118,7 @@ def printed(text: str) -> tuple[str, str]:
     whole, a message of its own."""
     stdout, stderr = io.StringIO(), io.StringIO()
     with redirect_stdout(stdout), redirect_stderr(stderr):
-        out(format_wire_hits([hit(1, text), hit(2, text)]))
+        out(format_wire_hits([hit(1, text), hit(2, text)], visible))
         show_status(Path("/w"), status_with(text))
         out(format_schema(schema_with(text)))
         printer = AnswerPrinter()
@@ -139,7 +139,7 @@ def test_any_text_the_command_line_prints_has_no_raw_control_character(text: str
 def test_a_field_never_makes_a_line_of_its_own(text: str) -> None:
     """Two lines a hit; the status as many lines as with plain text, whatever the text
     holds (a newline in a file name once forged a result line)."""
-    listing = format_wire_hits([hit(1, text), hit(2, text)])
+    listing = format_wire_hits([hit(1, text), hit(2, text)], visible)
     assert len(visible(listing, lines=True).split("\n")) == 4
 
     def status_lines(text: str) -> int:
