@@ -22,6 +22,9 @@ The script is a list of turns, one per `/api/chat` call, each one of:
 * `answer("text", thinking="…")` — a streamed text answer;
 * `call("tool_name", arg=value, …)` or `calls(("a", {...}), ("b", {...}))` — tool calls;
 * `error(500, "message")` — an HTTP error with Ollama's `{"error": …}` body;
+* `Turn(content=…, endless=True)` — the content streamed again and again until the client
+  hangs up (a server that ignores the token limit); `hung_up` is set when a client left
+  in the middle of a stream;
 * `stall(after_chunks=2)` — sends some chunks, then goes silent until the server is closed
   or `release()` is called (for timeout and cancellation tests; `stalled` is an event set
   when a stall begins, so a test can wait for it instead of sleeping);
@@ -78,6 +81,9 @@ class Turn:
     stream_error: str | None = None  # sent as an {"error": …} line after the content
     delay: float = 0.0  # seconds before the first byte (a slow model)
     stall_after: int | None = None  # chunks sent before going silent; None: no stall
+    # The content sent again and again, never the end, until the client goes away (or
+    # `release()`): a server that ignores the token limit.
+    endless: bool = False
     chunk_chars: int = 6  # content is streamed in pieces of this size
     prompt_eval_count: int | None = None  # default: a count derived from the request
     eval_count: int | None = None
@@ -145,6 +151,7 @@ class ScriptedOllama:
         self.requests: list[Recorded] = []
         self.errors: list[str] = []
         self.stalled = threading.Event()  # set when a stall turn goes silent
+        self.hung_up = threading.Event()  # set when a client left in the middle of a stream
         self._script = list(script)
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -382,6 +389,11 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
                     self._chunk(
                         {"model": model, "created_at": _now(), "message": piece, "done": False}
                     )
+                while turn.endless and not owner.released:
+                    for piece in pieces:
+                        self._chunk(
+                            {"model": model, "created_at": _now(), "message": piece, "done": False}
+                        )
                 if turn.stream_error is not None:
                     self._chunk({"error": turn.stream_error})
                     self._end_chunks()
@@ -394,7 +406,7 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
                 self._end_chunks()
             except (BrokenPipeError, ConnectionResetError):
                 # The client went away (a cancelled request): nothing more to send.
-                pass
+                owner.hung_up.set()
 
     return Handler
 

@@ -11,7 +11,8 @@ llama.cpp's llama-server speaks:
 * `GET /health`;
 * `POST /v1/chat/completions` — the next turn, streamed as SSE (`data: {chunk}` …
   `data: [DONE]`): `reasoning_content` pieces, `content` pieces, tool calls as fragments
-  keyed by `index` (the name first, the JSON arguments in pieces), a last chunk with
+  keyed by `index` (the name first, the JSON arguments in pieces; a call's
+  `raw_arguments` are sent as written, JSON or not), a last chunk with
   `finish_reason`, then a `usage` chunk when `stream_options.include_usage` is set; or one
   JSON object when `"stream": false`. Errors as `{"error": {"code", "message", "type"}}`;
 * Ollama's routes (`/api/chat`, `/api/tags`, `/api/show`) — 404 "File Not Found", as a
@@ -209,6 +210,9 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                     if turn.stall_after is not None and index == turn.stall_after:
                         break
                     self._event(chunk(delta))
+                while turn.endless and not owner.released:
+                    for delta in deltas:
+                        self._event(chunk(delta))
                 if turn.stream_error is not None:
                     self._event({"error": {"code": 500, "message": turn.stream_error}})
                     self._end_chunks()
@@ -230,7 +234,7 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._event("[DONE]")
                 self._end_chunks()
             except (BrokenPipeError, ConnectionResetError):
-                pass
+                owner.hung_up.set()
 
     return Handler
 
@@ -245,7 +249,7 @@ def _deltas(turn: Turn) -> list[dict[str, Any]]:
         out.append({"content": turn.content[start : start + size]})
     for index, spec in enumerate(turn.tool_calls):
         name = spec.get("name") or spec.get("function", {}).get("name")
-        arguments = json.dumps(
+        arguments = spec.get("raw_arguments") or json.dumps(
             spec.get("arguments") or spec.get("function", {}).get("arguments") or {}
         )
         out.append(

@@ -45,13 +45,16 @@ from kb_lsp.engine.llm.errors import (
     WrongApi,
 )
 from kb_lsp.engine.llm.shapes import Capabilities, Message
-from kb_lsp.engine.llm.stream import Piece, Stream
+from kb_lsp.engine.llm.stream import LineTooLong, Piece, Stream, lines
+from kb_lsp.json_bounds import load_json
 
 log = logging.getLogger(__name__)
 
 LABEL = "The OpenAI-compatible server"
 # Keys under which OpenAI-compatible servers report a model's context size in /models.
 _CONTEXT_KEYS = ("max_model_len", "context_length", "max_context_length", "n_ctx")
+# One line of the stream (a chunk: a token, a tool call's fragment) is far smaller.
+MAX_LINE = 1024 * 1024
 
 
 class HttpStatusError(Exception):
@@ -90,7 +93,7 @@ class OpenAIChat(ChatModel):
             try:
                 response = http.get(f"{self.host}/models")
                 _raise_for_status(response, "/models")
-                listing = response.json()
+                listing = load_json(response.content, "/models")
             except (httpx.HTTPError, HttpStatusError, ValueError) as err:
                 raise self._translate(err) from err
             models = [m for m in listing.get("data") or [] if isinstance(m, dict)]
@@ -163,7 +166,7 @@ class OpenAIChat(ChatModel):
                 if response.status_code != 200:
                     response.read()
                     _raise_for_status(response, "/chat/completions")
-                for line in response.iter_lines():
+                for line in lines(response.iter_bytes(), MAX_LINE):
                     if not line.startswith("data:"):
                         continue  # SSE comments, event names, keep-alives
                     data = line[len("data:") :].strip()
@@ -171,7 +174,7 @@ class OpenAIChat(ChatModel):
                         return
                     if not data:
                         continue
-                    yield _piece(json.loads(data))
+                    yield _piece(load_json(data, "a chunk of the stream", max_bytes=MAX_LINE))
 
         return Stream(pieces(), http.close, http.close)
 
@@ -193,6 +196,8 @@ class OpenAIChat(ChatModel):
             return LlmTimeout(self.timeout_error().message, host=host, model=model)
         if isinstance(err, HttpStatusError):
             return self._status_error(err)
+        if isinstance(err, LineTooLong):
+            return LlmError(f"{LABEL} at {host} sent {err}: not a reply", host=host, model=model)
         if isinstance(err, (ValueError, KeyError, TypeError)):
             return WrongApi(
                 f"{LABEL} at {host} sent something that is not the OpenAI API ({err}): "
@@ -272,7 +277,7 @@ def _props(http: httpx.Client, root: str) -> dict[str, Any] | None:
         response = http.get(f"{root}/props")
         if response.status_code != 200:
             return None
-        props = response.json()
+        props = load_json(response.content, "/props")
     except (httpx.HTTPError, ValueError):
         return None
     return props if isinstance(props, dict) else None
