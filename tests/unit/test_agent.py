@@ -273,10 +273,16 @@ def test_n_param_out_of_range(kb: KnowledgeBase, ollama: ScriptedOllama) -> None
 
 
 def test_ambiguous_file_reference_asks_which_then_continues(
-    kb: KnowledgeBase, ollama: ScriptedOllama
+    kb: KnowledgeBase, ollama: ScriptedOllama, workspace: Path
 ) -> None:
+    # Two files named budget_brief.md: the name is explicit, and which one is meant is not.
+    (workspace / "archive").mkdir()
+    (workspace / "archive" / "budget_brief.md").write_text(
+        "# Brief: 2026 treasury budget\n\nHeadcount stayed at 6.\n", encoding="utf-8"
+    )
+    kb.sync()
     agent = make_agent(kb, ollama.url)
-    outcome, steps = ask(agent, "summarize my brief")
+    outcome, steps = ask(agent, "summarize budget_brief.md")
     response = outcome.response
 
     assert response.stop == "clarify"
@@ -284,17 +290,17 @@ def test_ambiguous_file_reference_asks_which_then_continues(
     assert ollama.chat_requests == []
     assert outcome.numbered is not None
     assert [h.path for h in outcome.numbered] == [
+        "archive/budget_brief.md",
         "projects/budget_brief.md",
-        "projects/policy_brief.md",
     ]
-    assert "1. `projects/budget_brief.md`" in response.answer
-    assert "2. `projects/policy_brief.md`" in response.answer
+    assert "1. `archive/budget_brief.md`" in response.answer
+    assert "2. `projects/budget_brief.md`" in response.answer
     assert [s.n for s in response.sources] == [1, 2]
 
     # The reply picks from the candidates and the original request goes on.
     def summary(request: dict[str, Any]) -> Turn:
-        assert "payment approval policy" in request["messages"][-1]["content"]
-        return answer("One approval policy for every entity.")
+        assert "2027 treasury budget" in request["messages"][-1]["content"]
+        return answer("Headcount goes from 6 to 7 in the 2027 budget.")
 
     ollama.add(summary)
     follow, _ = ask(
@@ -304,14 +310,14 @@ def test_ambiguous_file_reference_asks_which_then_continues(
         conversationId=response.conversation_id,
     )
     assert follow.response.stop == "answer"
-    assert follow.response.sources[0].path == "projects/policy_brief.md"
+    assert follow.response.sources[0].path == "projects/budget_brief.md"
 
 
-def test_a_name_that_matches_one_file_focuses_on_it(
+def test_a_file_name_that_matches_one_file_focuses_on_it(
     kb: KnowledgeBase, ollama: ScriptedOllama
 ) -> None:
     ollama.add(answer("Headcount goes from 6 to 7."))
-    outcome, steps = ask(make_agent(kb, ollama.url), "what does my budget brief say about hires?")
+    outcome, steps = ask(make_agent(kb, ollama.url), "what does budget_brief.md say about hires?")
     assert outcome.response.stop == "answer"
     assert steps[0].kind == "thinking" and "projects/budget_brief.md" in steps[0].text
     assert "(`projects/budget_brief.md`)" in ollama.chat_requests[0]["messages"][-1]["content"]

@@ -20,8 +20,10 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     budget = max(1024, llm.num_ctx - limit - overhead - 64)
     passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
     count, each = grounded.fitted(llm.num_ctx)
-    # A follow-up ("and for Peru?") is searched together with the question before it.
-    wanted = f"{history[-1].question}\n{question}" if history else question
+    # A question is searched on its own; a follow-up ("and for Peru?") together with the
+    # topic it follows up, and its quotes are chosen for both.
+    topic = request.topic()
+    wanted = topic.searched if topic.joined else question
     passages, _files = grounded.gather(
         request.kb,
         wanted,
@@ -45,7 +47,7 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
         # "file 2" now means passage 2, as the answer numbers them.
         request.numbered_out = [p.hit() for p in passages]
     # What the notes say comes first, before the model is even asked: it streams now.
-    lead = evidence.lead(passages, question, request.kb.embedder)
+    lead = evidence.lead(passages, wanted, request.kb.embedder)
     if lead:
         request.stream.paragraph(lead)
     turns = [(t.question, t.answer) for t in history]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import citations
+from kb_lsp.engine.agent import citations, followup
 from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.conversations import Conversations
 from kb_lsp.engine.agent.found import MAX_SOURCES, Found
@@ -125,6 +125,29 @@ class Request:
         self.tool_names = FILE_TOOLS if (params.file or params.n) else ALL_TOOLS
         self.stream = AnswerStream(self.send_piece)
         self.dropped: list[str] = []  # citations taken out of the answer
+        self._topic: followup.Topic | None = None
+
+    def topic(self) -> followup.Topic:
+        """What this question is searched for: the question on its own, or — when it
+        follows up the turn before (`followup.py`) — joined to that turn's topic. Decided
+        once, and said as a step when it is a follow-up."""
+        if self._topic is not None:
+            return self._topic
+        question = self.params.question
+        self._topic = followup.Topic.own(question)
+        previous = self.history[-1] if self.history else None
+        if previous is None or previous.stop == "clarify":
+            return self._topic  # a reply to "which one?" goes on with its own question
+        vocabularies = [index.store.fts for index in self.kb.indexes()]
+        decision = followup.decide(question, vocabularies)
+        if decision.follow_up:
+            root = previous.topic or previous.question
+            self._topic = followup.Topic.own(root).followed(question)
+            self.emit(
+                "thinking",
+                f"A follow-up ({decision.why}): searched together with “{root}”.",
+            )
+        return self._topic
 
     def emit(
         self,
@@ -196,7 +219,10 @@ class Request:
             # History keeps questions and grounded answers only: an answer nothing
             # supports would go back to the model as if it were true.
             kept = answer if grounded_answer and self.mode != "fallback" else ""
-            self.agent.conversations.add(self.conversation_id, self.params.question, kept, stop)
+            root = self._topic.root if self._topic is not None else self.params.question
+            self.agent.conversations.add(
+                self.conversation_id, self.params.question, kept, stop, topic=root
+            )
         response = AskResponse(
             answer=answer,
             sources=citations.merge_sources(sources)[:MAX_SOURCES],

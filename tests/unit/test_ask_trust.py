@@ -1,0 +1,184 @@
+"""Ask you can trust (issue 35): each question searched on its own unless it follows up,
+no file guessed from "my X", degenerate model output cut short, agent mode proven by a
+tool call, summaries streamed. The real KnowledgeBase on a copy of examples/workspace,
+the real HTTP clients, and the scripted stand-ins playing the model."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
+from tests.helpers.prompts import given_passages
+
+from kb_lsp.config import Settings, load_settings
+from kb_lsp.engine.agent import Agent, AskOutcome, followup
+from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.protocol import AskParams, Step
+
+MEXICO = "payments/mexico-payments.md"
+DEPLOY = "engineering/deploy-checklist.md"
+
+
+@pytest.fixture
+def kb(workspace: Path, storage: Path) -> Iterator[KnowledgeBase]:
+    base = KnowledgeBase([workspace], Settings(), embedder=HashingEmbedder(), storage=storage)
+    base.sync()
+    yield base
+    base.close()
+
+
+def agent_for(kb: KnowledgeBase, host: str, **extra: Any) -> Agent:
+    raw: dict[str, Any] = {"ollama": {"host": host, "timeout": 10}, **extra}
+    loaded = load_settings(raw)
+    assert not loaded.problems
+    return Agent(kb, loaded.settings)
+
+
+def ask(agent: Agent, question: str, **params: Any) -> tuple[AskOutcome, list[Step]]:
+    """The outcome and every event streamed (steps and the answer's pieces)."""
+    events: list[Step] = []
+    outcome = agent.ask(
+        AskParams(question=question, **params), on_event=events.append, cancel=threading.Event()
+    )
+    return outcome, events
+
+
+def steps_of(events: list[Step]) -> list[Step]:
+    return [e for e in events if not (e.args and e.args.get("piece"))]
+
+
+def prompt_files(request: dict[str, Any]) -> list[str]:
+    return [g.path for g in given_passages(request["messages"][-1]["content"])]
+
+
+def says_it_follows_up(events: list[Step]) -> bool:
+    return any(e.kind == "thinking" and e.text.startswith("A follow-up") for e in events)
+
+
+# --- 1. a question is searched on its own ------------------------------------------------------
+
+
+def test_an_unrelated_second_question_gets_its_own_passages(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(capabilities=["completion"], default=answer("Noted.")) as server:
+        agent = agent_for(kb, server.url)
+        first, _ = ask(agent, "What is the cut-off time for Mexico payments?")
+        cid = first.response.conversation_id
+        second, events = ask(
+            agent, "When are deploys of the payments service frozen?", conversationId=cid
+        )
+        assert server.errors == []
+        first_files, second_files = (prompt_files(r) for r in server.chat_requests)
+    assert MEXICO in first_files
+    # Searched on its own: the deploy checklist is given, Mexico's passages are not.
+    assert second_files[0] == DEPLOY
+    assert MEXICO not in second_files
+    assert not says_it_follows_up(events)
+    # Its quotes are about deploys, not about Mexico.
+    lead = second.response.answer.split("\n\n")[0]
+    assert lead.startswith("From your notes:") and "deploys" in lead and MEXICO not in lead
+
+
+def test_a_follow_up_is_searched_with_the_question_it_follows(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(capabilities=["completion"], default=answer("Noted.")) as server:
+        agent = agent_for(kb, server.url)
+        first, _ = ask(agent, "What is the cut-off time for Mexico payments?")
+        cid = first.response.conversation_id
+        _, events = ask(agent, "And for Brazil?", conversationId=cid)
+        _, again = ask(agent, "What about Germany?", conversationId=cid)
+        assert server.errors == []
+        files = [prompt_files(r) for r in server.chat_requests]
+    assert says_it_follows_up(events) and says_it_follows_up(again)
+    joined = next(e.text for e in again if e.text.startswith("A follow-up"))
+    # A follow-up of a follow-up is joined to the topic's first question, not to a chain.
+    assert "“What is the cut-off time for Mexico payments?”" in joined
+    assert "payments/brazil-payments.md" in files[1]
+    assert "payments/germany-payments.md" in files[2]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "and for Brazil?",
+        "What about Peru?",
+        "Is it the same on weekends?",
+        "Who approves that?",
+        "why?",
+        "tell me more",
+    ],
+)
+def test_follow_ups_are_recognised(kb: KnowledgeBase, question: str) -> None:
+    vocabularies = [index.store.fts for index in kb.indexes()]
+    assert followup.decide(question, vocabularies).follow_up
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When are deploys of the payments service frozen?",
+        "What happens to my payment if it is released after the cut-off?",
+        "Is it safe to deploy the payments service on a Thursday?",
+        "Which command lists the files that changed?",
+        "What does this function return in the treasury close?",
+        "Brazil cut-off?",
+    ],
+)
+def test_questions_with_a_subject_of_their_own_are_not_follow_ups(
+    kb: KnowledgeBase, question: str
+) -> None:
+    vocabularies = [index.store.fts for index in kb.indexes()]
+    assert not followup.decide(question, vocabularies).follow_up
+
+
+# --- 2. "my X" is not a file reference ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What happens to my payment if it is released after the cut-off?",
+        "How do I build my program for release?",
+        "What should I check before I deploy my change to our payments service?",
+        "Where is the headcount in my budget?",
+    ],
+)
+def test_my_x_questions_are_neither_narrowed_nor_asked_back(
+    kb: KnowledgeBase, question: str
+) -> None:
+    with ScriptedOllama(capabilities=["completion"], default=answer("Noted.")) as server:
+        outcome, events = ask(agent_for(kb, server.url), question)
+        assert server.errors == []
+        asked = len(server.chat_requests)
+    response = outcome.response
+    assert response.stop == "answer" and "Which one do you mean" not in response.answer
+    # Nothing said that a phrase of the question is a file: the whole workspace was searched.
+    assert not [e for e in steps_of(events) if e.kind == "thinking" and "” is `" in e.text]
+    assert asked == 1 or response.answer.startswith("Nothing")
+
+
+def test_a_named_document_that_could_be_several_searches_everything(
+    kb: KnowledgeBase,
+) -> None:
+    with ScriptedOllama(capabilities=["completion"], default=answer("Noted.")) as server:
+        outcome, events = ask(agent_for(kb, server.url), "What does the brief note say on risk?")
+        assert server.errors == []
+    assert outcome.response.stop == "answer"
+    said = [e.text for e in events if e.kind == "thinking" and "could be" in e.text]
+    assert said and "projects/budget_brief.md" in said[0] and "projects/policy_brief.md" in said[0]
+
+
+def test_a_whole_file_name_after_summarize_still_names_it(kb: KnowledgeBase) -> None:
+    def summary(request: dict[str, Any]) -> Turn:
+        assert "2027 treasury budget" in request["messages"][-1]["content"]
+        return answer("Headcount goes from 6 to 7 and the bank fees fall by a tenth.")
+
+    with ScriptedOllama([summary]) as server:
+        outcome, events = ask(agent_for(kb, server.url), "summarize my budget brief")
+        assert server.errors == []
+    assert outcome.response.stop == "answer"
+    assert outcome.response.sources[0].path == "projects/budget_brief.md"
+    assert any(e.tool == "summarize_document" for e in events if e.kind == "tool_call")
