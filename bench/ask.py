@@ -67,6 +67,7 @@ from kb_lsp.devtools import llama
 from kb_lsp.engine.agent import Agent, evidence, grounded
 from kb_lsp.engine.agent.grounding import judge
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.llm import ChatResult, Delta
 from kb_lsp.engine.snippets import inline_text
 from kb_lsp.protocol import AskParams
 
@@ -181,15 +182,19 @@ def ask_all(
     agent = Agent(kb, settings)
     prompts: list[str] = []
     raws: list[str] = []
-    chat = agent.llm.chat
+    stream = agent.llm.chat_stream
 
-    def recording_chat(messages: Any, *args: Any, **kwargs: Any) -> Any:
+    def recording_stream(messages: Any, *args: Any, **kwargs: Any) -> Any:
         prompts.append(str(messages[-1]["content"]))
-        result = chat(messages, *args, **kwargs)
-        raws.append(result.content)
-        return result
+        raws.append("")
+        for item in stream(messages, *args, **kwargs):
+            if isinstance(item, Delta) and item.kind == "content":
+                raws[-1] += item.text  # what it wrote, up to where it was stopped early
+            elif isinstance(item, ChatResult):
+                raws[-1] = item.content
+            yield item
 
-    agent.llm.chat = recording_chat  # type: ignore[method-assign]
+    agent.llm.chat_stream = recording_stream  # type: ignore[method-assign]
     rows: list[dict[str, Any]] = []
     for item in questions:
         before = len(prompts)

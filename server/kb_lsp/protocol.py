@@ -30,8 +30,12 @@ Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
 IndexPhase = Literal["scanning", "keyword", "vectors", "metadata"]
 IndexAction = Literal["pause", "resume", "cancel"]
-# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
-StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
+# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry);
+# "degenerate": its text degenerated (repeating itself, writing the prompt's markup back,
+# nothing new) and was stopped early, the text before that kept.
+StopReason = Literal[
+    "answer", "clarify", "step_limit", "length", "degenerate", "empty", "error", "cancelled"
+]
 # How an answer was made: "agent" (the model called tools), "grounded" (retrieve, grade,
 # answer from numbered passages: models without tool calling), "fallback" (no model
 # answered: the best passages or an extractive summary).

@@ -6,7 +6,8 @@ agent loop and the real LSP server run against it unchanged. It answers:
 * `GET /api/tags` — the configured models; `GET /api/version`; `GET /api/ps`;
 * `POST /api/show` — details of a configured model (its `capabilities`: `["completion",
   "tools"]` unless `capabilities=` says otherwise, e.g. `["completion"]` for a model that
-  does not call tools), 404 for any other;
+  does not call tools; its `template`: a chat template, or with `chat_template=False`
+  Ollama's `{{ .Prompt }}` of a model that has none), 404 for any other;
 * `POST /api/chat` — the next turn of the script, streamed as Ollama streams (NDJSON over
   chunked HTTP: content in small pieces, `thinking` pieces, `tool_calls`, then a final
   chunk with `done: true`, `done_reason`, token counts and durations), or as one JSON
@@ -138,9 +139,11 @@ class ScriptedOllama:
         port: int = 0,
         embed_dimension: int = 64,
         capabilities: Sequence[str] = ("completion", "tools"),
+        chat_template: bool = True,
     ) -> None:
         self.models = list(models)
         self.capabilities = list(capabilities)
+        self.chat_template = chat_template
         self.default = default
         self.requests: list[Recorded] = []
         self.errors: list[str] = []
@@ -316,7 +319,7 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
             elif self.path == "/api/show":
                 name = str(body.get("model") or body.get("name") or "")
                 if _known(owner.models, name):
-                    self._json(200, _show(name, owner.capabilities))
+                    self._json(200, _show(name, owner.capabilities, owner.chat_template))
                 else:
                     self._json(404, {"error": f"model '{name}' not found"})
             elif self.path == "/api/embed":
@@ -443,11 +446,19 @@ def _model_entry(name: str) -> dict[str, Any]:
     }
 
 
-def _show(name: str, capabilities: list[str]) -> dict[str, Any]:
+# A chat template as Ollama shows one (ChatML, as qwen2.5's), and a base model's.
+CHAT_TEMPLATE = (
+    "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}"
+    "<|im_start|>assistant\n"
+)
+RAW_TEMPLATE = "{{ .Prompt }}"
+
+
+def _show(name: str, capabilities: list[str], chat_template: bool = True) -> dict[str, Any]:
     return {
         "modelfile": f"FROM {name}",
         "parameters": "",
-        "template": "{{ .Prompt }}",
+        "template": CHAT_TEMPLATE if chat_template else RAW_TEMPLATE,
         "details": _model_entry(name)["details"],
         "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
         "capabilities": capabilities,

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
-from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, stall
+from tests.fakes.openai_server import ScriptedOpenAI
 from tests.helpers.prompts import given_passages
 
 from kb_lsp.config import Settings, load_settings
@@ -182,3 +183,60 @@ def test_a_whole_file_name_after_summarize_still_names_it(kb: KnowledgeBase) -> 
     assert outcome.response.stop == "answer"
     assert outcome.response.sources[0].path == "projects/budget_brief.md"
     assert any(e.tool == "summarize_document" for e in events if e.kind == "tool_call")
+
+
+# --- 5. degenerate output is stopped early --------------------------------------------------
+
+
+def test_a_model_that_loops_is_stopped_early(kb: KnowledgeBase) -> None:
+    # It loops, then would go silent for ever: only a stop on the loop ends it in time
+    # (the silence would end the request as a timeout error after 10 s).
+    looping = stall(after_chunks=40, content="SPEI before 14:30 [1]. " + "You can't. " * 200)
+    with ScriptedOllama([looping], capabilities=["completion"]) as server:
+        outcome, events = ask(agent_for(kb, server.url), "What is the cut-off for Mexico?")
+        server.release()
+    response = outcome.response
+    assert response.stop == "degenerate"
+    assert "SPEI before 14:30 [1]. You can't." in response.answer
+    assert response.answer.count("You can't.") == 1
+    assert "> Stopped early: the model was repeating itself" in response.answer
+    # What the client saw streamed ends as the final answer's text before its sources.
+    streamed = ""
+    for event in events:
+        if event.kind == "answer" and event.args and event.args.get("piece"):
+            streamed = event.text if event.args.get("replace") else streamed + event.text
+    assert streamed.count("You can't.") == 1
+
+
+def test_a_model_writing_the_prompt_back_is_cut_where_it_starts(kb: KnowledgeBase) -> None:
+    echo = answer('SPEI before 14:30 [1].\n<passage n="2" file="x.md" lines="1-3">\nQuestion: …')
+    with ScriptedOllama([echo], capabilities=["completion"]) as server:
+        outcome, _ = ask(agent_for(kb, server.url), "What is the cut-off for Mexico?")
+    assert outcome.response.stop == "degenerate"
+    assert "<passage" not in outcome.response.answer
+    assert "writing the prompt's markup back" in outcome.response.answer
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_model_without_a_chat_template_is_named_once(kb: KnowledgeBase, provider: str) -> None:
+    reply = answer("SPEI before 14:30 [1].")
+    server: ScriptedOllama
+    if provider == "ollama":
+        server = ScriptedOllama([reply], capabilities=["completion"], chat_template=False)
+        extra: dict[str, Any] = {}
+    else:
+        server = ScriptedOpenAI([reply], tools=False, chat_template=False)
+        extra = {"llm": {"provider": "openai", "baseUrl": f"{server.url}/v1"}}
+    with server:
+        outcome, events = ask(agent_for(kb, server.url, **extra), "What is the Mexico cut-off?")
+    said = [e.text for e in events if e.kind == "status" and "no chat template" in e.text]
+    assert len(said) == 1 and said[0].startswith("Mode: grounded")
+    assert outcome.response.answer.count("has no chat template of its own") == 1
+
+
+def test_a_model_with_a_chat_template_gets_no_such_note(kb: KnowledgeBase) -> None:
+    with ScriptedOpenAI([answer("SPEI before 14:30 [1].")], tools=False) as server:
+        extra = {"llm": {"provider": "openai", "baseUrl": server.base_url}}
+        outcome, events = ask(agent_for(kb, server.url, **extra), "What is the Mexico cut-off?")
+    assert "chat template" not in outcome.response.answer
+    assert not [e for e in events if "chat template" in e.text]

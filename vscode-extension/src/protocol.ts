@@ -68,6 +68,7 @@ export type StopReason =
   | 'clarify'
   | 'step_limit'
   | 'length'
+  | 'degenerate'
   | 'empty'
   | 'error'
   | 'cancelled';

@@ -95,6 +95,7 @@ STOPS = {
     "clarify": "the agent asks a question back: answer it in a new kb ask",
     "step_limit": "stopped at the step limit: raise kb.agent.maxSteps for more",
     "length": "cut off: the model hit its token limit: raise kb.llm.maxTokens for more",
+    "degenerate": "stopped early: the model's text degenerated (see the note above)",
     "empty": "the model said nothing, twice; nothing was cached",
     "cancelled": "cancelled",
     "error": "failed",

@@ -117,6 +117,7 @@ def ask_text(response: AskResponse) -> str:
         "clarify": "The agent needs a choice: answer with the number or the file.",
         "step_limit": "Stopped at the step limit: the answer may be partial.",
         "length": "The model was cut off: the answer may be partial.",
+        "degenerate": "The model's text degenerated and was stopped early.",
         "empty": "The model gave no answer.",
         "error": "No model answered: these are the best passages (mode fallback).",
         "cancelled": "Cancelled.",

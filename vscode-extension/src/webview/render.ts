@@ -591,6 +591,7 @@ export function withoutSourcesParagraph(answer: string): string {
 const STOP_NOTES: Record<string, string> = {
   step_limit: 'Stopped at the step limit — the answer may be incomplete.',
   length: 'The model was cut off — the answer is incomplete.',
+  degenerate: 'Stopped early — the model’s text had degenerated, and was cut there.',
   empty: 'The model gave no answer.',
   cancelled: 'Stopped.',
 };

@@ -120,7 +120,18 @@ def choose_mode(request: Request) -> AskMode:
         if mode == "agent"
         else "the best passages are given to the model to answer from, with citations"
     )
-    request.emit("status", f"Mode: {mode} — {text} ({why}).")
+    said = f"Mode: {mode} — {text} ({why})."
+    if caps.chat_template is False:
+        # A base model (no chat template: the server's fallback or the raw prompt) goes on
+        # writing the prompt rather than answering it; said once, here and in the answer.
+        request.template_note = (
+            f"> Note: {model or 'the model'} has no chat template of its own, so the server "
+            "gives it the bare prompt; such a model tends to continue the prompt rather "
+            "than answer. Use an instruction-tuned (chat) model."
+        )
+        said += f" {model or 'The model'} has no chat template of its own: expect it to "
+        said += "continue the prompt rather than answer."
+    request.emit("status", said)
     return mode
 
 

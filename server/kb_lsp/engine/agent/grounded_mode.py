@@ -58,11 +58,14 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     composed = grounded_answer.compose(result.content, passages, question, lead)
     request.dropped = composed.dropped
     extra = [cut_off_note(llm, limit)] if result.truncated else []
+    extra += [note for note in (request.early_note(), request.template_note) if note]
     # The rest of the pending answer (a cut-off note, the unverified label) as appended
     # text; a replacement only when the model's text was cleaned (dropped citations).
     request.stream.become(composed.pending(*extra))
     # Every passage is a source of the answer, numbered as the model saw it: it is
     # what the answer was made from, whatever the model cites.
     shown = [p.source() for p in passages]
-    stop: StopReason = "length" if result.truncated else "answer"
+    stop: StopReason = (
+        "length" if result.truncated else "degenerate" if request.stopped else "answer"
+    )
     return request.respond(stop, composed.text(*extra), shown, grounded_answer=composed.grounded)

@@ -23,6 +23,7 @@ from kb_lsp.engine.agent.found import MAX_SOURCES, sources_line
 from kb_lsp.engine.agent.request import AskOutcome, Request, Stop, cut_off_note
 from kb_lsp.engine.knowledge import FileInfo
 from kb_lsp.engine.llm import ChatResult, ToolCall
+from kb_lsp.protocol import StopReason
 
 
 class ToolLoop:
@@ -158,9 +159,11 @@ class ToolLoop:
         cites = bool(sources)
         if truncated:
             answer = f"{answer}\n\n{cut_off_note(request.llm)}".lstrip()
+        for note in (request.early_note(), request.template_note):
+            if note:
+                answer = f"{answer}\n\n{note}".lstrip()
         if not sources and found.sources:
             sources = found.sources[:MAX_SOURCES]
             answer += "\n\n" + sources_line(sources)
-        return request.respond(
-            "length" if truncated else "answer", answer, sources, grounded_answer=cites
-        )
+        stop: StopReason = "length" if truncated else "degenerate" if request.stopped else "answer"
+        return request.respond(stop, answer, sources, grounded_answer=cites)

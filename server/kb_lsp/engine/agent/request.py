@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import citations, followup
+from kb_lsp.engine.agent import citations, degenerate, followup
 from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.conversations import Conversations
 from kb_lsp.engine.agent.found import MAX_SOURCES, Found
@@ -27,7 +28,7 @@ from kb_lsp.engine.agent.summarize import Summarizer
 from kb_lsp.engine.agent.tools import ALL_TOOLS, FILE_TOOLS, Toolbox
 from kb_lsp.engine.agent.usage import Meter
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.llm import ChatModel, ChatResult, Delta, LlmCancelled
+from kb_lsp.engine.llm import ChatModel, ChatResult, Delta, LlmCancelled, LlmError
 from kb_lsp.protocol import (
     AskEventKind,
     AskMode,
@@ -126,6 +127,10 @@ class Request:
         self.stream = AnswerStream(self.send_piece)
         self.dropped: list[str] = []  # citations taken out of the answer
         self._topic: followup.Topic | None = None
+        # The model's text degenerated and was stopped there (`degenerate.py`).
+        self.stopped: degenerate.Degenerate | None = None
+        # Said once in the answer when the model has no chat template of its own.
+        self.template_note = ""
 
     def topic(self) -> followup.Topic:
         """What this question is searched for: the question on its own, or — when it
@@ -205,7 +210,7 @@ class Request:
     ) -> AskOutcome:
         kind: AskEventKind = (
             "answer"
-            if stop in ("answer", "step_limit", "length")
+            if stop in ("answer", "step_limit", "length", "degenerate")
             else "clarify"
             if stop == "clarify"
             else "error"
@@ -215,7 +220,7 @@ class Request:
         else:
             self.stream.close()
             self.emit(kind, answer)
-        if stop in ("answer", "clarify", "step_limit", "length"):
+        if stop in ("answer", "clarify", "step_limit", "length", "degenerate"):
             # History keeps questions and grounded answers only: an answer nothing
             # supports would go back to the model as if it were true.
             kept = answer if grounded_answer and self.mode != "fallback" else ""
@@ -249,15 +254,7 @@ class Request:
         for attempt in (1, 2):
             self.check_cancel()
             try:
-                result = self.llm.chat(
-                    messages,
-                    tools,
-                    cancel=self.cancel,
-                    on_wait=self.waiting,
-                    on_delta=self.on_delta,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                )
+                result = self._watched_chat(messages, tools, max_tokens, temperature)
             except LlmCancelled:
                 self.stream.abandon()  # nothing more goes out once Stop was pressed
                 raise
@@ -266,7 +263,7 @@ class Request:
             self.meter.add(result)
             if result.thinking:
                 self.emit("thinking", result.thinking)
-            if result.tool_calls or result.content.strip() or result.truncated:
+            if result.tool_calls or result.content.strip() or result.truncated or self.stopped:
                 return result
             if attempt == 1:
                 self.emit("status", "The model's reply was empty: asking it once more.")
@@ -281,3 +278,55 @@ class Request:
             f"answer. Try again, rephrase the question, or use another model.\n\n{found}",
             sources=self.found.sources,
         )
+
+    def _watched_chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[Any] | None,
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> ChatResult:
+        """One model call whose text is watched as it streams (`degenerate.Watch`): a reply
+        that degenerates is stopped there, its stream closed, and its result is the text
+        before the degeneration (`done_reason` "degenerate"; `self.stopped` says why)."""
+        started = time.monotonic()
+        watch = degenerate.Watch()
+        pieces = 0
+        stream = self.llm.chat_stream(
+            messages,
+            tools,
+            cancel=self.cancel,
+            on_wait=self.waiting,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        try:
+            for item in stream:
+                if isinstance(item, ChatResult):
+                    return item
+                self.on_delta(item)
+                if item.kind != "content":
+                    continue
+                pieces += 1
+                found = watch.feed(item.text)
+                if found is not None:
+                    self.stopped = found
+                    # The server's counts never came: a streamed piece is about a token.
+                    return ChatResult(
+                        content=watch.text[: found.keep].rstrip(),
+                        completion_tokens=pieces,
+                        seconds=time.monotonic() - started,
+                        done_reason="degenerate",
+                    )
+        finally:
+            # A generator: closing it closes the HTTP stream when it was stopped early.
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        raise LlmError(f"{self.llm.label} ended the stream without a result", host=self.llm.host)
+
+    def early_note(self) -> str:
+        """What the answer says when its model text was stopped early, else ""."""
+        if self.stopped is None:
+            return ""
+        return f"> Stopped early: {self.stopped.note}, so its answer was cut there."
