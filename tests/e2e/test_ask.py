@@ -34,8 +34,9 @@ def ollama() -> Iterator[ScriptedOllama]:
 
 @pytest.fixture
 async def kb(workspace: Path, storage: Path, ollama: ScriptedOllama) -> AsyncIterator[KbClient]:
-    """A server whose model is the scripted stand-in."""
-    options = {"ollama": {"host": ollama.url, "timeout": 30}}
+    """A server whose model is the scripted stand-in, in the tool loop whatever it does
+    (`kb.llm.mode: agent`: a scripted answer without a tool call is then the answer)."""
+    options = {"ollama": {"host": ollama.url, "timeout": 30}, "llm": {"mode": "agent"}}
     async with running_server([workspace], storage, options=options) as client:
         yield client
 
@@ -428,7 +429,7 @@ async def test_status_says_the_model_is_reachable(kb: KbClient, ollama: Scripted
 async def test_ask_and_summarize_as_commands(
     workspace: Path, storage: Path, ollama: ScriptedOllama
 ) -> None:
-    options = {"ollama": {"host": ollama.url, "timeout": 30}}
+    options = {"ollama": {"host": ollama.url, "timeout": 30}, "llm": {"mode": "agent"}}
     async with running_server([workspace], storage, initialize=False) as kb:
         result = await initialize_like_vscode(kb, [workspace], storage, options)
         commands = result.capabilities.execute_command_provider
@@ -482,7 +483,9 @@ async def test_openai_provider_without_tools_answers_grounded(
     )
     # The evidence first, then the model's text, then its sources.
     lead, text, sources = response["answer"].split("\n\n")
-    assert lead.startswith("From your notes:\n- “") and sources.startswith("Sources: [")
+    assert lead.startswith("From your notes:\n- “")
+    assert sources.startswith("Passages the model was given: [")
+    assert response["verdict"] == "supported" and response["folded"] is None
     # It streamed in that order as appends: the lead before the model's text, the sources
     # only in the final answer.
     pieces = pieces_of(kb)

@@ -26,6 +26,8 @@ The script is a list of turns, one per `/api/chat` call, each one of:
 * `stall(after_chunks=2)` — sends some chunks, then goes silent until the server is closed
   or `release()` is called (for timeout and cancellation tests; `stalled` is an event set
   when a stall begins, so a test can wait for it instead of sleeping);
+* `pause(after_chunks=2, content=…)` — the same, but after `release()` it sends the rest
+  of the content (a model that wrote some, paused, and went on);
 * a `Turn` with `delay=` seconds before the first byte;
 * a callable `f(request_body) -> Turn | dict` that decides from the messages it gets;
 * a dict with the same fields as `Turn` (that is what a JSON script holds:
@@ -79,6 +81,7 @@ class Turn:
     stream_error: str | None = None  # sent as an {"error": …} line after the content
     delay: float = 0.0  # seconds before the first byte (a slow model)
     stall_after: int | None = None  # chunks sent before going silent; None: no stall
+    resume: bool = False  # after a stall is released, send the rest of the content
     chunk_chars: int = 6  # content is streamed in pieces of this size
     prompt_eval_count: int | None = None  # default: a count derived from the request
     eval_count: int | None = None
@@ -115,6 +118,10 @@ def error(status: int, message: str) -> Turn:
 
 def stall(after_chunks: int = 0, content: str = "working on it " * 4) -> Turn:
     return Turn(content=content, stall_after=after_chunks)
+
+
+def pause(after_chunks: int, content: str) -> Turn:
+    return Turn(content=content, stall_after=after_chunks, resume=True)
 
 
 ScriptItem = Turn | dict[str, Any] | Callable[[dict[str, Any]], "Turn | dict[str, Any]"]
@@ -381,7 +388,10 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
             try:
                 for index, piece in enumerate(pieces):
                     if turn.stall_after is not None and index == turn.stall_after:
-                        break
+                        if not turn.resume:
+                            break
+                        owner.stalled.set()
+                        owner._release.wait()
                     self._chunk(
                         {"model": model, "created_at": _now(), "message": piece, "done": False}
                     )
@@ -389,7 +399,7 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
                     self._chunk({"error": turn.stream_error})
                     self._end_chunks()
                     return
-                if turn.stall_after is not None:
+                if turn.stall_after is not None and not turn.resume:
                     owner.stalled.set()
                     owner._release.wait()
                     # Released (or the server is closing): end the stream cleanly.

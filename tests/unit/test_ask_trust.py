@@ -12,9 +12,17 @@ from typing import Any
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
-from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, stall
+from tests.fakes.ollama_server import (
+    ScriptedOllama,
+    Turn,
+    answer,
+    call,
+    error,
+    pause,
+    stall,
+)
 from tests.fakes.openai_server import ScriptedOpenAI
-from tests.helpers.prompts import given_passages
+from tests.helpers.prompts import given_passages, number_of
 
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.engine.agent import Agent, AskOutcome, followup
@@ -240,3 +248,155 @@ def test_a_model_with_a_chat_template_gets_no_such_note(kb: KnowledgeBase) -> No
         outcome, events = ask(agent_for(kb, server.url, **extra), "What is the Mexico cut-off?")
     assert "chat template" not in outcome.response.answer
     assert not [e for e in events if "chat template" in e.text]
+
+
+# --- 6. agent mode proves itself --------------------------------------------------------------
+
+
+def cites_mexico(request: dict[str, Any]) -> Turn:
+    assert not request.get("tools")  # grounded: passages, no tools
+    n = number_of(request["messages"][-1]["content"], MEXICO)
+    return answer(f"Payments must be released before 14:30 Mexico City time [{n}].")
+
+
+def test_a_model_that_claims_tools_and_calls_none_gets_a_grounded_answer(
+    kb: KnowledgeBase,
+) -> None:
+    from_weights = answer("Usually the cut-off is at noon, I believe.")
+    with ScriptedOllama([from_weights, cites_mexico]) as server:  # it says it calls tools
+        outcome, events = ask(agent_for(kb, server.url), "What is the cut-off for Mexico?")
+        assert server.errors == []
+        first_had_tools = bool(server.chat_requests[0].get("tools"))
+    response = outcome.response
+    assert first_had_tools
+    assert (response.mode, response.verdict, response.stop) == ("grounded", "supported", "answer")
+    assert response.mode_reason == (
+        "qwen2.5:7b claims to call tools, but it answered without calling a tool"
+    )
+    assert "noon" not in response.answer  # its answer from its weights is not used
+    assert response.answer.startswith("From your notes:")
+    said = [e.text for e in steps_of(events) if e.kind == "status" and "claims to call" in e.text]
+    assert len(said) == 1 and said[0].startswith("Mode: grounded")
+    # What the first reply streamed was taken back: what the client shows in the end has
+    # none of it.
+    replaced = [e for e in events if e.args and e.args.get("replace")]
+    assert replaced and "noon" not in replaced[0].text
+    shown = ""
+    for event in events:
+        if event.kind == "answer" and event.args and event.args.get("piece"):
+            shown = event.text if event.args.get("replace") else shown + event.text
+    assert "noon" not in shown and shown.startswith("From your notes:")
+
+
+def test_a_tool_call_the_server_fails_becomes_a_step_and_a_grounded_answer(
+    kb: KnowledgeBase,
+) -> None:
+    malformed = error(500, "Failed to parse tool call arguments as JSON")
+    with ScriptedOllama([malformed, cites_mexico]) as server:
+        outcome, events = ask(agent_for(kb, server.url), "What is the cut-off for Mexico?")
+        assert server.errors == []
+    response = outcome.response
+    assert (response.mode, response.stop, response.verdict) == ("grounded", "answer", "supported")
+    errors = [e.text for e in steps_of(events) if e.kind == "error"]
+    assert len(errors) == 1 and "HTTP 500: Failed to parse tool call arguments" in errors[0]
+    assert response.mode_reason is not None and "server failed" in response.mode_reason
+
+
+def test_a_model_that_calls_a_tool_stays_in_agent_mode(kb: KnowledgeBase) -> None:
+    script = [call("search_knowledge_base", query="mexico cut-off"), answer(f"14:30 [{MEXICO}].")]
+    with ScriptedOllama(script) as server:
+        outcome, _ = ask(agent_for(kb, server.url), "What is the cut-off for Mexico?")
+        assert server.errors == []
+    assert (outcome.response.mode, outcome.response.verdict) == ("agent", "supported")
+    assert outcome.response.mode_reason == "qwen2.5:7b calls tools"
+
+
+# --- 7. summaries stream ---------------------------------------------------------------------
+
+
+def test_a_summary_arrives_as_several_answer_events(kb: KnowledgeBase) -> None:
+    summary = (
+        "Mexico payments go by SPEI before the 14:30 Mexico City cut-off. "
+        "- The subsidiary is funded once a month.\n- Large payments need two approvers.\n"
+    )
+    events: list[Step] = []
+    first_piece = threading.Event()
+
+    def listen(step: Step) -> None:
+        events.append(step)
+        if step.kind == "answer" and step.args and step.args.get("piece"):
+            first_piece.set()
+
+    numbered = kb.search("mexico payments")
+    assert numbered[0].path == MEXICO
+    with ScriptedOllama([pause(after_chunks=4, content=summary)]) as server:
+        agent = agent_for(kb, server.url)
+        done: list[AskOutcome] = []
+        worker = threading.Thread(
+            target=lambda: done.append(
+                agent.ask(
+                    AskParams(question="summarize file 1"), numbered=numbered, on_event=listen
+                )
+            )
+        )
+        worker.start()
+        # The first words arrive while the model is still writing (stalled here).
+        assert first_piece.wait(timeout=120)
+        server.release()
+        worker.join(timeout=120)
+        assert server.errors == []
+    response = done[0].response
+    pieces = [e for e in events if e.kind == "answer" and e.args and e.args.get("piece")]
+    assert len(pieces) >= 2 and pieces[0].text.startswith("Mexico payments go")
+    assert "".join(p.text for p in pieces).strip() == summary.strip()
+    assert response.answer.startswith(summary.strip())
+    # The cache keeps the whole summary.
+    assert kb.cached_summary(MEXICO, agent.summarizer.cache_key()) == summary.strip()
+
+
+# --- 4. one verdict ----------------------------------------------------------------------------
+
+
+def test_an_answer_has_one_verdict_with_the_mode_as_small_print(kb: KnowledgeBase) -> None:
+    with ScriptedOllama(
+        [answer("It is at noon."), cites_mexico], capabilities=["completion"]
+    ) as server:
+        agent = agent_for(kb, server.url)
+        unsupported, _ = ask(agent, "What is the cut-off for Mexico?")
+        supported, _ = ask(agent, "What is the cut-off for Mexico?")
+    for outcome, verdict in ((unsupported, "unsupported"), (supported, "supported")):
+        response = outcome.response
+        assert (response.verdict, response.mode) == (verdict, "grounded")
+        assert response.mode_reason == "qwen2.5:7b does not call tools"
+        assert "(its answer cites none of them)" not in response.answer
+        assert "Passages the model was given: [1]" in response.answer
+    # The unsupported text comes after the quotes and is what clients fold.
+    assert unsupported.response.folded == "It is at noon."
+    assert supported.response.folded is None
+
+
+# --- 8. the list "file N" means --------------------------------------------------------------
+
+
+def test_asking_keeps_the_list_the_user_saw_and_says_which_list_file_n_used(
+    kb: KnowledgeBase,
+) -> None:
+    numbered = kb.search("mexico payments")
+    assert numbered[0].path == MEXICO
+    with ScriptedOllama(capabilities=["completion"], default=cites_mexico) as server:
+        agent = agent_for(kb, server.url)
+        grounded_ask = agent.ask(
+            AskParams(question="What is the cut-off for Mexico?"), numbered=numbered
+        )
+        about_file = agent.ask(
+            AskParams(question="what is the cut-off in file 1?"),
+            numbered=numbered,
+            numbered_query="mexico payments",
+        )
+        assert server.errors == []
+    # A grounded answer numbers its passages as passages; the list stays the user's.
+    assert grounded_ask.numbered is None
+    assert about_file.numbered is None
+    assert about_file.response.answer.endswith(
+        f"_“file 1” is `{MEXICO}`: from the list for “mexico payments”._"
+    )

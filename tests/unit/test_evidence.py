@@ -171,16 +171,17 @@ def test_the_lead_opens_every_answer_and_the_check_judges_the_model_text_only() 
     assert not failing.grounded
     paragraphs = failing.text().split("\n\n")
     assert paragraphs[0] == lead
-    assert paragraphs[1] == "The cut-off is at noon."
-    assert paragraphs[2].startswith("> Unverified: cites no passage")
-    assert paragraphs[3].startswith("Passages the model was given")
+    assert paragraphs[1] == "The cut-off is at noon." == failing.folded
+    assert paragraphs[2].startswith("> Not supported by your notes: cites no passage")
+    assert paragraphs[3].startswith("Passages the model was given: [1]")
     assert failing.pending() == "\n\n".join(paragraphs[:3])
 
     model = "Payments must be released before the 14:30 cut-off, Mexico City time [1]."
     passing = compose(model, [MEXICO, PERU], question, lead)
     assert passing.grounded
     assert passing.pending() == f"{lead}\n\n{model}"
-    assert passing.text() == f"{lead}\n\n{model}\n\nSources: " + (
+    assert passing.folded is None
+    assert passing.text() == f"{lead}\n\n{model}\n\nPassages the model was given: " + (
         "[1] `payments/mexico.md` lines 7–10; [2] `payments/peru.md` lines 4–4"
     )
     # The lead quotes the passages word for word with their lines, yet an empty model

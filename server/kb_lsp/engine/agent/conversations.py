@@ -40,7 +40,7 @@ def strip_usage(text: str) -> str:
 # list, cut-off and unverified notes.
 _NOT_HISTORY = re.compile(
     r"^\s*(?:\*\*|_)?(?:From your notes:|Sources:|Passages the model was given|> Cut off:|"
-    r"> Unverified:)",
+    r"> Unverified:|> Not supported by your notes|> Stopped early:|> Note:)",
     re.I,
 )
 _NUMBER = re.compile(r"\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\]")

@@ -81,13 +81,19 @@ def resolve(request: Request) -> Resolved:
     refs = references.find_numbered(question, after_clarify=after_clarify)
     spans = [(r.start, r.end) for r in refs]
     annotations: list[tuple[int, str]] = []
+    said: list[str] = []
     for ref in refs:
         n = ref.n if ref.n is not None else len(request.numbered_in or [])
         info = numbered_file(request, n, ref.text)
-        request.emit("thinking", f"“{ref.text}” is `{info.path}` (number {n} of the last list).")
+        said.append(f"“{ref.text}” is `{info.path}`")
+        request.emit(
+            "thinking", f"“{ref.text}” is `{info.path}` (number {n} of {which_list(request)})."
+        )
         annotations.append((ref.end, f" (`{info.path}`)"))
         if info not in focus:
             focus.append(info)
+    if said:
+        request.list_note = f"_{'; '.join(said)}: from {which_list(request)}._"
 
     if after_clarify and refs and references.is_reference_only(question, spans):
         # The reply to "which one?": go on with the question that asked it.
@@ -99,9 +105,9 @@ def resolve(request: Request) -> Resolved:
         return Resolved(focus, question, question, spans)
 
     if not refs and not focus:
-        for info, ref in named_files(request, question):
-            annotations.append((ref.end, f" (`{info.path}`)"))
-            spans.append((ref.start, ref.end))
+        for info, named in named_files(request, question):
+            annotations.append((named.end, f" (`{info.path}`)"))
+            spans.append((named.start, named.end))
             if info not in focus:
                 focus.append(info)
     return Resolved(focus, annotate(question, annotations), question, spans)
@@ -138,6 +144,12 @@ def named_files(request: Request, question: str) -> list[tuple[FileInfo, referen
             # Before any search: answering from other files would be worse.
             raise Stop("error", references.not_found(ref.text, files))
     return found
+
+
+def which_list(request: Request) -> str:
+    """The list "file N" was read from, as the answer names it."""
+    query = request.numbered_query
+    return f"the list for “{query}”" if query else "the last list"
 
 
 def numbered_file(request: Request, n: int, text: str) -> FileInfo:

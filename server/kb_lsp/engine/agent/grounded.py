@@ -77,22 +77,6 @@ class Passage:
             n=self.n, uri=self.uri, path=self.path, range=Range.of_lines(self.start, self.end)
         )
 
-    def hit(self) -> SearchHit:
-        """The passage as an entry of the client's numbered list ("file 2" = passage 2)."""
-        snippet = " ".join(self.text.split())
-        return SearchHit(
-            n=self.n,
-            uri=self.uri,
-            path=self.path,
-            root="",
-            title=self.title,
-            label="context match",
-            score=round(self.score, 4),
-            snippet=snippet[:240] + ("…" if len(snippet) > 240 else ""),
-            heading=self.heading,
-            range=Range.of_lines(self.start, self.end),
-        )
-
 
 def fitted(num_ctx: int) -> tuple[int, int]:
     """How many passages, of how many characters at most, a model with `num_ctx` tokens

@@ -34,6 +34,7 @@ from kb_lsp.protocol import (
     AskMode,
     AskParams,
     AskResponse,
+    AskVerdict,
     SearchHit,
     Source,
     Step,
@@ -88,6 +89,15 @@ class Stop(Exception):
         self.grounded = grounded
 
 
+def verdict_of(stop: StopReason, mode: AskMode, grounded: bool) -> AskVerdict | None:
+    """The one verdict an answer shows (`AskResponse.verdict`)."""
+    if stop not in ("answer", "length", "degenerate"):
+        return None  # a question back, a stop, an error: nothing was claimed
+    if mode == "fallback":
+        return "no_model"
+    return "supported" if grounded else "unsupported"
+
+
 def cut_off_note(llm: ChatModel, limit: int | None = None) -> str:
     setting = "kb.llm.maxTokens"
     return (
@@ -113,13 +123,17 @@ class Request:
         self.llm = agent.llm
         self.params = params
         self.numbered_in = numbered
+        self.numbered_query: str | None = None  # what the list `numbered_in` was made for
         self.numbered_out: list[SearchHit] | None = None
+        # Which list "file N" was read from, said at the end of the answer.
+        self.list_note = ""
         self.on_event = on_event
         self.cancel = cancel
         self.meter = Meter()
         self.steps: list[Step] = []
         self.found = Found()
         self.mode: AskMode = "agent"
+        self.mode_reason = ""  # why this mode: "smollm2 does not call tools", …
         self.conversation_id = params.conversation_id or Conversations.new_id()
         self.history = agent.conversations.turns(self.conversation_id)
         self.toolbox = Toolbox(self.kb, agent.summarizer)
@@ -207,6 +221,7 @@ class Request:
         numbered: list[SearchHit] | None = None,
         *,
         grounded_answer: bool = True,
+        folded: str | None = None,
     ) -> AskOutcome:
         kind: AskEventKind = (
             "answer"
@@ -215,6 +230,8 @@ class Request:
             if stop == "clarify"
             else "error"
         )
+        if self.list_note and kind == "answer":
+            answer = f"{answer}\n\n{self.list_note}"
         if stop == "cancelled":
             self.stream.abandon()
         else:
@@ -238,6 +255,9 @@ class Request:
             grounded=grounded_answer,
             conversation_id=self.conversation_id,
             dropped=self.dropped,
+            verdict=verdict_of(stop, self.mode, grounded_answer),
+            mode_reason=self.mode_reason or None,
+            folded=folded,
         )
         return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
 
