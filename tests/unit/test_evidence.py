@@ -68,24 +68,26 @@ class Broken:
 
 def test_the_sentence_most_similar_to_the_question_comes_first_with_its_own_lines() -> None:
     question = "What is the cut-off for Mexico payments?"
-    embedder = Chosen({"Peru cut-off": 0.95, "14:30": 0.75})
+    embedder = Chosen({"Peru cut-off": 0.95, "14:30": 0.93})
     quotes = evidence.select([MEXICO, PERU], question, embedder)
-    # By similarity, though the Mexico sentence shares more of the question's terms
-    # (they weigh `TERM_WEIGHT` at most); the second is about as good.
-    assert quotes == [
-        evidence.Quote("payments/peru.md", 3, 3, "The Peru cut-off is 16:00 Lima time."),
-        evidence.Quote(
-            "payments/mexico.md",
-            8,
-            8,
-            "Payments must be released before the 14:30 cut-off, Mexico City time.",
-        ),
-    ]
-    assert evidence.render(quotes).splitlines() == [
+    # Close in similarity, the sentence that names what the question names (Mexico) and
+    # shares more of its terms comes first, with its own lines.
+    mexico = evidence.Quote(
+        "payments/mexico.md",
+        8,
+        8,
+        "Payments must be released before the 14:30 cut-off, Mexico City time.",
+    )
+    peru = evidence.Quote("payments/peru.md", 3, 3, "The Peru cut-off is 16:00 Lima time.")
+    assert quotes[0] == mexico
+    # Far apart in similarity, similarity decides.
+    far = evidence.select([MEXICO, PERU], question, Chosen({"Peru cut-off": 0.95, "14:30": 0.5}))
+    assert far[0].path == "payments/peru.md"
+    assert evidence.render([mexico, peru]).splitlines() == [
         "From your notes:",
-        "- “The Peru cut-off is 16:00 Lima time.” [payments/peru.md:4]",
         "- “Payments must be released before the 14:30 cut-off, Mexico City time.” "
         "[payments/mexico.md:9]",
+        "- “The Peru cut-off is 16:00 Lima time.” [payments/peru.md:4]",
     ]
     # Only the quotable sentences sharing a term with the question were embedded.
     assert "SPEI is used for local transfers." not in embedder.documents
