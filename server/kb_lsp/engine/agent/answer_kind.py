@@ -24,7 +24,8 @@ _ASKS: dict[Kind, re.Pattern[str]] = {
     ),
     "number": re.compile(
         r"\b(?:how (?:many|much|big|large|long)|what (?:is|are) the (?:limit|maximum|minimum|"
-        r"fee|rate|size)|percent|limit|maximum|minimum|at most|at least)\b",
+        r"fee|rate|size)|percent|limit|maximum|minimum|at most|at least|greater than|"
+        r"less than|more than|fewer than|zero|positive)\b",
         re.I,
     ),
     # "How do I list…", "list my cron jobs", "which command…": a how-to answered by a
@@ -56,19 +57,20 @@ def asked(question: str) -> frozenset[Kind]:
     return frozenset(kind for kind, pattern in _ASKS.items() if pattern.search(question))
 
 
-def holds(kind: Kind, text: str) -> bool:
-    """Whether a piece's plain `text` holds an answer of `kind`."""
+def holds(kind: Kind, text: str, markdown: str = "") -> bool:
+    """Whether a piece (its plain `text`, and its sentence as written) holds an answer of
+    `kind`: a command is a code span of either."""
     if kind == "time":
         return bool(_TIME.search(text))
     if kind == "number":
         return bool(_NUMBER.search(_CODE.sub("", text)))
     if kind == "command":
-        return bool(_CODE.search(text))
+        return bool(_CODE.search(text) or _CODE.search(markdown))
     return bool(_NAME.search(text))
 
 
-def fit(kinds: frozenset[Kind], text: str) -> float:
-    """The share of the asked kinds `text` holds (0 when none is asked)."""
+def fit(kinds: frozenset[Kind], text: str, markdown: str = "") -> float:
+    """The share of the asked kinds a piece holds (0 when none is asked)."""
     if not kinds:
         return 0.0
-    return sum(holds(kind, text) for kind in kinds) / len(kinds)
+    return sum(holds(kind, text, markdown) for kind in kinds) / len(kinds)

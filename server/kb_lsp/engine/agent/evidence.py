@@ -55,6 +55,9 @@ TERM_WEIGHT = 0.2
 KIND_WEIGHT = 0.1
 # ... and this × the share of the question's names and numbers it has ("Mexico", "SEPA").
 ENTITY_WEIGHT = 0.1
+# ... minus this for a sentence introducing what the passage leaves out ("…a status code
+# of 404 …"): it is quoted when it answers clearly better, not as a last resort only.
+INTRO_PENALTY = 0.05
 CODE_SHARE = 0.08  # of a sentence's characters in `_CODE_CHARS`: code, not prose
 LEAD = "From your notes:"
 # A sentence of at least this many words that ends with ":" (it introduces a code block or
@@ -140,9 +143,11 @@ def quotable(text: str, markdown: str = "", *, command: bool = False) -> bool:
     """Whether a sentence (as plain `text`, and as written) reads well on its own (see
     the module docstring); a `command` piece is judged by its sentence, the code span
     it ends with aside."""
-    if command:
-        text = text[: text.find("`")].rstrip() or text
     if not MIN_CHARS <= len(text) <= MAX_CHARS or len(text.split()) < MIN_WORDS:
+        return False
+    if command:  # "List all stashes: `git stash list`": its sentence is judged alone
+        text = text[: text.find("`")].rstrip() or text
+    if len(text.split()) < 2:
         return False
     if _CONTINUATION.match(text) and not markdown.lstrip().startswith(("`", "[", "*", "_")):
         return False
@@ -183,13 +188,12 @@ def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
             if not shared or text in seen or not readable:
                 continue
             seen.add(text)
-            lowered = text.lower()
-            has = sum(1 for n in named if n in lowered) / len(named) if named else 0.0
+            # A sentence of the Germany page is about Germany: its path counts.
+            lowered = f"{text} {passage.path}".lower()
+            has = sum(1 for n in named if n[:5] in lowered) / len(named) if named else 0.0
             quote = Quote(passage.path, piece.first, piece.last, text)
-            fit = answer_kind.fit(kinds, text)
+            fit = answer_kind.fit(kinds, text, piece.markdown)
             out.append(_Candidate(quote, shared, rank, piece.position, intro, fit, has))
-    # A sentence that introduces a code block or a list only when nothing else is there.
-    out = [c for c in out if not c.intro] or out
     out.sort(key=lambda c: (-c.shared, c.rank, c.position))
     return out[:MAX_CANDIDATES]
 
@@ -221,7 +225,11 @@ def select(
     found = candidates(passages, question)
     similar = _similarities([c.quote.text for c in found], question, embedder)
     scores = [
-        s + TERM_WEIGHT * c.shared + KIND_WEIGHT * c.holds + ENTITY_WEIGHT * c.names
+        s
+        + TERM_WEIGHT * c.shared
+        + KIND_WEIGHT * c.holds
+        + ENTITY_WEIGHT * c.names
+        - INTRO_PENALTY * c.intro
         for s, c in zip(similar, found, strict=True)
     ]
     ranked = sorted(
