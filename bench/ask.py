@@ -30,7 +30,11 @@ file that answers the question; the share of answers that cite anything (`cite
 anything`, the old "grounded"); citation validity (a cited number is
 one of the passages given, and its source's lines hold exactly the text the model was
 shown); how often a passage of an answering file was given at all (the ceiling for the
-first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
+first share); stop reasons; the median seconds to the verdict (it comes with the final
+response) and the share of answers stopped early because the model's text degenerated
+(`stop: "degenerate"`, issue 35); tokens in/out per answer; seconds per answer (median,
+p95). Then the quotes table of `python -m bench quotes` (`bench/quotes.py`) for the
+contexts run (`--no-quotes` leaves it out).
 
 What the user is shown besides the model's text: every answer opens with the passages'
 own best sentences (`engine/agent/evidence.py`), quoted as plain text with `[path:lines]`
@@ -60,6 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import quotes
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
@@ -295,6 +300,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             sum(r["valid_lines"] for r in rows) / cited_sources if cited_sources else None
         ),
         "stops": dict(Counter(r["stop"] for r in rows)),
+        # Issue 35: the verdict comes with the final response, so the time to it is the
+        # answer's time; a degenerate stream stopped early ends with stop "degenerate".
+        "verdict_seconds_p50": statistics.median(times),
+        "stopped_early": sum(r["stop"] == "degenerate" for r in rows) / n,
         "modes": dict(Counter(r["mode"] for r in rows)),
         "prompt_tokens_mean": statistics.mean(r["prompt_tokens"] for r in rows),
         "completion_tokens_mean": statistics.mean(r["completion_tokens"] for r in rows),
@@ -335,6 +344,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             kb.close()
     report(out, f"Grounded answers, {len(questions)} fastapi questions")
+    if not args.no_quotes:
+        # The quotes come before any model is asked: one table for the contexts run.
+        with tempfile.TemporaryDirectory(prefix="kb-bench-quotes-") as tmp:
+            contexts = tuple(dict.fromkeys([8192, args.context]))
+            out["quotes"] = quotes.measure(args.store or Path(tmp), contexts)
+        quotes.report(out["quotes"])
     return out
 
 
@@ -359,6 +374,8 @@ def report(out: dict[str, Any], title: str) -> None:
                 "-" if m["citation_number_validity"] is None else m["citation_number_validity"],
                 "-" if m["citation_line_validity"] is None else m["citation_line_validity"],
                 stops,
+                m.get("verdict_seconds_p50", "-"),
+                m.get("stopped_early", "-"),
                 round(m["prompt_tokens_mean"]),
                 round(m["completion_tokens_mean"]),
                 m["seconds"]["p50"],
@@ -381,6 +398,8 @@ def report(out: dict[str, Any], title: str) -> None:
             "valid [n]",
             "valid lines",
             "stops",
+            "s to the verdict p50",
+            "stopped early",
             "tokens in",
             "tokens out",
             "s p50",
@@ -425,6 +444,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--base-url", default="http://127.0.0.1:11434", help="kb.llm.baseUrl")
     parser.add_argument("--model", help="kb.llm.model")
     parser.add_argument("--judge", type=Path, help="judge a saved run's answers, run nothing")
+    parser.add_argument(
+        "--no-quotes", action="store_true", help="leave out the quotes table (bench quotes)"
+    )
     args = parser.parse_args(argv)
     if args.judge:
         judge_saved(args.judge)
