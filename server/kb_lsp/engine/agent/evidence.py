@@ -157,6 +157,8 @@ def quotable(text: str, markdown: str = "", *, command: bool = False) -> bool:
         return False
     if citations.NUMBER_CITATION.search(text):
         return False  # a "[2]" of the note's own would read as a link to passage 2
+    if text.count(")") > text.count("("):
+        return False  # "Flask) app with the middleware.": the rest of a sentence
     return sum(char in _CODE_CHARS for char in text) / len(text) < CODE_SHARE
 
 

@@ -36,8 +36,11 @@ _STRUCTURE = re.compile(
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _CODE_LINE = re.compile(r"^\s*`([^`]+)`\s*$")  # a line that is one code span (tldr)
 # A sentence ends at . ! ? before a capital or a digit (after opening marks or
-# emphasis): "S.A. de C.V." is not three.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[*_`]{0,3}[A-Z0-9À-Þ])")
+# emphasis): "S.A. de C.V." is not three;
+# "e.g. Flask" and "i.e. X" do not end one either.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+(?=[\"“'(\[*_`]{0,3}[A-Z0-9À-Þ])"
+)
 # A sentence that points back at the one before it.
 _POINTING = re.compile(r"^(?:it|this|that|these|those|they|such|so)\b", re.I)
 # tldr's mnemonic brackets: "Lis[t] the contents of a tar [f]ile".
