@@ -81,6 +81,7 @@ _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
 # `- “sentence” [n]` (the lead of before 2026-11-27, in saved runs).
 _QUOTE = re.compile(r"^- “(.*)” \[(?:(\d{1,3})|(.+?):(\d+)(?:-(\d+))?)\]$")
 _MARKUP = re.compile(r"\*\*|`|<[a-z/]|\]\(")  # Markdown or HTML left in a quote
+_COMMAND = re.compile(r"`[^`]+`$")  # the command a quote ends with
 _MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)*")  # a list item's or quote's
 # The passages of a grounded prompt: today's tags, and the header lines of before issue 29
 # (so that a saved run from then can be judged: `--judge`).
@@ -158,7 +159,10 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
             lines = (root / path).read_text(encoding="utf-8").splitlines()
             held = lines[int(first) - 1 : int(last or first)]
             said = text.removesuffix(evidence.ELLIPSIS)  # an introducing sentence's colon
-            verbatim += said in inline_text(" ".join(_MARKER.sub("", line) for line in held))
+            whole = inline_text(" ".join(_MARKER.sub("", line) for line in held))
+            # Letters and digits: a quote may join a sentence with the command or list
+            # item it introduces, across a blank line (issue 35).
+            verbatim += quotes.normalized(said) in quotes.normalized(whole)
     return {
         "evidence": bool(lead),
         "evidence_quotes": len(quotes),
@@ -166,7 +170,8 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
         "evidence_answering_file": bool(set(paths) & expected),
         "evidence_first_answering_file": bool(paths) and paths[0] in expected,
         "evidence_colon": sum(text.endswith(":") for text, *_ in quotes),
-        "evidence_markup": sum(bool(_MARKUP.search(text)) for text, *_ in quotes),
+        # A command a quote carries is a code span by design (issue 35): not counted.
+        "evidence_markup": sum(bool(_MARKUP.search(_COMMAND.sub("", t))) for t, *_ in quotes),
         "changelog_given": any(grounded.CHANGELOG.search(g.path) for g in given.values()),
     }
 
