@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import quotes
+from bench import quotes as quote_bench
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
@@ -162,7 +162,7 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
             whole = inline_text(" ".join(_MARKER.sub("", line) for line in held))
             # Letters and digits: a quote may join a sentence with the command or list
             # item it introduces, across a blank line (issue 35).
-            verbatim += quotes.normalized(said) in quotes.normalized(whole)
+            verbatim += quote_bench.normalized(said) in quote_bench.normalized(whole)
     return {
         "evidence": bool(lead),
         "evidence_quotes": len(quotes),
@@ -353,8 +353,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # The quotes come before any model is asked: one table for the contexts run.
         with tempfile.TemporaryDirectory(prefix="kb-bench-quotes-") as tmp:
             contexts = tuple(dict.fromkeys([8192, args.context]))
-            out["quotes"] = quotes.measure(args.store or Path(tmp), contexts)
-        quotes.report(out["quotes"])
+            out["quotes"] = quote_bench.measure(args.store or Path(tmp), contexts)
+        quote_bench.report(out["quotes"])
     return out
 
 
