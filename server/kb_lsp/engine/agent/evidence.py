@@ -21,7 +21,8 @@ A quote must be worth reading on its own: fragments ("Now instead of returning:"
 sentence that says what it does, filler ("Let's start with an example…") and sentences
 sharing no term with the question are never candidates; a full sentence that introduces
 a code block or a list it cannot carry ("…raise an exception with a status code of
-404:") is a last resort, its colon made " …" (the link opens what follows); a second
+404:") competes at `INTRO_PENALTY` below the rest, its colon made " …" (the link opens
+what follows); a second
 quote is kept only when it is about as good as the first.
 
 The lead is known before the model is called, so it streams first; the grounding check
@@ -134,7 +135,7 @@ class _Candidate:
     shared: float  # the share of the question's stemmed terms the sentence has
     rank: int  # the passage's rank
     position: int  # the sentence's place in its passage
-    intro: bool = False  # a sentence introducing what follows (a last resort)
+    intro: bool = False  # a sentence introducing what the passage leaves out
     holds: float = 0.0  # the share of the asked kinds of answer it holds
     names: float = 0.0  # the share of the question's names and numbers it has
 

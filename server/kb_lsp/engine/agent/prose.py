@@ -64,7 +64,7 @@ class Piece:
     text: str  # plain text on one line: Markdown rendered, a command in a code span
     markdown: str  # the sentence as written (for what it opens with)
     position: int  # the sentence's place in its passage
-    intro: bool = False  # it introduces what the passage leaves out (a last resort)
+    intro: bool = False  # it introduces what the passage leaves out
     command: bool = False  # it holds the command its sentence introduces
 
 
@@ -174,7 +174,7 @@ def pieces(text: str, first_line: int, max_chars: int) -> list[Piece]:
 
 def _introducing(piece: Piece, after: Block, max_chars: int) -> Piece:
     """A sentence ending with ":" read with what it introduces: a short command, the
-    first item of a list; else marked an introduction (quoted only as a last resort)."""
+    first item of a list; else marked an introduction (`evidence.INTRO_PENALTY`)."""
     if after.kind == "code":
         command = _command(after)
         if command is not None:
