@@ -118,7 +118,7 @@ def test_pieces_quote_lines_of_the_text_and_fit(text: str, first_line: int) -> N
 
 def test_e_g_does_not_end_a_sentence_and_a_sentence_tail_is_never_quoted() -> None:
     text = "You can wrap the WSGI (e.g. Flask) app with the middleware. Then it serves /v1."
-    assert [t for _, _, t in prose.sentences([(0, text)])][0] == (
+    assert prose.sentences([(0, text)])[0][2] == (
         "You can wrap the WSGI (e.g. Flask) app with the middleware."
     )
     assert not evidence.quotable("Flask) app with the middleware and more words.")
