@@ -1,5 +1,6 @@
 """The numbered list in its text form, as `kb search` prints it and `kb mcp`'s `search`
-returns it: `1, path (filename match)`, then the heading, lines and passage."""
+returns it: `1, path (filename match)`, then the heading, lines and passage, then the
+values a model extracted from the file, each with the line and words it was read from."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kb_lsp.protocol import SearchHit
 
-__all__ = ["format_hits", "format_wire_hits"]
+__all__ = ["format_hits", "format_wire_hits", "quote_words"]
 
 
 def format_hits(hits: Sequence[SearchHit]) -> str:
@@ -29,4 +30,18 @@ def format_wire_hits(hits: Sequence[Mapping[str, Any]]) -> str:
         start, end = hit["range"]["start"]["line"], hit["range"]["end"]["line"]
         first, last = start + 1, max(end, start + 1)
         lines.append(f'   ## {heading} — L{first}-L{last}: "{hit["snippet"]}"')
+        meta = hit.get("meta") or {}
+        for name, values in (meta.get("extracted") or {}).items():
+            for value in values:
+                line = value["range"]["start"]["line"] + 1
+                lines.append(
+                    f"   {name}: {value['value']} (extracted by {meta.get('extractedBy')}, "
+                    f"from L{line}: {quote_words(value['evidence'])})"
+                )
     return "\n".join(lines)
+
+
+def quote_words(words: str, limit: int = 120) -> str:
+    """A note's words as a short quote on one line."""
+    flat = " ".join(words.split())
+    return f"“{flat if len(flat) <= limit else flat[: limit - 1] + '…'}”"

@@ -255,9 +255,10 @@ class Runtime:
         hit = self.lists.get(client, n)
         return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
 
-    def schema(self) -> SchemaResponse:
-        """Every metadata field of the indexed files: types, file counts, top values."""
-        return self.read(lambda kb: kb.schema())
+    def schema(self, *, extracted: bool = False) -> SchemaResponse:
+        """Every metadata field of the indexed files: types, file counts, top values;
+        `extracted`: also every note's extracted values, kept and rejected."""
+        return self.read(lambda kb: kb.schema(extracted=extracted))
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """The indexed files (optionally those matching a glob on the workspace path)."""
