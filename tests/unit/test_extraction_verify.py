@@ -84,7 +84,7 @@ def test_spacing_case_quotes_and_line_breaks_do_not_matter() -> None:
     found = check(
         {
             "systems": {
-                "evidence": 'through the ledger and sap systems. The next wire is due on March '
+                "evidence": "through the ledger and sap systems. The next wire is due on March "
                 '3rd, 2026 - check the "IBAN"',
                 "value": ["Ledger", "SAP", "Oracle"],
             }
@@ -101,7 +101,9 @@ def test_a_date_written_out_in_the_note_and_returned_as_iso_is_kept() -> None:
     assert kept(copied) == {"due": ["2026-03-03"]}
     assert copied.kept["due"][0].span.evidence == "due on March 3rd, 2026"
     # The model wrote the date its own way in the evidence too: the note's words are kept.
-    rewritten = check({"due": {"evidence": "The next wire is due on 2026-03-03", "value": "2026-03-03"}})
+    rewritten = check(
+        {"due": {"evidence": "The next wire is due on 2026-03-03", "value": "2026-03-03"}}
+    )
     assert kept(rewritten) == {"due": ["2026-03-03"]}
     assert rewritten.kept["due"][0].span.evidence == "The next wire is due on March 3rd, 2026"
     # Another date, or the right date with words the note does not have: rejected.
@@ -216,9 +218,7 @@ def test_evidence_that_is_not_in_the_note_is_always_rejected(
 ) -> None:
     assume(folded(evidence) not in folded(note))
     value: object = ["x"] if field == "systems" else "runbook" if field == "kind" else evidence
-    found = verify(
-        Reply((Claim(field, tuple(_values(field, value)), evidence),)), note, SCHEMA
-    )
+    found = verify(Reply((Claim(field, tuple(_values(field, value)), evidence),)), note, SCHEMA)
     assert found.kept == {}
     assert all("not in the note" in r.reason or "no evidence" in r.reason for r in found.rejected)
 
@@ -244,7 +244,9 @@ def test_evidence_copied_from_the_note_keeps_the_notes_own_words(
 
 @settings(max_examples=200, deadline=None)
 @given(
-    prose=st.lists(st.sampled_from(["paid", "on", "the", "fee", "of", "due", "EUR", ","]), max_size=6),
+    prose=st.lists(
+        st.sampled_from(["paid", "on", "the", "fee", "of", "due", "EUR", ","]), max_size=6
+    ),
     day=st.dates(min_value=date(1990, 1, 1), max_value=date(2099, 12, 31)),
     form=st.sampled_from(["{d:%Y-%m-%d}", "{d:%B} {d.day}, {d:%Y}", "{d.day} {d:%b} {d:%Y}"]),
     claimed=st.dates(min_value=date(1990, 1, 1), max_value=date(2099, 12, 31)),
