@@ -256,8 +256,7 @@ class Runtime:
         return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
 
     def schema(self, *, extracted: bool = False) -> SchemaResponse:
-        """Every metadata field of the indexed files: types, file counts, top values;
-        `extracted`: also every note's extracted values, kept and rejected."""
+        """The fields of the indexed files (`KnowledgeBase.schema`), `extracted` too."""
         return self.read(lambda kb: kb.schema(extracted=extracted))
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
