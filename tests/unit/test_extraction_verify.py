@@ -106,6 +106,10 @@ def test_a_date_written_out_in_the_note_and_returned_as_iso_is_kept() -> None:
     )
     assert kept(rewritten) == {"due": ["2026-03-03"]}
     assert rewritten.kept["due"][0].span.evidence == "The next wire is due on March 3rd, 2026"
+    # Copied loosely (a word left out, the date its own way): the note's words, whole.
+    loose = check({"due": {"evidence": "The wire is due on 03/03/2026", "value": "2026-03-03"}})
+    assert kept(loose) == {"due": ["2026-03-03"]}
+    assert loose.kept["due"][0].span.evidence == "The next wire is due on March 3rd, 2026"
     # Another date, or the right date with words the note does not have: rejected.
     wrong = check({"due": {"evidence": "due on March 3rd, 2026", "value": "2026-03-04"}})
     assert kept(wrong) == {} and "does not say it" in wrong.rejected[0].reason

@@ -25,9 +25,15 @@ from pydantic import StringConstraints, TypeAdapter, ValidationError
 
 from kb_lsp.engine.metadata.claims import Claim, Rejected, Reply
 from kb_lsp.engine.metadata.frontmatter import Value
-from kb_lsp.engine.metadata.user_schema import NONE_OF_THESE, FieldKind, FieldSpec, UserSchema
+from kb_lsp.engine.metadata.user_schema import (
+    MAX_VALUE,
+    NONE_OF_THESE,
+    FieldKind,
+    FieldSpec,
+    UserSchema,
+)
 
-MAX_TEXT = 200
+MAX_TEXT = MAX_VALUE
 MAX_ITEMS = 32
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 

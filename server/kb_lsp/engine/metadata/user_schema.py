@@ -51,6 +51,7 @@ EXTRACTION_FORMAT = "evidence-1"
 # The longest evidence a model may give for one value: a sentence, not the whole note
 # (a long quote would let any value its note holds through).
 MAX_EVIDENCE = 300
+MAX_VALUE = 200  # a text value's length (`reply.py` refuses longer ones)
 # A field's name is what the filter language reads (`counterparty:"Acme"`).
 _NAME = re.compile(r"[a-z_][a-z0-9_.\-]{0,63}")
 # Front-matter keys the indexer keeps for itself (`extract.py`'s SHADOWED, tag keys).
@@ -112,8 +113,9 @@ class UserSchema:
 
 def _property(spec: FieldSpec, options: Sequence[str]) -> dict[str, Any]:
     value: dict[str, Any]
+    # Lengths bound what a model caught in a loop can write (temperature 0 repeats).
     if spec.kind == "list":
-        value = {"type": "array", "items": {"type": "string"}}
+        value = {"type": "array", "items": {"type": "string", "maxLength": MAX_VALUE}}
     elif spec.kind == "number":
         value = {"type": "number"}
     elif spec.kind == "date":
@@ -121,7 +123,7 @@ def _property(spec: FieldSpec, options: Sequence[str]) -> dict[str, Any]:
     elif spec.kind == "enum":
         value = {"enum": [*options, NONE_OF_THESE]}
     else:
-        value = {"type": "string"}
+        value = {"type": "string", "maxLength": MAX_VALUE}
     # Evidence first: the model copies the note's words, then reads the value from them.
     answer = {
         "type": "object",

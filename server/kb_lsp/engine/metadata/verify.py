@@ -38,6 +38,7 @@ from kb_lsp.engine.metadata.user_schema import MAX_EVIDENCE, FieldSpec, UserSche
 FUZZY_RATIO = 0.85
 _SHOWN = 80
 _MARK = "\x00"  # stands around a date or number read as its value
+_SLACK = 24
 
 
 @dataclass(frozen=True)
@@ -90,16 +91,14 @@ class Note:
             if not wanted & set(ev_values):
                 continue
             for note_start, _, note_values in note.tokens:
-                if not wanted & set(note_values):
-                    continue
-                first = max(0, note_start - ev_start)
-                window = note.text[first : first + len(ev.text)]
-                ratio = SequenceMatcher(None, window, ev.text, autojunk=False).ratio()
-                if ratio >= FUZZY_RATIO and (best is None or ratio > best[0]):
-                    best = (ratio, first, first + len(window))
+                if wanted & set(note_values):
+                    found = _aligned(note.text, note_start - ev_start, ev.text)
+                    if found[0] >= FUZZY_RATIO and (best is None or found[0] > best[0]):
+                        best = found
         if best is None:
             return None
-        return note.origin[best[1]], note.ends[best[2] - 1]
+        start, end = _whole_words(self.folded.text, note.origin[best[1]], note.ends[best[2] - 1])
+        return start, end
 
     def says(self, spec: FieldSpec, value: Value, span: tuple[int, int]) -> tuple[int, int] | None:
         """The span (widened to a date or number it cuts) when the note's words there
@@ -160,6 +159,33 @@ def check(note: Note, spec: FieldSpec, claim: Claim) -> tuple[list[Kept], list[R
         else:
             kept.append(Kept(value, Span.of(note.text, *note.folded.span(*said))))
     return kept, rejected
+
+
+def _aligned(text: str, at: int, evidence: str) -> tuple[float, int, int]:
+    """How alike `evidence` is to the words of `text` it lines up with when it is put at
+    `at` (give or take `_SLACK` characters: the two may differ in length before the
+    mention), and their span in `text`: (difflib's ratio, start, end)."""
+    first = max(0, at - _SLACK)
+    window = text[first : at + len(evidence) + _SLACK]
+    blocks = [
+        b
+        for b in SequenceMatcher(None, window, evidence, autojunk=False).get_matching_blocks()
+        if b.size
+    ]
+    if not blocks:
+        return 0.0, first, first + 1
+    start, end = blocks[0].a, blocks[-1].a + blocks[-1].size
+    matched = sum(b.size for b in blocks)
+    return 2.0 * matched / (len(evidence) + end - start), first + start, first + end
+
+
+def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """`[start, end)` widened to the whole words it cuts."""
+    while start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+        end += 1
+    return start, end
 
 
 def _equal(found: date | float, value: Value) -> bool:
