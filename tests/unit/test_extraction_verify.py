@@ -13,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kb_lsp.engine.metadata.claims import Claim, Extraction, Reply
+from kb_lsp.engine.metadata.extractor import prompt, response_schema, shown_options
 from kb_lsp.engine.metadata.folding import fold, folded
 from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.metadata.mentions import dates, numbers
@@ -275,3 +276,25 @@ def _values(field: str, value: object) -> list[Value]:
     if field == "systems":
         return [Value("list", str(v)) for v in value]  # type: ignore[attr-defined]
     return [Value("string", str(value))]
+
+
+def test_option_order_is_the_notes_not_the_schemas() -> None:
+    """Reversing the schema's options changes nothing a model is shown, and across notes
+    every option is shown first: the author's order is no signal."""
+    forward = SCHEMA
+    spec = json.loads(
+        json.dumps({"properties": {"kind": {"enum": ["decision", "postmortem", "runbook"]}}})
+    )
+    backward = parse_schema(json.dumps(spec), "reversed.json")
+    notes = [f"# Note {n}\n\nSomething happened on day {n}.\n" for n in range(30)]
+    firsts = set()
+    for note in notes:
+        asked = prompt(forward, "t", note)[1]["content"]
+        kind_line = next(line for line in asked.splitlines() if line.startswith("- kind"))
+        again = prompt(backward, "t", note)[1]["content"]
+        assert kind_line == next(line for line in again.splitlines() if line.startswith("- kind"))
+        assert kind_line.endswith('"none of these")')
+        shown = response_schema(forward, note)["properties"]["kind"]["anyOf"][1]
+        assert shown["properties"]["value"]["enum"][:3] == shown_options(forward.fields[4], note)
+        firsts.add(shown_options(forward.fields[4], note)[0])
+    assert firsts == {"runbook", "postmortem", "decision"}
