@@ -71,6 +71,7 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "Umbrella": {"counterparty": said("Acme Corp pays", "Acme Corp")},
 }
 
+
 def write(root: Path, rel: str, text: str) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,7 @@ SCHEMA = parse_schema(
                 "counterparty": {"type": "string"},
                 "systems": {"type": "array", "items": {"type": "string"}},
                 "amount": {"type": "number"},
+                "fee": {"type": "number", "x-units": ["EUR", "$"]},
                 "due": {"type": "string", "format": "date"},
                 "kind": {
                     "enum": ["runbook", "postmortem", "decision"],
@@ -127,6 +128,43 @@ def test_a_number_written_with_separators_is_the_same_number() -> None:
     # The year of a date is not an amount.
     year = check({"amount": {"evidence": "March 3rd, 2026", "value": 2026}})
     assert kept(year) == {}
+
+
+def test_a_number_with_units_needs_one_beside_it() -> None:
+    note = "# Outage\n\nDown for 47 minutes; 18,000 EUR of orders and $2,500 of fees.\n"
+    minutes = check({"fee": {"evidence": "Down for 47 minutes", "value": 47}}, note)
+    assert kept(minutes) == {} and "does not say it" in minutes.rejected[0].reason
+    euros = check({"fee": {"evidence": "18,000 EUR of orders", "value": 18000}}, note)
+    assert kept(euros) == {"fee": ["18000"]}
+    dollars = check({"fee": {"evidence": "$2,500 of fees", "value": 2500}}, note)
+    assert kept(dollars) == {"fee": ["2500"]}
+    # Without `x-units` a number is any number the words hold.
+    assert kept(check({"amount": {"evidence": "for 47 minutes", "value": 47}}, note)) == {
+        "amount": ["47"]
+    }
+
+
+def test_a_text_value_is_a_value_not_a_passage() -> None:
+    copied = "Every quarter we wire Acme Corp the licence fee"
+    sentence = check({"counterparty": {"evidence": copied, "value": copied}})
+    assert kept(sentence) == {}
+    assert "a passage, not a value" in sentence.rejected[0].reason
+    clause = "Owner: Priya Raman."
+    whole = check({"counterparty": {"evidence": clause, "value": "Owner: Priya Raman"}})
+    # Up to four words the whole evidence may be the value (a name quoted on its own);
+    # beyond that it is the words copied twice, nothing read from them.
+    assert kept(whole) == {"counterparty": ["Owner: Priya Raman"]}
+    five = check(
+        {
+            "systems": {
+                "evidence": "the Ledger and SAP systems",
+                "value": ["the Ledger and SAP systems"],
+            }
+        }
+    )
+    assert kept(five) == {} and "copied, not read" in five.rejected[0].reason
+    short = check({"counterparty": {"evidence": "Acme Corp", "value": "Acme Corp"}})
+    assert kept(short) == {"counterparty": ["Acme Corp"]}
 
 
 def test_an_enum_needs_its_option_or_a_synonym_in_the_evidence() -> None:
@@ -294,7 +332,9 @@ def test_option_order_is_the_notes_not_the_schemas() -> None:
         again = prompt(backward, "t", note)[1]["content"]
         assert kind_line == next(line for line in again.splitlines() if line.startswith("- kind"))
         assert kind_line.endswith('"none of these")')
+        kind = forward.field("kind")
+        assert kind is not None
         shown = response_schema(forward, note)["properties"]["kind"]["anyOf"][1]
-        assert shown["properties"]["value"]["enum"][:3] == shown_options(forward.fields[4], note)
-        firsts.add(shown_options(forward.fields[4], note)[0])
+        assert shown["properties"]["value"]["enum"][:3] == shown_options(kind, note)
+        firsts.add(shown_options(kind, note)[0])
     assert firsts == {"runbook", "postmortem", "decision"}

@@ -92,6 +92,7 @@ def test_a_good_schema_gives_its_fields_and_a_stable_hash() -> None:
         ('{"properties": {"x": {"enum": ["a"], "x-synonyms": ["b"]}}}', '"x-synonyms" maps'),
         ('{"properties": {"x": {"enum": ["a"], "x-synonyms": {"b": ["c"]}}}}', "'b', which is"),
         ('{"properties": {"x": {"enum": ["a"], "x-synonyms": {"a": "c"}}}}', "must be a list"),
+        ('{"properties": {"x": {"type": "number", "x-units": "EUR"}}}', '"x-units" must be'),
     ],
 )
 def test_a_bad_schema_says_what_to_fix(text: str, words: str) -> None:

@@ -96,9 +96,7 @@ def extracted_lines(extracted: dict[str, list[ExtractedValue]], model: str | Non
     for name, values in extracted.items():
         for value in values:
             line = value.range.start.line + 1
-            rows.append(
-                f"- {name}: {value.value} — from line {line}: {_quote(value.evidence)}"
-            )
+            rows.append(f"- {name}: {value.value} — from line {line}: {_quote(value.evidence)}")
     return "\n".join(rows)
 
 

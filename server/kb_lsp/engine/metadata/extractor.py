@@ -49,9 +49,10 @@ SYSTEM = (
     "You read one note from a team's knowledge base and fill in metadata fields from "
     "what the note itself says. Answer with one JSON object that has exactly the keys "
     "listed, nothing else. For each field: null when the note does not say it; never "
-    'guess. Otherwise {"evidence": the words of the note that say it, copied exactly, '
-    'one sentence at most, "value": the value as those words give it}. For a field with '
-    f'options, "{NONE_OF_THESE}" when the note fits none of them.'
+    'guess. Otherwise {"evidence": the few words of the note that say it, copied '
+    'exactly, "value": only the value itself, a name, a number or a date, never a '
+    'sentence}. For a field with options, "' + NONE_OF_THESE + '" when the note fits '
+    "none of them."
 )
 
 

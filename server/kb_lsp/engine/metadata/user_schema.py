@@ -16,7 +16,10 @@ llama.cpp, vLLM) can turn into a grammar:
 
 `x-synonyms` (ours; JSON Schema lets a schema carry keys of its own) lists, per enum
 option, words that say it in a note: an enum value is kept only when the note's words
-it was read from hold the option or one of these (`verify.py`).
+it was read from hold the option or one of these (`verify.py`). `x-units` on a number
+lists the units it is written with (`["EUR", "USD", "$"]`): a number is then kept only
+when the note writes one of them beside it ("48,000 EUR", "$310,000"), so "47 minutes"
+is not an amount.
 
 A file outside that subset is refused with a message naming the property and what to
 write instead (`SchemaError`); the server keeps serving without extraction meanwhile.
@@ -73,6 +76,7 @@ class FieldSpec:
     options: tuple[str, ...] = ()  # an enum's values, as written
     # (option, words that say it in a note), from the property's `x-synonyms`
     synonyms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    units: tuple[str, ...] = ()  # a number's `x-units`: one must stand beside it
 
     def words_for(self, option: str) -> tuple[str, ...]:
         """The option and its synonyms: what a note's words must hold to say it."""
@@ -166,7 +170,10 @@ def parse_schema(text: str, source: str) -> UserSchema:
     canonical = json.dumps(
         [
             EXTRACTION_FORMAT,
-            *([f.name, f.kind, f.description, list(f.options), f.synonyms] for f in fields),
+            *(
+                [f.name, f.kind, f.description, list(f.options), f.synonyms, f.units]
+                for f in fields
+            ),
         ],
         ensure_ascii=False,
     )
@@ -199,7 +206,7 @@ def check_field(source: str, name: str, spec: Any) -> FieldSpec:
             raise SchemaError(f'{where}: "format" {fmt!r} is not supported; only "date"')
         return FieldSpec(name, "date" if fmt == "date" else "string", description)
     if kind in ("number", "integer"):
-        return FieldSpec(name, "number", description)
+        return FieldSpec(name, "number", description, units=_units(where, spec.get("x-units", [])))
     if kind == "array":
         items = spec.get("items")
         if not isinstance(items, dict) or items.get("type") != "string":
@@ -246,6 +253,19 @@ def _synonyms(
             )
         out.append((option, tuple(dict.fromkeys(" ".join(w.split()) for w in words))))
     return tuple(out)
+
+
+def _units(where: str, raw: Any) -> tuple[str, ...]:
+    if (
+        not isinstance(raw, list)
+        or len(raw) > MAX_SYNONYMS
+        or not all(isinstance(u, str) and u.strip() for u in raw)
+    ):
+        raise SchemaError(
+            f'{where}: "x-units" must be a list of at most {MAX_SYNONYMS} non-empty strings, '
+            'e.g. "x-units": ["EUR", "USD", "$"]'
+        )
+    return tuple(dict.fromkeys(" ".join(u.split()) for u in raw))
 
 
 def _json_type(value: Any) -> str:

@@ -13,8 +13,13 @@ For each claim (`claims.py`: a field's values and their evidence):
    it — the span is then those words of the note.
 2. **The evidence says the value**, in the note's own words of the span: a text is
    there as whole words (a list: item by item); a date or a number is a mention there
-   with the same value; an enum's option, or one of its `x-synonyms`, is there as a word
+   with the same value (and, for a number whose schema lists `x-units`, one of them just
+   before or after it); an enum's option, or one of its `x-synonyms`, is there as a word
    (a plural too).
+3. **A text value is a value, not a passage**: at most `MAX_VALUE_WORDS` words (a name,
+   a system, a short phrase — what a filter matches), and not the whole evidence when
+   that is more than `MAX_COPIED_WORDS` words (the words copied twice, nothing read
+   from them: what a small model does when it cannot find the value).
 
 No evidence, evidence that is too long (`MAX_EVIDENCE`), not in the note or not saying
 the value: the value is rejected with that reason, and not stored.
@@ -36,6 +41,8 @@ from kb_lsp.engine.metadata.user_schema import MAX_EVIDENCE, FieldSpec, UserSche
 # How alike the note's words around a date or number must be to the evidence copied for
 # it, when they differ in more than how the date or number is written.
 FUZZY_RATIO = 0.85
+MAX_VALUE_WORDS = 8
+MAX_COPIED_WORDS = 4
 _SHOWN = 80
 _MARK = "\x00"  # stands around a date or number read as its value
 _SLACK = 24
@@ -112,8 +119,25 @@ class Note:
             return span if any(at >= 0 for at in found) else None
         for mention in self.dates if spec.kind == "date" else self.numbers:
             if mention.start < end and start < mention.end and _equal(mention.value, value):
+                if spec.units and not self._with_unit(mention, spec.units):
+                    continue
                 return min(start, mention.start), max(end, mention.end)
         return None
+
+    def _with_unit(self, mention: mentions.Mention, units: tuple[str, ...]) -> bool:
+        """Whether one of `units` stands just before or after `mention` ("EUR 48,000",
+        "48,000 EUR", "$48,000")."""
+        text = self.folded.text
+        before = text[max(0, mention.start - 12) : mention.start].rstrip()
+        after = text[mention.end : mention.end + 12].lstrip()
+        for unit in (folded(u) for u in units):
+            if before.endswith(unit) and find_words(before[-len(unit) - 1 :], unit) >= 0:
+                return True
+            if after.startswith(unit) and find_words(after[: len(unit) + 1], unit) >= 0:
+                return True
+            if not unit[-1].isalnum() and before.endswith(unit):  # "$", "€"
+                return True
+        return False
 
 
 def verify(reply: Reply, text: str, schema: UserSchema) -> Extraction:
@@ -152,13 +176,28 @@ def check(note: Note, spec: FieldSpec, claim: Claim) -> tuple[list[Kept], list[R
     rejected: list[Rejected] = []
     for value in claim.values:
         said = note.says(spec, value, span)
-        if said is None:
+        passage = _passage(spec, value, evidence)
+        if said is None or passage:
             words = note.text[slice(*note.folded.span(*span))]
-            reason = f"the evidence does not say it: {_shown(words)}"
+            reason = passage or f"the evidence does not say it: {_shown(words)}"
             rejected.append(Rejected(spec.name, value.text, reason, evidence))
         else:
             kept.append(Kept(value, Span.of(note.text, *note.folded.span(*said))))
     return kept, rejected
+
+
+def _passage(spec: FieldSpec, value: Value, evidence: str) -> str | None:
+    """Why a text value is a passage rather than a value (step 3), or None."""
+    if spec.kind not in ("string", "list"):
+        return None
+    words = len(value.text.split())
+    if words > MAX_VALUE_WORDS:
+        return f"{words} words: a passage, not a value (at most {MAX_VALUE_WORDS})"
+    if words > MAX_COPIED_WORDS and folded(value.text).strip(" .;,") == folded(evidence).strip(
+        " .;,"
+    ):
+        return "the value is the whole evidence: copied, not read from it"
+    return None
 
 
 def _aligned(text: str, at: int, evidence: str) -> tuple[float, int, int]:
