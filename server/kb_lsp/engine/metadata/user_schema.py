@@ -51,10 +51,11 @@ MAX_SYNONYMS = 32
 # What a model is asked and how its answer is checked (`extractor.py`, `verify.py`):
 # part of the schema's hash, so an extraction made under other rules is made again.
 EXTRACTION_FORMAT = "evidence-1"
-# The longest evidence a model may give for one value: a sentence, not the whole note
-# (a long quote would let any value its note holds through).
-MAX_EVIDENCE = 300
-MAX_VALUE = 200  # a text value's length (`reply.py` refuses longer ones)
+# The longest evidence a model may give for one value: a few words or a sentence, not
+# a passage (a long quote would let any value its note holds through), and what a
+# model caught repeating itself writes before the grammar stops it.
+MAX_EVIDENCE = 200
+MAX_VALUE = 100  # a text value's length (`reply.py` refuses longer ones)
 # A field's name is what the filter language reads (`counterparty:"Acme"`).
 _NAME = re.compile(r"[a-z_][a-z0-9_.\-]{0,63}")
 # Front-matter keys the indexer keeps for itself (`extract.py`'s SHADOWED, tag keys).
