@@ -384,7 +384,7 @@ class RelatedResponse(_Payload):
 
 
 class SchemaParams(_Params):
-    extracted: bool = Field(
+    extracted: StrictBool = Field(
         default=False,
         description=(
             "Also list every value a model extracted from each note: kept (with the "
