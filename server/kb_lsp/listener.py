@@ -26,10 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from kb_lsp import __version__, protocol
 from kb_lsp.contract.operations import OPERATIONS, Call, Operation
+from kb_lsp.contract.params import parse_params
 from kb_lsp.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -42,7 +41,6 @@ from kb_lsp.errors import (
 from kb_lsp.json_bounds import MessageError, parse_json
 from kb_lsp.json_bounds import request_id as find_request_id
 from kb_lsp.runtime import deadline
-from kb_lsp.runtime.errors import describe
 from kb_lsp.runtime.local_socket import (
     CLI_CLIENT,
     HELLO,
@@ -62,23 +60,6 @@ log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 32
 IDLE_SECONDS = 15.0  # a command sends its next request at once; an idle one holds a slot
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _params(model: type[protocol._Params], raw: Any, method: str) -> Any:
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise RpcError(InvalidInput.code, f"{method}: params must be an object")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as err:
-        raise RpcError(InvalidInput.code, f"{method}: {describe(err)}") from err
 
 
 class Listener:
@@ -232,9 +213,7 @@ class Listener:
             # that stops answering costs this request an error, not its thread for ever.
             future = self.runtime.submit_read(handler, params)
             result = deadline.waited(future, self.read_timeout, "socket")
-        except RpcError as err:
-            return _error(request_id, err.code, str(err))
-        except KbError as err:  # a bad filter, an index not open: its kind's code
+        except KbError as err:  # bad params or filter, an index not open: its kind's code
             return _error(request_id, err.code, str(err))
         except RecursionError:  # params within the depth limit that still recurse too far
             return _error(request_id, InvalidInput.code, f"{method}: params nested too deep")
@@ -251,7 +230,7 @@ class Listener:
         }
 
     def _operation(self, op: Operation[Any, Any], raw: Any) -> dict[str, Any]:
-        params = _params(op.params, raw, op.method)
+        params = parse_params(op.params, raw, op.method)
         return protocol.dump(op.run(self.runtime, params, Call(CLI_CLIENT)))
 
 

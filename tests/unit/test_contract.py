@@ -11,12 +11,12 @@ from pydantic import BaseModel
 from kb_lsp import errors
 from kb_lsp.contract import operations
 from kb_lsp.contract.operations import NOTIFICATIONS, OPERATIONS
+from kb_lsp.engine.embed.embeddings import EmbedderError
 from kb_lsp.engine.llm.errors import LlmCancelled, LlmError, LlmTimeout
 from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.errors import KINDS, Cancelled, Failed, InvalidInput, KbError, Unavailable
 from kb_lsp.lsp.errors import rpc_error
 from kb_lsp.runtime import Runtime
-from kb_lsp.runtime.errors import InvalidRequest
 
 POOLS = {"reads", "asks", "worker", "inline"}
 
@@ -70,7 +70,8 @@ def test_each_kind_has_one_code() -> None:
 @pytest.mark.parametrize(
     ("raised", "kind"),
     [
-        (InvalidRequest("No result 7: the last search returned 3 results"), InvalidInput),
+        (InvalidInput("No result 7: the last search returned 3 results"), InvalidInput),
+        (EmbedderError("Ollama cannot be reached at http://127.0.0.1:9"), Unavailable),
         (ReadOnlyStore("another process writes this index"), Unavailable),
         (LlmCancelled("cancelled"), Cancelled),
         (LlmTimeout("the model did not answer within 120 s"), Failed),
@@ -85,3 +86,19 @@ def test_the_engines_errors_are_kinds_and_answer_with_their_code(
     answered = rpc_error(raised)
     assert answered.code == kind.code
     assert answered.message == str(raised)
+
+
+def test_the_stores_outages_are_unavailable_and_its_bugs_are_not() -> None:
+    """SQLite that cannot serve is `Unavailable` at the store's boundary; a statement
+    the code got wrong stays a bug (an internal error, logged with its traceback)."""
+    import sqlite3
+
+    from kb_lsp.engine.store.outage import store_outages
+
+    with pytest.raises(Unavailable, match="database is locked") as caught, store_outages():
+        raise sqlite3.OperationalError("database is locked")
+    assert rpc_error(caught.value).code == Unavailable.code
+    with pytest.raises(Unavailable, match="file is not a database"), store_outages():
+        raise sqlite3.DatabaseError("file is not a database")
+    with pytest.raises(sqlite3.ProgrammingError), store_outages():
+        raise sqlite3.ProgrammingError("Incorrect number of bindings supplied")

@@ -19,7 +19,7 @@ from tests.helpers.runtime import HeldSync
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
-from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
+from kb_lsp.runtime import Hooks, InvalidInput, Runtime, Unavailable
 from kb_lsp.runtime import progress as progress_module
 from kb_lsp.runtime.changes import SettingsChange, settings_change
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
@@ -45,10 +45,10 @@ def test_search_numbers_and_open_result_follow_the_client(runtime: Runtime) -> N
     assert response.index.state == "ready"
     assert runtime.open_result(1, client="a").path == "payments/mexico-payments.md"
     # Another client has its own (empty) list.
-    with pytest.raises(InvalidRequest, match="no search yet"):
+    with pytest.raises(InvalidInput, match="no search yet"):
         runtime.open_result(1, client="b")
     count = len(response.results)
-    with pytest.raises(InvalidRequest, match=f"the last search returned {count} results"):
+    with pytest.raises(InvalidInput, match=f"the last search returned {count} results"):
         runtime.open_result(count + 1, client="a")
 
 
@@ -60,14 +60,14 @@ def test_read_file_pages_and_reads_only_indexed_files(runtime: Runtime, workspac
     # A page is bounded: at most max_lines lines, and where to go on.
     page = runtime.read_file("glossary.md", max_lines=2)
     assert (page.start_line, page.end_line, page.next_start_line) == (1, 2, 3)
-    with pytest.raises(InvalidRequest, match="numbered from 1"):
+    with pytest.raises(InvalidInput, match="numbered from 1"):
         runtime.read_file("glossary.md", 0)
     # Inside the workspace but not indexed (the knowledge base excludes it): refused too.
     (workspace / "notes.env").write_text("TOKEN=do-not-show\n", encoding="utf-8")
-    with pytest.raises(InvalidRequest, match="not a file of the knowledge base") as refused:
+    with pytest.raises(InvalidInput, match="not a file of the knowledge base") as refused:
         runtime.read_file("notes.env")
     assert "do-not-show" not in str(refused.value)
-    with pytest.raises(InvalidRequest, match=r"Did you mean: payments/mexico-payments\.md"):
+    with pytest.raises(InvalidInput, match=r"Did you mean: payments/mexico-payments\.md"):
         runtime.read_file("payments/mexico.md")
 
 
@@ -75,7 +75,7 @@ def test_file_text_is_the_whole_indexed_file(runtime: Runtime, workspace: Path) 
     info, text = runtime.file_text("payments/mexico-payments.md")
     assert info.path == "payments/mexico-payments.md"
     assert text == (workspace / "payments" / "mexico-payments.md").read_text(encoding="utf-8")
-    with pytest.raises(InvalidRequest, match="Refused"):
+    with pytest.raises(InvalidInput, match="Refused"):
         runtime.file_text("../secret.md")
 
 
@@ -123,7 +123,7 @@ def test_numbered_list_is_kept_on_disk_for_a_later_process(
     second = fresh()
     try:
         assert second.open_result(1, client="cli").path == hits[0].path
-        with pytest.raises(InvalidRequest, match="no search yet"):
+        with pytest.raises(InvalidInput, match="no search yet"):
             second.open_result(1, client="editor")  # kept in memory only
     finally:
         second.close()
@@ -369,13 +369,13 @@ def test_read_file_gives_lines_confined_to_the_workspace(
     assert whole.uri == (workspace / "glossary.md").as_uri()
     part = runtime.read_file("glossary.md", 2, 3)
     assert (part.start_line, part.end_line, part.text) == (2, 3, "\n".join(lines[1:3]))
-    with pytest.raises(InvalidRequest, match=f"has {len(lines)} lines"):
+    with pytest.raises(InvalidInput, match=f"has {len(lines)} lines"):
         runtime.read_file("glossary.md", len(lines) + 5)
     outside = tmp_path / "secret.md"
     outside.write_text("# Secret\n", encoding="utf-8")
     (workspace / "link.md").symlink_to(outside)
     for path in ("../secret.md", str(outside), "link.md"):
-        with pytest.raises(InvalidRequest):
+        with pytest.raises(InvalidInput):
             runtime.read_file(path)
 
 

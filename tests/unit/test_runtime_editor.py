@@ -10,7 +10,7 @@ import pytest
 
 from kb_lsp.config import load_settings
 from kb_lsp.protocol import IndexStatus, RelatedParams, SearchParams
-from kb_lsp.runtime import InvalidRequest, Runtime
+from kb_lsp.runtime import InvalidInput, Runtime
 
 HASHING = "tests.fakes.embedder:HashingEmbedder"
 DEADLINE = 60.0
@@ -72,5 +72,5 @@ def test_related_is_a_numbered_list_unless_asked_not_to(runtime: Runtime, worksp
     ],
 )
 def test_related_says_what_is_wrong(runtime: Runtime, params: RelatedParams, message: str) -> None:
-    with pytest.raises(InvalidRequest, match=message.replace(".", r"\.")):
+    with pytest.raises(InvalidInput, match=message.replace(".", r"\.")):
         runtime.related(params)

@@ -25,16 +25,9 @@ from collections.abc import Callable, Sequence
 from kb_lsp.cli.common import EXIT_USAGE, CliError, _fail, _flags
 from kb_lsp.cli.parser import build_parser
 from kb_lsp.engine.private import owner_only_umask
-from kb_lsp.errors import KbError
+from kb_lsp.errors import InvalidInput, KbError
 from kb_lsp.terminal.logs import stderr_handler
 from kb_lsp.terminal.words import in_terminal_words
-
-
-def _invalid_input(err: BaseException) -> bool:
-    """Whether `err` is the engine's InvalidInput. Its class lives with the agent, which
-    only a command that opened the runtime has loaded (`kb status` does not)."""
-    errors = sys.modules.get("kb_lsp.engine.agent.errors")
-    return errors is not None and isinstance(err, errors.InvalidInput)
 
 
 def _filter_values(argv: Sequence[str]) -> list[str]:
@@ -90,11 +83,9 @@ def _run(args: argparse.Namespace) -> int:
         _fail("interrupted", 130)
     except Exception as err:  # the last line of defence: one line, never a traceback
         flags = _flags(args)
-        if _invalid_input(err):  # a bad filter, result number or file: the user fixes it
+        if isinstance(err, InvalidInput):  # a bad filter, result number or file: fix it
             _fail(in_terminal_words(str(err), flags), EXIT_USAGE)
-        from kb_lsp.engine.embed.embeddings import EmbedderError
-
-        if isinstance(err, EmbedderError | KbError):  # worded for the user already
+        if isinstance(err, KbError):  # the other kinds, worded for the user already
             _fail(in_terminal_words(str(err), flags))
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
         message = str(err)

@@ -23,8 +23,9 @@ from typing import Any
 from lsprotocol import types
 
 from kb_lsp.contract.operations import ASK_EVENT, OPERATIONS, Call, Operation
+from kb_lsp.contract.params import parse_params
 from kb_lsp.errors import KbError
-from kb_lsp.lsp.errors import parse_params, rpc_error
+from kb_lsp.lsp.errors import rpc_error
 from kb_lsp.lsp.progress import WorkProgress
 from kb_lsp.lsp.server import CLIENT, KbLanguageServer, uri_to_path
 from kb_lsp.protocol import AskEvent, Step, dump
@@ -42,7 +43,7 @@ def _handler(op: Operation[Any, Any]) -> Handler:
     runtime call on the row's pool, answer its result as a payload."""
 
     async def handle(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-        params = parse_params(op.params, raw, op.method)
+        params = parse_params(op.params, _arguments(raw), op.method)
         cancel = threading.Event()
         progress = await WorkProgress.start(ls, raw, op.progress, cancel) if op.progress else None
         call = Call(CLIENT, cancel, _ask_events(ls, progress))
@@ -56,6 +57,13 @@ def _handler(op: Operation[Any, Any]) -> Handler:
 
     handle.__name__ = handle.__qualname__ = op.method.removeprefix("kb/")
     return handle
+
+
+def _arguments(raw: Any) -> Any:
+    """The params of a request, or of a `workspace/executeCommand` (its first argument)."""
+    if isinstance(raw, (list, tuple)):
+        return raw[0] if raw else None
+    return raw
 
 
 async def _run(ls: KbLanguageServer, op: Operation[Any, Any], params: Any, call: Call) -> Any:

@@ -158,7 +158,7 @@ class KbMcpServer(MCPServer[Any]):
             refused = row.check(values) if row.check is not None else None
             if refused:
                 raise ToolError(refused)
-            params = params_of(row.op.params, **values)
+            params = params_of(row.op.params, row.name, **values)
             on_event = _progress_reporter(ctx) if row.op.pool == "asks" else None
             call = Call(self.client(ctx), threading.Event(), on_event)
             result = await self._run(row.op, params, call)
@@ -368,7 +368,7 @@ def _log_failure(sent: concurrent.futures.Future[None]) -> None:
 
 def _tool_message(err: KbError) -> str:
     """A runtime error as the model reads it: what went wrong and what to do next."""
-    if isinstance(err, InvalidInput):  # the runtime's InvalidRequest, the agent's refusals
+    if isinstance(err, InvalidInput):  # a bad filter or result number, a file refused
         return _actionable(str(err))
     if isinstance(err, Unavailable):
         return f"{err} Call status() to see the index state."

@@ -23,8 +23,9 @@ Public surface (see `runtime.py` for the threading rules):
 * two processes on one index: the first writes, the others open it read-only (their
   status says so, and "being built by another process" during its cold index) and take
   over when it goes away (`takeover.py`; not a one-shot process);
-* errors: `InvalidRequest` (the client can fix it), `Unavailable` (not now), and the
-  agent's `InvalidInput` / `LlmError`s from `ask` and `summarize`.
+* errors: the contract's kinds (`kb_lsp.errors`): `InvalidInput` (the client can fix
+  it), `Unavailable` (not now), `Cancelled`, `Failed` (`LlmError`s from `ask` and
+  `summarize`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kb_lsp.runtime.errors import InvalidInput, InvalidRequest, Unavailable
+    from kb_lsp.errors import InvalidInput, Unavailable
     from kb_lsp.runtime.file_reads import FileText
     from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
     from kb_lsp.runtime.runtime import DEFAULT_CLIENT, Runtime
@@ -46,13 +47,12 @@ _HOMES = {
     "DEFAULT_CLIENT": "kb_lsp.runtime.runtime",
     "FileText": "kb_lsp.runtime.file_reads",
     "Hooks": "kb_lsp.runtime.kind",
-    "InvalidInput": "kb_lsp.runtime.errors",
-    "InvalidRequest": "kb_lsp.runtime.errors",
+    "InvalidInput": "kb_lsp.errors",
     "ProcessKind": "kb_lsp.runtime.kind",
     "ProgressHandle": "kb_lsp.runtime.worker",
     "Runtime": "kb_lsp.runtime.runtime",
     "Severity": "kb_lsp.runtime.kind",
-    "Unavailable": "kb_lsp.runtime.errors",
+    "Unavailable": "kb_lsp.errors",
 }
 
 
@@ -68,7 +68,6 @@ __all__ = [
     "FileText",
     "Hooks",
     "InvalidInput",
-    "InvalidRequest",
     "ProcessKind",
     "ProgressHandle",
     "Runtime",

@@ -34,13 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.knowledge import (
-    FileInfo,
-    KnowledgeBase,
-    ReadOnlyStore,
-    SyncReport,
-)
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport
 from kb_lsp.engine.llm import LlmCancelled, LlmError
+from kb_lsp.engine.store.outage import store_outages
+from kb_lsp.errors import Unavailable
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
@@ -57,7 +54,6 @@ from kb_lsp.protocol import (
     SummarizeResponse,
 )
 from kb_lsp.runtime import file_reads
-from kb_lsp.runtime.errors import Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.file_reads import FileText
 from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
@@ -208,10 +204,10 @@ class Runtime:
         return self.asks.submit(fn, *args, **kwargs)
 
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
-        """`fn(knowledge base)`, holding the gate. Waits while the knowledge base is being
-        opened (a second or so), never for indexing; `Unavailable` when it is not open."""
+        """`fn(knowledge base)`, holding the gate. Waits while it is being opened (a second
+        or so), never for indexing; `Unavailable` when it is not open or cannot answer."""
         self.opened.result()
-        with self.session.gate.read():
+        with self.session.gate.read(), store_outages():
             kb = self.session.kb
             if kb is None:
                 raise Unavailable(self.session.error or "The knowledge base is not open.")
@@ -238,7 +234,7 @@ class Runtime:
 
     def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
         """The files nearest to one file by meaning (`KnowledgeBase.related`, from stored
-        vectors). With `params.numbered` they become `client`'s last list. `InvalidRequest`
+        vectors). With `params.numbered` they become `client`'s last list. `InvalidInput`
         for a file outside the workspace or not in the index."""
         given = file_reads.given_file(params.path, params.uri)
         path, hits = self.read(
@@ -251,7 +247,7 @@ class Runtime:
         return RelatedResponse(path=path, results=hits, index=self.status())
 
     def open_result(self, n: int, *, client: str = DEFAULT_CLIENT) -> OpenResultResponse:
-        """Result `n` of `client`'s last list; `InvalidRequest` naming what exists."""
+        """Result `n` of `client`'s last list; `InvalidInput` naming what exists."""
         hit = self.lists.get(client, n)
         return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
 
@@ -276,7 +272,7 @@ class Runtime:
         indexed file as it is on disk now, at most `max_lines` lines and `max_chars`
         characters when given (a page: `next_start_line` says where to go on). Read
         confined (`reading.py`: never a link out, a FIFO or a file over `kb.maxFileSize`,
-        nor a file the knowledge base excludes). `InvalidRequest` for a path leading out of
+        nor a file the knowledge base excludes). `InvalidInput` for a path leading out of
         the workspace, a file that is not indexed or cannot be read, lines it does not have."""
         return self.read(
             lambda kb: file_reads.page(
@@ -286,7 +282,7 @@ class Runtime:
 
     def file_text(self, path: str) -> tuple[FileInfo, str]:
         """The whole text of an indexed file as it is on disk now (within
-        `kb.maxFileSize`), read confined; `InvalidRequest` as for `read_file`."""
+        `kb.maxFileSize`), read confined; `InvalidInput` as for `read_file`."""
         return self.read(lambda kb: file_reads.whole(kb, path))
 
     def ask(
@@ -378,7 +374,7 @@ class Runtime:
         self.session.running.add(cancel)
         try:
             self.opened.result()
-            with self.session.gate.read():
+            with self.session.gate.read(), store_outages():
                 agent = self.session.agent()
                 if agent is None:
                     raise Unavailable(self.session.error or "The knowledge base is not open.")
