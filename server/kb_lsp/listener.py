@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_lsp import __version__, protocol
-from kb_lsp.contract.operations import OPERATIONS, Call, Operation
+from kb_lsp.contract.operations import Call
 from kb_lsp.contract.params import parse_params
 from kb_lsp.errors import (
     INTERNAL_ERROR,
@@ -40,7 +40,7 @@ from kb_lsp.errors import (
 )
 from kb_lsp.json_bounds import MessageError, parse_json
 from kb_lsp.json_bounds import request_id as find_request_id
-from kb_lsp.runtime import deadline
+from kb_lsp.runtime import deadline, dispatch, registry
 from kb_lsp.runtime.local_socket import (
     CLI_CLIENT,
     HELLO,
@@ -52,6 +52,7 @@ from kb_lsp.runtime.local_socket import (
     private_folder,
     socket_path,
 )
+from kb_lsp.runtime.registry import Bound
 
 if TYPE_CHECKING:
     from kb_lsp.runtime.runtime import Runtime
@@ -75,9 +76,9 @@ class Listener:
         self.read_timeout = deadline.READ_TIMEOUT
         # The table's `local` rows, on the reads pool with the read deadline (`_serve`).
         self._methods: dict[str, Callable[[Any], Any]] = {HELLO: self._hello}
-        for op in OPERATIONS:
-            if op.local:
-                self._methods[op.method] = functools.partial(self._operation, op)
+        for bound in registry.served():
+            if bound.op.local:
+                self._methods[bound.op.method] = functools.partial(self._operation, bound)
 
     # --- life cycle ------------------------------------------------------------------------
 
@@ -208,11 +209,9 @@ class Listener:
         if handler is None:
             return _error(request_id, METHOD_NOT_FOUND, f"no method {method!r} on this socket")
         try:
-            params = message.get("params")
-            # On the reads pool, as the editor's reads, and with their deadline: a disk
+            # An operation runs on its pool with the read deadline (`dispatch.py`): a disk
             # that stops answering costs this request an error, not its thread for ever.
-            future = self.runtime.submit_read(handler, params)
-            result = deadline.waited(future, self.read_timeout, "socket")
+            result = handler(message.get("params"))
         except KbError as err:  # bad params or filter, an index not open: its kind's code
             return _error(request_id, err.code, str(err))
         except RecursionError:  # params within the depth limit that still recurse too far
@@ -229,9 +228,11 @@ class Listener:
             "roots": [str(root.resolve()) for root in self.runtime.session.roots],
         }
 
-    def _operation(self, op: Operation[Any, Any], raw: Any) -> dict[str, Any]:
-        params = parse_params(op.params, raw, op.method)
-        return protocol.dump(op.run(self.runtime, params, Call(CLI_CLIENT)))
+    def _operation(self, bound: Bound[Any, Any], raw: Any) -> dict[str, Any]:
+        """One operation, run by the dispatcher (its pool, the read deadline)."""
+        params = parse_params(bound.op.params, raw, bound.op.method)
+        call = Call(CLI_CLIENT)
+        return protocol.dump(dispatch.waited(self.runtime, bound, params, call, self.read_timeout))
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -3,8 +3,6 @@ that every front end answers with."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from pydantic import BaseModel
 
@@ -16,7 +14,7 @@ from kb_lsp.engine.llm.errors import LlmCancelled, LlmError, LlmTimeout
 from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.errors import KINDS, Cancelled, Failed, InvalidInput, KbError, Unavailable
 from kb_lsp.lsp.errors import rpc_error
-from kb_lsp.runtime import Runtime
+from kb_lsp.runtime import registry
 
 POOLS = {"reads", "asks", "worker", "inline"}
 
@@ -28,22 +26,13 @@ def test_each_row_is_whole(op: operations.Operation[BaseModel, BaseModel]) -> No
     assert op.pool in POOLS
     assert op.summary.endswith(".")
     assert set(op.errors) <= set(KINDS) and op.errors
-    # The runtime call is a method the runtime has, called once.
-    runtime = _Recorder()
-    params = op.params.model_construct(**dict.fromkeys(op.params.model_fields))
-    assert op.run(runtime, params, operations.Call("test")) == "answered"
-    assert len(runtime.called) == 1 and hasattr(Runtime, runtime.called[0]), runtime.called
-
-
-class _Recorder:
-    """Stands in for the runtime: records the method a row calls."""
-
-    def __init__(self) -> None:
-        self.called: list[str] = []
-
-    def __getattr__(self, name: str) -> Callable[..., str]:
-        self.called.append(name)
-        return lambda *args, **kwargs: "answered"
+    # Its body is bound in the registry: a module of its own in runtime/operations/,
+    # answering at once or, on the worker, with a future.
+    bound = registry.BOUND[op.method]
+    body = bound.deferred if op.pool == "worker" else bound.run
+    assert bound.op is op and body is not None
+    assert body.__module__.startswith("kb_lsp.runtime.operations."), body.__module__
+    assert (bound.deferred is None) == (op.pool != "worker")
 
 
 def test_method_names_are_unique_and_notifications_apart() -> None:

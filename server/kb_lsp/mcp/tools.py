@@ -149,6 +149,21 @@ def _annotated(kind: Any, *metadata: Any) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
+_REGISTERED: list[ToolRow] = []
+
+
+def register(row: ToolRow) -> Callable[[], None]:
+    """A tool for one more operation (`runtime/registry.register`'s): an MCP server made
+    after this call serves it. Returns its removal."""
+    _REGISTERED.append(row)
+    return lambda: _REGISTERED.remove(row)
+
+
+def served_tools() -> tuple[ToolRow, ...]:
+    """The operations' tools: the table's, then those registered."""
+    return (*TOOLS, *_REGISTERED)
+
+
 def params_of(model: type[M], tool: str, **values: Any) -> M:
     """The runtime's params model, read by the one params parser (`contract/params.py`);
     what it refuses (beyond the tool's schema) is a tool error naming the argument."""
