@@ -236,6 +236,20 @@ class SearchHit(_Payload):
     marks: list[str] = Field(default_factory=list)
 
 
+class QueryWarning(_Payload):
+    """Something typed that was probably meant otherwise; the search ran anyway, as
+    typed: a filter typed in the query with a field no file has (`ownr:priya`, searched
+    as words), a parenthesis without its pair (left out), a value no file has where a
+    longer one exists (`owner:priya` beside "Priya Raman")."""
+
+    where: Literal["query", "filter"] = Field(description="Which text it is in.")
+    position: int = Field(description="The 0-based character of that text it is at.")
+    message: str
+    suggestion: str | None = Field(
+        default=None, description="That whole text as it was probably meant, to search instead."
+    )
+
+
 class SearchResponse(_Payload):
     query: str
     results: list[SearchHit]
@@ -243,10 +257,14 @@ class SearchResponse(_Payload):
     did_you_mean: str | None = Field(
         default=None,
         description=(
-            "The query with each word the index does not know replaced by the closest "
-            "word it does know (from the full-text index's own vocabulary); null when "
-            "every word is known or nothing is close."
+            "The query with each word the index does not know replaced by a word it holds "
+            "(titles and file names first, then passages' words), such that the same "
+            "search lists something; null when every word is known or no correction finds "
+            "anything."
         ),
+    )
+    warnings: list[QueryWarning] = Field(
+        default_factory=list, description="What in the query or filter looks mistyped."
     )
 
 

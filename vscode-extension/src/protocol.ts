@@ -203,14 +203,32 @@ export interface SearchHit {
   marks?: string[];
 }
 
+/**
+ * Something typed that was probably meant otherwise; the search ran anyway, as
+ * typed: a filter typed in the query with a field no file has (`ownr:priya`, searched
+ * as words), a parenthesis without its pair (left out), a value no file has where a
+ * longer one exists (`owner:priya` beside "Priya Raman").
+ */
+export interface QueryWarning {
+  /** Which text it is in. */
+  where: 'query' | 'filter';
+  /** The 0-based character of that text it is at. */
+  position: number;
+  message: string;
+  /** That whole text as it was probably meant, to search instead. */
+  suggestion?: string | null;
+}
+
 export interface SearchResponse {
   query: string;
   results: SearchHit[];
   index: IndexStatus;
   /**
-   * The query with each word the index does not know replaced by the closest word it does know (from the full-text index's own vocabulary); null when every word is known or nothing is close.
+   * The query with each word the index does not know replaced by a word it holds (titles and file names first, then passages' words), such that the same search lists something; null when every word is known or no correction finds anything.
    */
   didYouMean?: string | null;
+  /** What in the query or filter looks mistyped. */
+  warnings?: QueryWarning[];
 }
 
 /**

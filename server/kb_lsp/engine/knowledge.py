@@ -28,6 +28,7 @@ from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.memory import release_free_memory
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
+from kb_lsp.engine.metadata.hints import merged_values, query_warnings
 from kb_lsp.engine.metadata.hits import hit_meta
 from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema
 from kb_lsp.engine.records import (
@@ -52,6 +53,7 @@ from kb_lsp.protocol import (
     IndexState,
     IndexStatus,
     LlmStatus,
+    QueryWarning,
     SchemaResponse,
     SearchHit,
     SearchMode,
@@ -322,11 +324,35 @@ class KnowledgeBase:
             filter=node,
         )
 
-    def did_you_mean(self, query: str, filter: str | None = None) -> str | None:
-        """`query` with each word the index does not know replaced by the closest one it
-        does (`search/spelling.py`), or None."""
+    def did_you_mean(
+        self,
+        query: str,
+        filter: str | None = None,
+        *,
+        paths: list[str] | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> str | None:
+        """`query` with each word the index does not know replaced by one it does, such
+        that the same search lists something (`search/spelling.py`), or None."""
         text, _ = self.parse_query(query, filter)
-        return did_you_mean(query, text, [index.store.fts for index in self._snapshot()])
+
+        def finds(suggested: str) -> bool:
+            return bool(self.search(suggested, limit=1, paths=paths, mode=mode, filter=filter))
+
+        return did_you_mean(query, text, [index.store.fts for index in self._snapshot()], finds)
+
+    def query_warnings(self, query: str, filter: str | None = None) -> list[QueryWarning]:
+        """What in `query` or `filter` looks mistyped (`metadata/hints.py`)."""
+        roots = [
+            (
+                lambda term, i=index: bool(i.store.notes.filter_paths(term, i.prefix)),
+                lambda field, fragment, limit, i=index: i.store.notes.values_containing(
+                    field, fragment, limit
+                ),
+            )
+            for index in self._snapshot()
+        ]
+        return query_warnings(query, filter, self.field_names, merged_values(roots))
 
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
         """The words of `query` and the filter (`filter` AND the one typed in `query`)."""

@@ -34,12 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.knowledge import (
-    FileInfo,
-    KnowledgeBase,
-    ReadOnlyStore,
-    SyncReport,
-)
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport
 from kb_lsp.engine.llm import LlmCancelled, LlmError
 from kb_lsp.protocol import (
     AskParams,
@@ -219,21 +214,25 @@ class Runtime:
 
     def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
         """The numbered list for `params`; it becomes `client`'s last list. A malformed
-        filter raises `FilterError` (an `InvalidInput` naming its character)."""
+        filter raises `FilterError` (an `InvalidInput` naming its character); what only
+        looks mistyped is said beside the list (`warnings`, `did_you_mean`)."""
+        query, filter, paths, mode = params.query, params.filter, params.paths, params.mode
         hits = self.read(
-            lambda kb: kb.search(
-                params.query,
-                limit=params.limit,
-                paths=params.paths,
-                mode=params.mode,
-                filter=params.filter,
+            lambda kb: kb.search(query, limit=params.limit, paths=paths, mode=mode, filter=filter)
+        )
+        suggestion, warnings = self.read(
+            lambda kb: (
+                kb.did_you_mean(query, filter, paths=paths, mode=mode),
+                kb.query_warnings(query, filter),
             )
         )
-        suggestion = self.read(lambda kb: kb.did_you_mean(params.query, params.filter))
-        self.lists.remember(client, params.query, hits, origin=origin_of(client))
-        index = self.status()
+        self.lists.remember(client, query, hits, origin=origin_of(client))
         return SearchResponse(
-            query=params.query, results=hits, index=index, did_you_mean=suggestion
+            query=query,
+            results=hits,
+            index=self.status(),
+            did_you_mean=suggestion,
+            warnings=warnings,
         )
 
     def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:

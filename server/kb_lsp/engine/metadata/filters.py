@@ -35,7 +35,7 @@ import calendar
 import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from kb_lsp.errors import InvalidInput
@@ -96,6 +96,7 @@ class Term:
     value_position: int
     number: float | None = None  # the value read as a number, when it is one
     dates: DateRange | None = None  # the value read as a date, when it is one
+    end: int = 0  # just past the term's last character (its value's closing quote)
 
     def __str__(self) -> str:
         return f"{self.field}{self.op}{_quote(self.value)}"
@@ -286,6 +287,8 @@ def _classify(word: str, start: int, end: int, text: str, where: str, today: dat
         term = _term(field, op, value, offset, value_position, text, where, today)
     except FilterError as problem:
         return _Token("word", word, start, end, problem=problem)
+    if isinstance(term, Term):
+        term = replace(term, end=end)
     # `-field:value` is one token: the negation of its term.
     return _Token("negterm" if negated else "term", word, start, end, term=term)
 
@@ -526,6 +529,7 @@ def parse_filter(text: str, *, today: date | None = None, where: str = "filter")
 class SplitQuery:
     text: str  # the words to search for
     filter: Node | None  # the filter typed among them
+    words: tuple[tuple[int, int], ...] = ()  # where each word of `text` is in the query
 
 
 def split_query(
@@ -610,7 +614,7 @@ def split_query(
     words = [t for t, keep in zip(tokens, chosen, strict=True) if not keep]
     text = " ".join(query[t.start : t.end] for t in words)
     node = _Parser(picked, query, "query").parse() if picked else None
-    return SplitQuery(text, node)
+    return SplitQuery(text, node, tuple((t.start, t.end) for t in words))
 
 
 def _matching(tokens: Sequence[_Token], open_index: int) -> int | None:
