@@ -393,6 +393,25 @@ class SchemaParams(_Params):
     pass
 
 
+# --- kb/examples ---------------------------------------------------------------------------
+
+
+class ExamplesParams(_Params):
+    pass
+
+
+class ExamplesResponse(_Payload):
+    """Examples made from the open index's own titles, paths and metadata (never from a
+    sample): what a welcome offers to try. Empty lists where the index has nothing to
+    show (no files, no tags)."""
+
+    searches: list[str] = Field(default_factory=list, description="Queries to search for.")
+    questions: list[str] = Field(default_factory=list, description="Questions to ask.")
+    filters: list[str] = Field(
+        default_factory=list, description="Filter terms files of this index have: tag:…"
+    )
+
+
 class SchemaValue(_Payload):
     value: str
     count: int

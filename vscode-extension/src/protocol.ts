@@ -21,6 +21,7 @@ export const Methods = {
   related: 'kb/related',
   indexControl: 'kb/indexControl',
   schema: 'kb/schema',
+  examples: 'kb/examples',
 } as const;
 
 export const Notifications = {
@@ -40,6 +41,7 @@ export const ServerCommands = {
   related: 'kb.related',
   indexControl: 'kb.indexControl',
   schema: 'kb.schema',
+  examples: 'kb.examples',
 } as const;
 
 export type MethodName = (typeof Methods)[keyof typeof Methods];
@@ -342,6 +344,22 @@ export interface RelatedResponse {
 
 export type SchemaParams = Record<string, never>;
 
+export type ExamplesParams = Record<string, never>;
+
+/**
+ * Examples made from the open index's own titles, paths and metadata (never from a
+ * sample): what a welcome offers to try. Empty lists where the index has nothing to
+ * show (no files, no tags).
+ */
+export interface ExamplesResponse {
+  /** Queries to search for. */
+  searches?: string[];
+  /** Questions to ask. */
+  questions?: string[];
+  /** Filter terms files of this index have: tag:… */
+  filters?: string[];
+}
+
 export interface SchemaValue {
   value: string;
   count: number;
@@ -419,6 +437,7 @@ export interface RequestTypes {
   'kb/related': [RelatedParams, RelatedResponse];
   'kb/indexControl': [IndexControlParams, IndexStatus];
   'kb/schema': [SchemaParams, SchemaResponse];
+  'kb/examples': [ExamplesParams, ExamplesResponse];
 }
 
 export interface NotificationTypes {

@@ -30,6 +30,8 @@ from kb_lsp.protocol import (
     AskEvent,
     AskParams,
     AskResponse,
+    ExamplesParams,
+    ExamplesResponse,
     IndexControlParams,
     IndexStatus,
     ListChanged,
@@ -180,6 +182,15 @@ SCHEMA = Operation(
     local=True,
     cli="schema",
 )
+EXAMPLES = Operation(
+    "kb/examples",
+    ExamplesParams,
+    ExamplesResponse,
+    "reads",
+    lambda rt, p, c: rt.examples(),
+    "Searches, questions and filters made from the open index, for a welcome.",
+    errors=(Unavailable,),
+)
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     SEARCH,
@@ -191,6 +202,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     RELATED,
     INDEX_CONTROL,
     SCHEMA,
+    EXAMPLES,
 )
 BY_METHOD = {op.method: op for op in OPERATIONS}
 BY_CLI = {op.cli: op for op in OPERATIONS if op.cli is not None}

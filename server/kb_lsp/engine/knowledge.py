@@ -22,6 +22,7 @@ from pathlib import Path
 from kb_lsp.config import Settings
 from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.embed.providers import make_embedder
+from kb_lsp.engine.examples import IndexExamples, index_examples
 from kb_lsp.engine.index.extraction import MetadataPhase
 from kb_lsp.engine.index.indexer import Indexer
 from kb_lsp.engine.index.sync_tally import SyncTally
@@ -355,8 +356,13 @@ class KnowledgeBase:
         return query_warnings(query, filter, self.field_names, merged_values(roots))
 
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
-        """The words of `query` and the filter (`filter` AND the one typed in `query`)."""
-        explicit = parse_filter(filter) if filter and filter.strip() else None
+        """The words of `query` and the filter (`filter` AND the one typed in `query`);
+        an error's example is a term of this index (`examples.py`)."""
+
+        def example(name: str) -> str | None:
+            return self.examples().term(name)
+
+        explicit = parse_filter(filter, examples=example) if filter and filter.strip() else None
         if explicit is not None and filter is not None:
             # Typed in the query, an unknown field is a word; given as a filter, a likely
             # typo of a known one is an error that names it.
@@ -365,8 +371,12 @@ class KnowledgeBase:
                 raise problem
         if not any(mark in query for mark in ":<>=("):
             return query, explicit
-        split = split_query(query, self.field_names())
+        split = split_query(query, self.field_names(), examples=example)
         return split.text, combine(explicit, split.filter)
+
+    def examples(self) -> IndexExamples:
+        """Searches, questions and filter terms made from this index (`examples.py`)."""
+        return index_examples(self.schema(), self.files())
 
     def field_names(self) -> set[str]:
         """Every metadata field some indexed file has."""

@@ -39,6 +39,7 @@ from kb_lsp.engine.llm import LlmCancelled, LlmError
 from kb_lsp.protocol import (
     AskParams,
     AskResponse,
+    ExamplesResponse,
     IndexAction,
     IndexStatus,
     OpenResultResponse,
@@ -220,7 +221,7 @@ class Runtime:
         hits = self.read(
             lambda kb: kb.search(query, limit=params.limit, paths=paths, mode=mode, filter=filter)
         )
-        suggestion, warnings = self.read(
+        fix, slips = self.read(
             lambda kb: (
                 kb.did_you_mean(query, filter, paths=paths, mode=mode),
                 kb.query_warnings(query, filter),
@@ -228,11 +229,7 @@ class Runtime:
         )
         self.lists.remember(client, query, hits, origin=origin_of(client))
         return SearchResponse(
-            query=query,
-            results=hits,
-            index=self.status(),
-            did_you_mean=suggestion,
-            warnings=warnings,
+            query=query, results=hits, index=self.status(), did_you_mean=fix, warnings=slips
         )
 
     def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
@@ -257,6 +254,10 @@ class Runtime:
     def schema(self) -> SchemaResponse:
         """Every metadata field of the indexed files: types, file counts, top values."""
         return self.read(lambda kb: kb.schema())
+
+    def examples(self) -> ExamplesResponse:
+        """Searches, questions and filters made from this index (`engine/examples.py`)."""
+        return self.read(lambda kb: kb.examples().response())
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """The indexed files (optionally those matching a glob on the workspace path)."""

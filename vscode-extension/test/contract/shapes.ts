@@ -140,6 +140,7 @@ export const Shapes = {
     numbered: true,
   }),
   RelatedResponse: keys<P.RelatedResponse>()({ path: true, results: true, index: true }),
+  ExamplesResponse: keys<P.ExamplesResponse>()({ searches: true, questions: true, filters: true }),
   SchemaValue: keys<P.SchemaValue>()({ value: true, count: true }),
   SchemaField: keys<P.SchemaField>()({
     name: true,
