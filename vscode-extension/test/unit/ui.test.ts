@@ -17,6 +17,7 @@ import { IndexProgressNotification } from '../../src/indexProgress';
 import { AnsweredModel } from '../../src/answeredModel';
 import { statusView } from '../../src/format';
 import { checkBaseUrl, listModels, PRESETS } from '../../src/modelPicker';
+import { describe as describeModel } from '../../src/modelInfo';
 import { freePort } from '../shared/codeServer';
 import { startStandIn } from '../shared/standIns';
 import { deferred, FakeBackend, hit, READY, searchResponse, tick } from './fakes';
@@ -719,10 +720,14 @@ describe('KB: Choose a Model…', () => {
     const openai = await startStandIn('openai', ['smollm2', 'qwen2.5-7b']);
     const ollama = await startStandIn('ollama', ['qwen2.5:7b', 'llama3.1:8b']);
     try {
-      assert.deepEqual(await listModels('openai', openai.url), { models: ['smollm2', 'qwen2.5-7b'] });
-      assert.deepEqual(await listModels('ollama', ollama.url), { models: ['qwen2.5:7b', 'llama3.1:8b'] });
+      const names = async (provider: 'openai' | 'ollama', url: string): Promise<unknown> => {
+        const listed = await listModels(provider, url);
+        return 'error' in listed ? listed : listed.models;
+      };
+      assert.deepEqual(await names('openai', openai.url), ['smollm2', 'qwen2.5-7b']);
+      assert.deepEqual(await names('ollama', ollama.url), ['qwen2.5:7b', 'llama3.1:8b']);
       // Ollama's /v1 address lists its models too (its own API answers).
-      assert.deepEqual(await listModels('ollama', `${ollama.url}/v1`), { models: ['qwen2.5:7b', 'llama3.1:8b'] });
+      assert.deepEqual(await names('ollama', `${ollama.url}/v1`), ['qwen2.5:7b', 'llama3.1:8b']);
       // An OpenAI server asked with Ollama's API: a clear HTTP error, not a crash.
       const wrong = await listModels('ollama', openai.url);
       assert.ok('error' in wrong && /answered HTTP 404/.test(wrong.error), JSON.stringify(wrong));
@@ -764,7 +769,11 @@ describe('KB: Choose a Model…', () => {
       ]);
       const input = vscode.calls.inputBoxes[0] as { value: string };
       assert.equal(input.value, 'http://127.0.0.1:8080/v1', "llama-server's address, to edit");
-      assert.deepEqual(vscode.calls.quickPicks[0]?.items.map((i) => (i as { label: string }).label), PRESETS.map((p) => p.label));
+      // The configured server (here the defaults: Ollama on this machine) first, then the presets.
+      assert.deepEqual(vscode.calls.quickPicks[0]?.items.map((i) => (i as { label: string }).label), [
+        '$(check) Another model at http://127.0.0.1:11434',
+        ...PRESETS.map((p) => p.label),
+      ]);
     } finally {
       server.stop();
     }
@@ -784,6 +793,65 @@ describe('KB: Choose a Model…', () => {
       ['llm.provider', 'openai'],
       ['llm.baseUrl', url],
     ]);
+  });
+});
+
+describe('KB: Choose a Model… remembers the server and describes its models', () => {
+  it('says which models call tools, their size and context (Ollama, llama-server)', async () => {
+    const ollama = await startStandIn('ollama', ['qwen2.5:7b', 'gemma:2b'], {}, { capabilities: ['completion', 'tools'] });
+    const plain = await startStandIn('openai', ['smollm2'], {}, { tools: false, n_ctx: 4096 });
+    try {
+      const fromOllama = await listModels('ollama', ollama.url);
+      assert.ok(!('error' in fromOllama));
+      assert.deepEqual(fromOllama.info[0], { name: 'qwen2.5:7b', tools: true, size: '7.6B · Q4_K_M · 4.7 GB', context: 32768 });
+      assert.deepEqual(describeModel(fromOllama.info[0]!), {
+        description: '$(tools) calls tools: the agent answers',
+        detail: '7.6B · Q4_K_M · 4.7 GB · 32k context',
+      });
+      const fromLlama = await listModels('openai', plain.url);
+      assert.ok(!('error' in fromLlama));
+      assert.deepEqual(fromLlama.info, [{ name: 'smollm2', tools: false, size: undefined, context: 4096 }]);
+      assert.deepEqual(describeModel(fromLlama.info[0]!), { description: 'no tool calling: grounded answers', detail: '4,096 context' });
+    } finally {
+      ollama.stop();
+      plain.stop();
+    }
+  });
+
+  it('offers the configured server first and keeps its address; its model is marked current', async () => {
+    const server = await startStandIn('openai', ['smollm2', 'qwen2.5-7b']);
+    try {
+      const backend = new FakeBackend();
+      const { panel } = makePanel(backend);
+      registerCommands(backend, panel);
+      vscode.configuration.set('llm.provider', 'openai');
+      vscode.configuration.set('llm.baseUrl', server.url);
+      vscode.configuration.set('llm.model', 'smollm2');
+      // Another model on the same server: no address to type again.
+      vscode.responses.quickPick.push((items) => items[0]);
+      vscode.responses.quickPick.push((items) => items.find((i) => i.label === 'qwen2.5-7b'));
+      await vscode.commands.executeCommand('kb.chooseModel');
+      const first = vscode.calls.quickPicks[0]?.items as { label: string; description?: string }[];
+      assert.equal(first[0]?.label, `$(check) Another model at ${server.url}`);
+      assert.equal(first[0]?.description, 'now: smollm2');
+      // Its preset (by port: none of the usual ones) shows the configured address.
+      assert.equal(first.find((i) => i.label.startsWith('Another OpenAI'))?.description, `${server.url} (configured)`);
+      assert.equal(vscode.calls.inputBoxes.length, 0, 'the address is not asked again');
+      const models = vscode.calls.quickPicks[1]?.items as { label: string; description?: string }[];
+      assert.match(models.find((i) => i.label === 'smollm2')?.description ?? '', /^current · \$\(tools\) calls tools/);
+      assert.deepEqual(vscode.calls.configUpdates.map((u) => [u.key, u.value]), [
+        ['llm.provider', 'openai'],
+        ['llm.baseUrl', server.url],
+        ['llm.model', 'qwen2.5-7b'],
+      ]);
+      // Choosing its preset again: the address box holds the configured address, not the usual one.
+      vscode.responses.quickPick.push((items) => items.find((i) => i.label.startsWith('Another OpenAI')));
+      vscode.responses.inputBox.push(undefined);
+      await vscode.commands.executeCommand('kb.chooseModel');
+      assert.equal((vscode.calls.inputBoxes[0] as { value: string }).value, server.url);
+    } finally {
+      server.stop();
+    }
   });
 });
 
