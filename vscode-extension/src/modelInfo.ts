@@ -32,6 +32,10 @@ function object(value: unknown): Json {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
 }
 
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
 function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 }
@@ -71,7 +75,7 @@ export function ollamaInfo(entry: Json, shown: Json): ModelInfo {
   const capabilities = shown.capabilities;
   const context = Object.entries(object(shown.model_info)).find(([key, value]) => key.endsWith('.context_length') && positive(value));
   return {
-    name: String(entry.name ?? entry.model ?? ''),
+    name: text(entry.name) || text(entry.model),
     tools: Array.isArray(capabilities) ? capabilities.includes('tools') : undefined,
     size: size || undefined,
     context: context ? (context[1] as number) : undefined,
@@ -93,7 +97,7 @@ export function openaiInfo(entry: Json, props: Json | undefined): ModelInfo {
   const size = [positive(meta.n_params) ? parameters(meta.n_params as number) : undefined, positive(meta.size) ? bytes(meta.size as number) : undefined]
     .filter(Boolean)
     .join(' · ');
-  return { name: String(entry.id ?? ''), tools: flags.length ? flags.every(Boolean) : undefined, size: size || undefined, context };
+  return { name: text(entry.id), tools: flags.length ? flags.every(Boolean) : undefined, size: size || undefined, context };
 }
 
 /** The server root of an OpenAI-compatible base URL (llama-server's /props is there). */

@@ -17,7 +17,7 @@ import { IndexProgressNotification } from '../../src/indexProgress';
 import { AnsweredModel } from '../../src/answeredModel';
 import { statusView } from '../../src/format';
 import { checkBaseUrl, listModels, PRESETS } from '../../src/modelPicker';
-import { describe as describeModel } from '../../src/modelInfo';
+import { describe as describeModel, type ModelInfo } from '../../src/modelInfo';
 import { freePort } from '../shared/codeServer';
 import { startStandIn } from '../shared/standIns';
 import { deferred, FakeBackend, hit, READY, searchResponse, tick } from './fakes';
@@ -804,14 +804,14 @@ describe('KB: Choose a Model… remembers the server and describes its models', 
       const fromOllama = await listModels('ollama', ollama.url);
       assert.ok(!('error' in fromOllama));
       assert.deepEqual(fromOllama.info[0], { name: 'qwen2.5:7b', tools: true, size: '7.6B · Q4_K_M · 4.7 GB', context: 32768 });
-      assert.deepEqual(describeModel(fromOllama.info[0]!), {
+      assert.deepEqual(describeModel(fromOllama.info[0] as ModelInfo), {
         description: '$(tools) calls tools: the agent answers',
         detail: '7.6B · Q4_K_M · 4.7 GB · 32k context',
       });
       const fromLlama = await listModels('openai', plain.url);
       assert.ok(!('error' in fromLlama));
       assert.deepEqual(fromLlama.info, [{ name: 'smollm2', tools: false, size: undefined, context: 4096 }]);
-      assert.deepEqual(describeModel(fromLlama.info[0]!), { description: 'no tool calling: grounded answers', detail: '4,096 context' });
+      assert.deepEqual(describeModel(fromLlama.info[0] as ModelInfo), { description: 'no tool calling: grounded answers', detail: '4,096 context' });
     } finally {
       ollama.stop();
       plain.stop();
