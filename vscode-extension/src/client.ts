@@ -32,9 +32,9 @@ import {
   type SettingsReader,
 } from './settings';
 import { listFromServer, rememberList } from './lastList';
-import { openServerSettings } from './open';
 import { STATUS_PROBE } from './request';
 import { errorMessage } from './util';
+import { FailureNotice } from './failureNotice';
 
 /**
  * The server offers `kb.search`, … through `workspace/executeCommand`; the language
@@ -138,6 +138,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
   private readonly estimator = new RateEstimator();
   private refreshEstimate: ReturnType<typeof setInterval> | undefined;
   private readonly answered = new AnsweredModel();
+  private readonly failureNotice = new FailureNotice();
   readonly onDidChange = this.changed.event;
   readonly onAskEvent = this.askEvents.event;
 
@@ -154,6 +155,9 @@ export class KbServer implements KbBackend, vscode.Disposable {
       this.status = state === 'failed' ? undefined : this.status;
     }
     void vscode.commands.executeCommand('setContext', 'kb.serverRunning', state === 'running');
+    if (state === 'running') {
+      this.failureNotice.close(); // what it said is no longer so
+    }
     this.changed.fire();
   }
 
@@ -267,7 +271,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
         this.output.appendLine(check.stderr.trim());
       }
       this.fail(problem.facts, problem.problem, problem.install);
-      void this.notifyFailure(problem.message);
+      this.notifyFailure(problem.message);
       return;
     }
     const storage = (this.context.storageUri ?? this.context.globalStorageUri).fsPath;
@@ -307,7 +311,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       initializationFailedHandler: (error) => {
         const facts = ['The server failed to initialize.', sentence(errorMessage(error))];
         this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
-        void this.notifyFailure(`kb-lsp: ${this.fail(facts).facts.join(' ')}`);
+        this.notifyFailure(`kb-lsp: ${this.fail(facts).facts.join(' ')}`);
         return false;
       },
     };
@@ -344,7 +348,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       const facts = ['The server did not start.', sentence(errorMessage(err))];
       this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
       this.fail(facts);
-      void this.notifyFailure(`kb-lsp: ${facts.join(' ')}`);
+      this.notifyFailure(`kb-lsp: ${facts.join(' ')}`);
       return;
     }
     if (generation !== this.generation) {
@@ -480,13 +484,8 @@ export class KbServer implements KbBackend, vscode.Disposable {
     }
   }
 
-  private async notifyFailure(message: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
-    if (choice === 'Show Log') {
-      this.showLog();
-    } else if (choice === 'Open Settings') {
-      await openServerSettings();
-    }
+  private notifyFailure(message: string): void {
+    this.failureNotice.show(message);
   }
 
   async dispose(): Promise<void> {
@@ -495,6 +494,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       this.refreshEstimate = undefined;
     }
     await this.stop();
+    this.failureNotice.close();
     this.changed.dispose();
     this.askEvents.dispose();
   }

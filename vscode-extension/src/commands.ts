@@ -1,7 +1,7 @@
 /** The command-palette commands, all under the "KB" category. */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { indexLabel, relativeTo, statusView } from './format';
+import { indexLabel, relativeTo, stateFlags, statusView } from './format';
 import { openResult, openServerSettings } from './open';
 import type { KbPanel } from './panel';
 import { CONTAINER_ID } from './panel';
@@ -46,6 +46,9 @@ async function reportError(err: unknown): Promise<void> {
 
 /** The first line of `KB: Show Status`: the state in a few words. */
 export function statusTitle(status: IndexStatus): string {
+  if (status.state === 'indexing') {
+    return `KB: ${indexLabel({ ...status, paused: false })}${status.paused ? ' · paused' : ''}${stateFlags(status)}`;
+  }
   return statusView(status).text.replace(/\$\([^)]*\)\s*/g, '');
 }
 
@@ -155,12 +158,10 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
       panel.showSummary(response.path, response.summary, response.cached);
     }),
 
+    // No progress of its own: the status bar item, the notification and the panel say
+    // how the reindex goes (a second status bar item said "Reindexing" beside it).
     register(Commands.reindex, async () => {
-      const status = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Window, title: 'KB: Reindexing' },
-        () => backend.request(Methods.reindex, { full: true }),
-      );
-      backend.updateStatus(status);
+      backend.updateStatus(await backend.request(Methods.reindex, { full: true }));
     }),
 
     register(Commands.showStatus, async () => {

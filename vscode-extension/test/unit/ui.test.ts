@@ -14,6 +14,7 @@ import { SearchQuickPick } from '../../src/quickPick';
 import { KbStatusBar } from '../../src/statusBar';
 import { listFromServer, rememberList } from '../../src/lastList';
 import { IndexProgressNotification } from '../../src/indexProgress';
+import { FailureNotice } from '../../src/failureNotice';
 import { AnsweredModel } from '../../src/answeredModel';
 import { statusView } from '../../src/format';
 import { checkBaseUrl, listModels, PRESETS } from '../../src/modelPicker';
@@ -358,6 +359,8 @@ describe('commands', () => {
     await vscode.commands.executeCommand('kb.reindex');
     assert.deepEqual(backend.requests.at(-1)?.params, { full: true });
     assert.equal(backend.status?.files, 9);
+    // One progress: no "Reindexing" spinner of its own beside the status bar item.
+    assert.deepEqual(vscode.calls.progress, []);
   });
 });
 
@@ -470,7 +473,7 @@ describe('one progress', () => {
     const bar = new KbStatusBar(backend);
     const notification = new IndexProgressNotification(backend);
     backend.updateStatus({ ...INDEXING, progress: { phase: 'scanning', filesDone: 0, filesTotal: 0, chunksDone: 0, chunksTotal: 0 } });
-    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: Scanning files… /, 'no 0/0 while the sync counts its files');
+    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: Scanning files…$/, 'no 0/0 while the sync counts its files');
     backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, phase: 'keyword', filesTotal: 5, filesDone: 1 } });
     assert.equal(vscode.calls.progress.length, 0, 'no notification for a small sync');
     backend.updateStatus({ ...INDEXING, progress: { phase: 'keyword', filesDone: 150, filesTotal: 155 } });
@@ -482,7 +485,9 @@ describe('one progress', () => {
     backend.updateStatus(INDEXING);
     const label = 'Keyword search ready · embedding 1,204/3,036 passages · about 12 min left';
     assert.equal(shown?.reports.at(-1)?.message, label);
-    assert.equal(vscode.statusBarItems[0]?.text, `$(sync~spin) KB: ${label} · no model`, 'the same words on both');
+    // The status bar has the phase and its count (the same numbers); the rest is its tooltip.
+    assert.equal(vscode.statusBarItems[0]?.text, '$(sync~spin) KB: embedding 1,204/3,036 passages');
+    assert.match(String(vscode.statusBarItems[0]?.tooltip), new RegExp(`^Indexing: ${label}\nno model\n`));
     backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesDone: 80, chunksDone: 2000 } });
     assert.equal(shown?.reports.at(-1)?.message, 'Keyword search ready · embedding 2,000/3,036 passages · about 12 min left');
     assert.ok((shown?.reports ?? []).every((r) => r.increment === undefined || r.increment >= 0));
@@ -852,6 +857,26 @@ describe('KB: Choose a Model… remembers the server and describes its models', 
     } finally {
       server.stop();
     }
+  });
+});
+
+describe('the notice that the server did not start', () => {
+  it('goes by itself once the server runs, and a new failure replaces the old one', async () => {
+    const notice = new FailureNotice();
+    notice.show('kb-lsp: kb-lsp is not installed in /usr/bin/python3.');
+    const first = vscode.calls.progress[0];
+    assert.ok(first);
+    assert.match(first.options.title ?? '', /^kb-lsp: kb-lsp is not installed in \/usr\/bin\/python3\. \[Open Settings\]\(command:kb\.openServerSettings\)/);
+    assert.equal(first.options.cancellable, true, 'the user may close it');
+    await tick();
+    assert.equal(first.done, false, 'on screen while the server is not running');
+    notice.show('kb-lsp: The server did not start.');
+    await tick();
+    assert.equal(first.done, true, 'the old failure is gone');
+    notice.close(); // the server runs
+    await tick();
+    assert.equal(vscode.calls.progress[1]?.done, true);
+    assert.equal(notice.shown, undefined);
   });
 });
 
