@@ -901,6 +901,17 @@ describe('the walkthrough', () => {
       const blocks = readFileSync(join(ROOT, step.media.markdown ?? ''), 'utf8').match(/```[^]*?```/g) ?? [];
       assert.ok(blocks.every((block) => !/pip install kb-lsp\b/.test(block)), blocks.join('\n'));
     }
-    assert.match(readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8'), /python3 -m venv \.venv && \.venv\/bin\/pip install \./);
+    assert.match(readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8'), /python3 -m venv \.venv\n\.venv\/bin\/pip install \./);
+    for (const step of steps) {
+      // A step's description renders links only: a backtick shows as itself.
+      assert.ok(!step.description.includes('`'), step.description);
+      // No sample wiki in a step about the user's own notes.
+      assert.doesNotMatch(step.description, /mexico|examples\/workspace/i);
+      // A command line in the media fits its pane (about 60 characters) instead of being cut off.
+      const blocks = readFileSync(join(ROOT, step.media.markdown ?? ''), 'utf8').match(/```[^]*?```/g) ?? [];
+      for (const line of blocks.flatMap((block) => block.split('\n'))) {
+        assert.ok(line.length <= 60, `${line} (${line.length} characters)`);
+      }
+    }
   });
 });
