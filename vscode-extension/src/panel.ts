@@ -67,6 +67,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         }
       }),
       vscode.window.onDidChangeActiveTextEditor(() => this.relatedSoon.trigger()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.relatedSoon.trigger()),
     );
   }
 
@@ -338,11 +339,12 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  /** The workspace path of the active Markdown editor: a path, null (none), undefined (no editor). */
+  /** The workspace path of the active Markdown editor: a path, null (none: not Markdown,
+   * or every editor closed), undefined (the keyboard is in a view: the editor stays). */
   private activeMarkdownPath(): string | null | undefined {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {
-      return undefined;
+      return vscode.window.visibleTextEditors.length === 0 ? null : undefined;
     }
     const document = editor.document;
     if (document.languageId !== 'markdown' || document.uri.scheme !== 'file') {

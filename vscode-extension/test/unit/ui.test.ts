@@ -553,6 +553,15 @@ describe('related notes', () => {
     vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/code.py'), languageId: 'python' } });
     await panel.refreshRelated();
     assert.equal(backend.requests.length, count, 'the same file is not asked again');
+    // The keyboard in the panel keeps the list of the editor still shown; closing every
+    // editor clears it (it said "Notes related to a.md" with no a.md open).
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/notes/a.md'), languageId: 'markdown' } });
+    await until(() => posted.at(-1)?.type === 'related' && (posted.at(-1) as { path: unknown }).path === 'notes/a.md', 'a.md again');
+    vscode.focusOutsideEditors();
+    await panel.refreshRelated();
+    assert.equal((posted.at(-1) as { path: unknown }).path, 'notes/a.md');
+    vscode.closeEditors();
+    await until(() => posted.at(-1)?.type === 'related' && (posted.at(-1) as { path: unknown }).path === null, 'no editor: no list');
   });
 
   it('lists the notes near the closest one, not the far tail', async () => {
