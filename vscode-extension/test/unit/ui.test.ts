@@ -453,6 +453,30 @@ describe('no dead ends', () => {
     assert.deepEqual(opened.at(-1), { uri: 'file:///etc/hosts', line: 0 });
   });
 
+  it('a citation [path:lines] selects its lines, as [n] and L27–33 do; a path may hold spaces', async () => {
+    const ranges: { uri: string; range: unknown }[] = [];
+    const panel = new KbPanel(vscode.Uri.file('/ext') as never, new FakeBackend(), {
+      open: (uri, range) => Promise.resolve(ranges.push({ uri, range })),
+      executeCommand: () => Promise.resolve(undefined),
+      openExternal: () => Promise.resolve(true),
+    });
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    vscode.existingFiles.add('/ws/payments/mexico-payments.md');
+    vscode.existingFiles.add('/ws/notes/month end.md');
+    const lines = (first: number, last: number) => ({ start: { line: first - 1, character: 0 }, end: { line: last, character: 0 } });
+    await panel.handle({ type: 'openLink', href: 'payments/mexico-payments.md:7-11' });
+    await panel.handle({ type: 'openLink', href: 'payments/mexico-payments.md#L27-L33' });
+    await panel.handle({ type: 'openLink', href: 'notes/month%20end.md:3-4' });
+    await panel.handle({ type: 'openLink', href: 'notes/month end.md:12' });
+    assert.deepEqual(ranges, [
+      { uri: 'file:///ws/payments/mexico-payments.md', range: lines(7, 11) },
+      { uri: 'file:///ws/payments/mexico-payments.md', range: lines(27, 33) },
+      { uri: vscode.Uri.file('/ws/notes/month end.md').toString(), range: lines(3, 4) },
+      // One line: the cursor there, nothing selected.
+      { uri: vscode.Uri.file('/ws/notes/month end.md').toString(), range: { start: { line: 11, character: 0 }, end: { line: 11, character: 0 } } },
+    ]);
+  });
+
   it('KB: Show Status opens a modal with the details', async () => {
     const backend = new FakeBackend().on('kb/status', () => Promise.resolve({ ...INDEXING, skipped: [{ path: 'big.md', reason: 'larger than 2 MiB' }] }));
     const { panel } = makePanel(backend);
