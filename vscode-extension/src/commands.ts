@@ -70,17 +70,20 @@ export function statusDetail(status: IndexStatus): string {
   return lines.join('\n');
 }
 
-export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
-  const register = (id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
-    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        await reportError(err);
-        return undefined;
-      }
-    });
+/** `fn` as command `id`: an error it throws becomes an error message, not a rejection. */
+function register(id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable {
+  return vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      await reportError(err);
+      return undefined;
+    }
+  });
+}
 
+/** Search and the numbered list. */
+function searchCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
   return [
     register(Commands.search, (query?: unknown) => {
       const selection = vscode.window.activeTextEditor?.selection;
@@ -112,7 +115,12 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
         await panel.refreshSearch();
       }
     }),
+  ];
+}
 
+/** Questions and summaries, answered in the panel. */
+function askCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
     register(Commands.ask, async (arg?: unknown) => {
       const question =
         typeof arg === 'string'
@@ -157,7 +165,12 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
       await panel.reveal();
       panel.showSummary(response.path, response.summary, response.cached);
     }),
+  ];
+}
 
+/** The index: reindex, status. */
+function indexCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
     // No progress of its own: the status bar item, the notification and the panel say
     // how the reindex goes (a second status bar item said "Reindexing" beside it).
     register(Commands.reindex, async () => {
@@ -182,7 +195,12 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
         backend.showLog();
       }
     }),
+  ];
+}
 
+/** The panel, the model, the server. */
+function panelCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
     register(Commands.related, async () => {
       await vscode.commands.executeCommand(`workbench.view.extension.${CONTAINER_ID}`);
       await panel.reveal();
@@ -202,5 +220,14 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
     register(Commands.showLog, () => Promise.resolve(backend.showLog())),
 
     register(Commands.restartServer, async () => backend.restart()),
+  ];
+}
+
+export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
+    ...searchCommands(backend, panel),
+    ...askCommands(backend, panel),
+    ...indexCommands(backend, panel),
+    ...panelCommands(backend, panel),
   ];
 }
