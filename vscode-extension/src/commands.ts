@@ -24,6 +24,7 @@ export const Commands = {
   related: 'kb.related',
   chooseModel: 'kb.chooseModel',
   openServerSettings: 'kb.openServerSettings',
+  stopAnswer: 'kb.stopAnswer',
 } as const;
 
 /** The workspace-relative path of a file (the argument, else the active editor's). */
@@ -220,6 +221,9 @@ function panelCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] 
     register(Commands.showLog, () => Promise.resolve(backend.showLog())),
 
     register(Commands.restartServer, async () => backend.restart()),
+
+    // Stops the running answer from anywhere (Escape in the Ask box no longer does).
+    register(Commands.stopAnswer, () => Promise.resolve(panel.stopAsk())),
   ];
 }
 

@@ -1,5 +1,7 @@
 /** Messages between the extension and the panel webview. Shared by both sides. */
 import type { ServerFailure } from './backend';
+import type { ChatSummary, StoredChat } from './chatHistory';
+import type { EditorContext } from './editorContext';
 import type { AskEvent, AskResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
 
 export type PanelTab = 'search' | 'related' | 'ask';
@@ -41,7 +43,13 @@ export type ToWebview =
   | { type: 'stale'; path: string; message: string }
   | { type: 'showTab'; tab: PanelTab }
   /** A result's passage as the file has it now (`text` null: unreadable), for the hover. */
-  | { type: 'passage'; key: string; text: string | null };
+  | { type: 'passage'; key: string; text: string | null }
+  /** The conversations kept for this workspace, the most recent first. */
+  | { type: 'chats'; chats: ChatSummary[] }
+  /** A kept conversation, reopened (null: it was deleted meanwhile). */
+  | { type: 'chat'; chat: StoredChat | null }
+  /** What the Ask box may attach: the last editor's file and selection (null: none). */
+  | { type: 'editorContext'; context: EditorContext | null };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -56,7 +64,16 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   | { type: 'openSettings'; query: string }
   | { type: 'passage'; key: string; uri: string; range: Range }
-  | { type: 'command'; command: PanelCommand };
+  | { type: 'command'; command: PanelCommand }
+  /** Keep a conversation (after each answer); one without a question is dropped. */
+  | { type: 'saveChat'; id: string; title: string; transcript: unknown[]; file?: string | null }
+  | { type: 'listChats' }
+  | { type: 'openChat'; id: string }
+  | { type: 'deleteChat'; id: string }
+  /** Put a code block of an answer at the last editor's cursor. */
+  | { type: 'insert'; text: string }
+  /** What the Ask box may attach, now. */
+  | { type: 'editorContext' };
 
 export function isFromWebview(value: unknown): value is FromWebview {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

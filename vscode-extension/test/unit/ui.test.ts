@@ -162,7 +162,8 @@ describe('panel', () => {
     await panel.handle({ type: 'ready' });
     assert.deepEqual(
       posted.map((m) => m.type),
-      ['status', 'focusSearch'],
+      // The queued message after the status; then what the Ask box may attach.
+      ['status', 'focusSearch', 'editorContext'],
     );
   });
 

@@ -200,6 +200,7 @@ export const configuration = new Map<string, unknown>();
 
 const activeEditorChanged = new EventEmitter<unknown>();
 const visibleEditorsChanged = new EventEmitter<unknown[]>();
+const selectionChanged = new EventEmitter<{ textEditor: unknown }>();
 
 function message(level: string, text: string, rest: unknown[]): Promise<string | undefined> {
   const options = rest[0];
@@ -219,6 +220,7 @@ export const window = {
     return visibleTextEditors;
   },
   onDidChangeVisibleTextEditors: visibleEditorsChanged.event,
+  onDidChangeTextEditorSelection: selectionChanged.event,
   createQuickPick<T>(): FakeQuickPick<T> {
     const pick = new FakeQuickPick<T>();
     quickPicks.push(pick);
@@ -328,6 +330,11 @@ export function setActiveEditor(editor: unknown): void {
     visibleEditorsChanged.fire(visibleTextEditors);
   }
   activeEditorChanged.fire(editor);
+}
+
+/** The user selected something in `editor`. */
+export function changeSelection(editor: unknown): void {
+  selectionChanged.fire({ textEditor: editor });
 }
 
 /** The keyboard goes to a view (the panel): no active editor, the editors still shown. */
