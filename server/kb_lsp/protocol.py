@@ -294,6 +294,17 @@ class OpenResultResponse(_Payload):
 # --- kb/ask and kb/summarize ------------------------------------------------------------------
 
 
+# Turns a client may give as the conversation so far (the server keeps 8 of them).
+MAX_HISTORY_TURNS = 32
+
+
+class ChatTurn(_Params):
+    """One earlier turn of a conversation, as the client shows it."""
+
+    question: str = Field(max_length=MAX_QUERY_CHARS * 4)
+    answer: str = Field(max_length=MAX_QUERY_CHARS * 40)
+
+
 class AskParams(_Params):
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question.")
     file: PathText | None = Field(
@@ -303,6 +314,16 @@ class AskParams(_Params):
         default=None, description="Or: focus on result n of your last search."
     )
     conversation_id: str | None = Field(default=None, max_length=200)
+    history: list[ChatTurn] | None = Field(
+        default=None,
+        max_length=MAX_HISTORY_TURNS,
+        description=(
+            "The conversation so far, as the client keeps it, oldest first; it replaces "
+            "what the server remembers of `conversation_id`: a conversation reopened from "
+            "the client's history (after a restart too), an answer regenerated (the turns "
+            "before it), a question edited and sent again (the turns before that question)."
+        ),
+    )
 
 
 class Source(_Payload):

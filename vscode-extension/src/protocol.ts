@@ -51,6 +51,7 @@ export const MAX_QUERY_CHARS = 2000;
 export const MAX_LIMIT = 100;
 export const MAX_PATH_CHARS = 4096;
 export const MAX_PATHS = 64;
+export const MAX_HISTORY_TURNS = 32;
 
 /** JSON-RPC error codes the server uses. */
 export const ErrorCodes = {
@@ -254,6 +255,12 @@ export interface OpenResultResponse {
   range: Range;
 }
 
+/** One earlier turn of a conversation, as the client shows it. */
+export interface ChatTurn {
+  question: string;
+  answer: string;
+}
+
 export interface AskParams {
   /** The question. */
   question: string;
@@ -262,6 +269,10 @@ export interface AskParams {
   /** Or: focus on result n of your last search. */
   n?: number | null;
   conversationId?: string | null;
+  /**
+   * The conversation so far, as the client keeps it, oldest first; it replaces what the server remembers of `conversation_id`: a conversation reopened from the client's history (after a restart too), an answer regenerated (the turns before it), a question edited and sent again (the turns before that question).
+   */
+  history?: ChatTurn[] | null;
 }
 
 export interface Source {

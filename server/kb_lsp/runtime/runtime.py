@@ -56,6 +56,7 @@ from kb_lsp.runtime import file_reads
 from kb_lsp.runtime.errors import Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.file_reads import FileText
+from kb_lsp.runtime.history import with_history
 from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
 from kb_lsp.runtime.numbered import NumberedLists, origin_of
 from kb_lsp.runtime.reindexing import status_after
@@ -305,7 +306,7 @@ class Runtime:
         try:
             outcome = self._with_agent(
                 lambda agent: agent.ask(
-                    params,
+                    with_history(params, self.session.conversations),
                     numbered=self.lists.hits(client) or None,
                     on_event=on_event,
                     cancel=cancel,
@@ -314,9 +315,8 @@ class Runtime:
             )
         finally:
             if outcome is None or outcome.response.stop == "error":
-                self.session.probe.refresh(
-                    self.session.made_agent
-                )  # the model may have gone away: say so soon
+                # The model may have gone away: say so soon.
+                self.session.probe.refresh(self.session.made_agent)
         if outcome.numbered is not None:
             self.lists.remember(client, params.question, outcome.numbered, origin="agent")
         return outcome.response

@@ -104,7 +104,14 @@ export const Shapes = {
   ListChanged: keys<P.ListChanged>()({ query: true, results: true, origin: true, index: true }),
   OpenResultParams: keys<P.OpenResultParams>()({ n: true }),
   OpenResultResponse: keys<P.OpenResultResponse>()({ uri: true, path: true, range: true }),
-  AskParams: keys<P.AskParams>()({ question: true, file: true, n: true, conversationId: true }),
+  ChatTurn: keys<P.ChatTurn>()({ question: true, answer: true }),
+  AskParams: keys<P.AskParams>()({
+    question: true,
+    file: true,
+    n: true,
+    conversationId: true,
+    history: true,
+  }),
   Source: keys<P.Source>()({ n: true, uri: true, path: true, range: true }),
   Step: keys<P.Step>()({ kind: true, text: true, tool: true, args: true }),
   Usage: keys<P.Usage>()({
@@ -186,6 +193,7 @@ export const Nested: Partial<Record<ShapeName, Record<string, ShapeName>>> = {
   SearchResponse: { results: 'SearchHit', index: 'IndexStatus', warnings: 'QueryWarning' },
   ListChanged: { results: 'SearchHit', index: 'IndexStatus' },
   OpenResultResponse: { range: 'Range' },
+  AskParams: { history: 'ChatTurn' },
   Source: { range: 'Range' },
   AskResponse: { sources: 'Source', steps: 'Step', usage: 'Usage' },
   RelatedResponse: { results: 'SearchHit', index: 'IndexStatus' },
