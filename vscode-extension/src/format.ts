@@ -248,6 +248,19 @@ export function passageText(text: string, range: Range, maxLines = 40, maxChars 
   return cut ? `${out}…` : out;
 }
 
+/**
+ * A passage as Markdown a hover card renders: without the attribute lists that documentation
+ * generators put after headings and blocks (`## Add types { #add-types }`, `{: .note }`),
+ * which are no Markdown and showed as text.
+ */
+export function readablePassage(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*\{:[^}]*\}\s*$/.test(line))
+    .map((line) => line.replace(/\s*\{:?\s*(?:[#.][\w-]+|[\w-]+=(?:"[^"]*"|\S+))(?:\s+(?:[#.][\w-]+|[\w-]+=(?:"[^"]*"|\S+)))*\s*\}\s*$/, ''))
+    .join('\n');
+}
+
 /** Workspace-relative path of `fsPath` under one of `roots`, with `/`; undefined if outside. */
 export function relativeTo(roots: readonly string[], fsPath: string): string | undefined {
   const norm = (p: string): string => p.replace(/\\/g, '/').replace(/\/+$/, '');

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import { EditorTracker } from './editorContext';
-import { passageText } from './format';
+import { passageText, readablePassage } from './format';
 import { isFromWebview, type FromWebview, type PanelCommand as FromWebviewCommand, type ToWebview } from './messages';
 import { defaultLinkDeps, openAt, openLink, openResult, type LinkDeps } from './open';
 import { OptionalMethods, optionalRequest } from './optional';
@@ -243,7 +243,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     const read = this.deps.readFile ?? ((u: string) => vscode.workspace.fs.readFile(vscode.Uri.parse(u)));
     try {
       const text = new TextDecoder().decode(await read(uri));
-      this.post({ type: 'passage', key, text: passageText(text, range) });
+      this.post({ type: 'passage', key, text: readablePassage(passageText(text, range)) });
     } catch {
       this.post({ type: 'passage', key, text: null });
     }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relatedShown, RELATED_RATIO, relativeTo, statusView, suggestedQuery, timeLeft } from '../../src/format';
+import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, readablePassage, relatedShown, RELATED_RATIO, relativeTo, statusView, suggestedQuery, timeLeft } from '../../src/format';
 import { MIN_SPAN_SECONDS, RateEstimator, WINDOW_SECONDS } from '../../src/estimate';
 import type { IndexPhase, IndexStatus } from '../../src/protocol';
 import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
@@ -110,6 +110,11 @@ describe('format', () => {
     assert.equal(passageText(text, { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } }), 'b\nc');
     assert.equal(passageText(text, { start: { line: 1, character: 0 }, end: { line: 2, character: 1 } }), 'b\nc');
     assert.equal(passageText(text, { start: { line: 0, character: 0 }, end: { line: 3, character: 0 } }, 2), 'a\nb…');
+  });
+
+  it('leaves the attribute lists of documentation generators out of a passage (issue 39, point 10)', () => {
+    const passage = ['## Add types { #add-types }', '', 'Use `str`.', '{: .note }', 'A {curly} word stays.', '### Two { #two .wide data-x="1" }'].join('\n');
+    assert.equal(readablePassage(passage), ['## Add types', '', 'Use `str`.', 'A {curly} word stays.', '### Two'].join('\n'));
   });
 
   it('makes workspace-relative paths with / and refuses files outside', () => {
