@@ -326,6 +326,14 @@ class AskParams(_Params):
     )
 
 
+class StopAskParams(_Params):
+    """Stop the caller's running asks, as the user's Stop does."""
+
+
+class StopAskResponse(_Payload):
+    stopped: int = Field(description="How many asks were told to stop.")
+
+
 class Source(_Payload):
     n: int | None = None
     uri: str

@@ -15,6 +15,7 @@ export const Methods = {
   search: 'kb/search',
   openResult: 'kb/openResult',
   ask: 'kb/ask',
+  stopAsk: 'kb/stopAsk',
   summarize: 'kb/summarize',
   status: 'kb/status',
   reindex: 'kb/reindex',
@@ -35,6 +36,7 @@ export const ServerCommands = {
   search: 'kb.search',
   openResult: 'kb.openResult',
   ask: 'kb.ask',
+  stopAsk: 'kb.stopAsk',
   summarize: 'kb.summarize',
   status: 'kb.status',
   reindex: 'kb.reindex',
@@ -275,6 +277,14 @@ export interface AskParams {
   history?: ChatTurn[] | null;
 }
 
+/** Stop the caller's running asks, as the user's Stop does. */
+export type StopAskParams = Record<string, never>;
+
+export interface StopAskResponse {
+  /** How many asks were told to stop. */
+  stopped: number;
+}
+
 export interface Source {
   n?: number | null;
   uri: string;
@@ -442,6 +452,7 @@ export interface RequestTypes {
   'kb/search': [SearchParams, SearchResponse];
   'kb/openResult': [OpenResultParams, OpenResultResponse];
   'kb/ask': [AskParams, AskResponse];
+  'kb/stopAsk': [StopAskParams, StopAskResponse];
   'kb/summarize': [SummarizeParams, SummarizeResponse];
   'kb/status': [StatusParams, IndexStatus];
   'kb/reindex': [ReindexParams, IndexStatus];

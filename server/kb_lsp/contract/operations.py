@@ -46,6 +46,8 @@ from kb_lsp.protocol import (
     SearchResponse,
     StatusParams,
     Step,
+    StopAskParams,
+    StopAskResponse,
     SummarizeParams,
     SummarizeResponse,
 )
@@ -123,6 +125,17 @@ ASK = Operation(
     progress="Asking…",
     cli="ask",
 )
+STOP_ASK = Operation(
+    "kb/stopAsk",
+    StopAskParams,
+    StopAskResponse,
+    # It only sets events the running asks watch.
+    "inline",
+    lambda rt, p, c: rt.stop_asks(client=c.client),
+    "Stop the caller's running asks: each is still answered, with stop 'cancelled', what "
+    "was written and its sources (a cancelled request gets no answer).",
+    errors=(),
+)
 SUMMARIZE = Operation(
     "kb/summarize",
     SummarizeParams,
@@ -196,6 +209,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     SEARCH,
     OPEN_RESULT,
     ASK,
+    STOP_ASK,
     SUMMARIZE,
     STATUS,
     REINDEX,

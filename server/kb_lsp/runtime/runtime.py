@@ -49,6 +49,7 @@ from kb_lsp.protocol import (
     SearchParams,
     SearchResponse,
     Step,
+    StopAskResponse,
     SummarizeParams,
     SummarizeResponse,
 )
@@ -62,6 +63,7 @@ from kb_lsp.runtime.numbered import NumberedLists, origin_of
 from kb_lsp.runtime.reindexing import status_after
 from kb_lsp.runtime.session import Session
 from kb_lsp.runtime.status import gathered
+from kb_lsp.runtime.told import OnceTold
 from kb_lsp.runtime.worker import Job, ProgressHandle
 
 if TYPE_CHECKING:
@@ -87,8 +89,7 @@ class Runtime:
         the two the front ends use."""
         self.hooks = hooks
         self.kind = kind
-        self._told: set[str] = set()
-        self._told_lock = threading.Lock()
+        self._told = OnceTold(hooks)
         self.session = Session(kind, hooks, tell=self.tell, changed=self.changed)
         self.reads = concurrent.futures.ThreadPoolExecutor(
             max_workers=kind.read_workers, thread_name_prefix="kb-read"
@@ -312,6 +313,7 @@ class Runtime:
                     cancel=cancel,
                 ),
                 cancel,
+                client,
             )
         finally:
             if outcome is None or outcome.response.stop == "error":
@@ -320,6 +322,11 @@ class Runtime:
         if outcome.numbered is not None:
             self.lists.remember(client, params.question, outcome.numbered, origin="agent")
         return outcome.response
+
+    def stop_asks(self, *, client: str = DEFAULT_CLIENT) -> StopAskResponse:
+        """End `client`'s running asks as a stop does: each is answered, with `stop:
+        "cancelled"`, what was written and its sources (a cancelled request is not)."""
+        return StopAskResponse(stopped=self.session.running.cancel_all(client))
 
     def summarize(
         self,
@@ -361,21 +368,14 @@ class Runtime:
         if not self.session.closed:
             self.feed.changed()
 
-    # --- messages ---------------------------------------------------------------------------
-
     def tell(self, message: str, severity: Severity = "warning") -> None:
         """Log `message` and show it through the front end, once per distinct message."""
-        with self._told_lock:
-            if message in self._told:
-                return
-            self._told.add(message)
-        log.log(logging.ERROR if severity == "error" else logging.WARNING, message)
-        self.hooks.tell(message, severity)
+        self._told.tell(message, severity)
 
     # --- inside ---------------------------------------------------------------------------
 
-    def _with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event) -> T:
-        self.session.running.add(cancel)
+    def _with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event, who: str = "") -> T:
+        self.session.running.add(cancel, who)
         try:
             self.opened.result()
             with self.session.gate.read():

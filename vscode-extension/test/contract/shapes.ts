@@ -112,6 +112,7 @@ export const Shapes = {
     conversationId: true,
     history: true,
   }),
+  StopAskResponse: keys<P.StopAskResponse>()({ stopped: true }),
   Source: keys<P.Source>()({ n: true, uri: true, path: true, range: true }),
   Step: keys<P.Step>()({ kind: true, text: true, tool: true, args: true }),
   Usage: keys<P.Usage>()({
