@@ -134,7 +134,7 @@ STOP_ASK = Operation(
     lambda rt, p, c: rt.stop_asks(client=c.client),
     "Stop the caller's running asks: each is still answered, with stop 'cancelled', what "
     "was written and its sources (a cancelled request gets no answer).",
-    errors=(),
+    errors=(InvalidInput,),
 )
 SUMMARIZE = Operation(
     "kb/summarize",
