@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import type { FromWebview, ToWebview } from './messages';
+import { OptionalMethods, optionalRequest } from './optional';
 import { ErrorCodes, Methods, type AskEvent } from './protocol';
 import { errorCode, errorMessage } from './util';
 
@@ -53,12 +54,18 @@ export class AskRunner implements vscode.Disposable {
     }
   }
 
-  /** Stop the running answer (the Stop button, the keybinding); false when none runs. */
+  /** Stop the running answer (the Stop button, the keybinding); false when none runs.
+   * The server is asked to stop it (`kb/stopAsk`), so it still answers — what was written
+   * and its sources; a server without that method gets the request cancelled. */
   stop(): boolean {
-    if (!this.ask) {
+    const ask = this.ask;
+    if (!ask) {
       return false;
     }
-    this.ask.source.cancel();
+    void optionalRequest(this.backend, OptionalMethods.stopAsk, {}).then(
+      (stopped) => (stopped?.stopped ? undefined : ask.source.cancel()),
+      () => ask.source.cancel(),
+    );
     return true;
   }
 
