@@ -2,7 +2,7 @@
 import type { ServerFailure } from './backend';
 import type { ChatSummary, StoredChat } from './chatHistory';
 import type { EditorContext } from './editorContext';
-import type { AskEvent, AskResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
+import type { AskEvent, AskResponse, ExamplesResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
 
 export type PanelTab = 'search' | 'related' | 'ask';
 
@@ -48,6 +48,8 @@ export type ToWebview =
   | { type: 'chats'; chats: ChatSummary[] }
   /** A kept conversation, reopened (null: it was deleted meanwhile). */
   | { type: 'chat'; chat: StoredChat | null }
+  /** What the welcome offers to try, made from the open index (null: none to offer). */
+  | { type: 'examples'; examples: ExamplesResponse | null }
   /** What the Ask box may attach: the last editor's file and selection (null: none). */
   | { type: 'editorContext'; context: EditorContext | null };
 
@@ -73,7 +75,9 @@ export type FromWebview =
   /** Put a code block of an answer at the last editor's cursor. */
   | { type: 'insert'; text: string }
   /** What the Ask box may attach, now. */
-  | { type: 'editorContext' };
+  | { type: 'editorContext' }
+  /** What the welcome may offer to try (the extension answers `examples`). */
+  | { type: 'examples' };
 
 export function isFromWebview(value: unknown): value is FromWebview {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

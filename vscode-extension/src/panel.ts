@@ -16,7 +16,7 @@ import { OptionalMethods, optionalRequest } from './optional';
 import { AskRunner } from './panelAsk';
 import { panelHtml } from './panelHtml';
 import { RelatedFeed } from './panelRelated';
-import { ErrorCodes, Methods, type IndexAction, type Range } from './protocol';
+import { ErrorCodes, Methods, type ExamplesResponse, type IndexAction, type Range } from './protocol';
 import { onListChanged, rememberList } from './lastList';
 import { errorCode, errorMessage, LatestOnly, makeNonce } from './util';
 
@@ -52,6 +52,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly searches = new LatestOnly(() => new vscode.CancellationTokenSource());
   private lastQuery: string | undefined;
   private wasIndexing = false;
+  /** The welcome's examples, and the index they were made from (files/passages). */
+  private examples: { of: string; value: ExamplesResponse | null } | undefined;
   private readonly related: RelatedFeed;
   private readonly asks: AskRunner;
   private readonly editors: EditorTracker;
@@ -145,6 +147,18 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     this.wasIndexing = indexing;
   }
 
+  /** The welcome's examples, made from the open index (`kb/examples`), when the page asks
+   * (it does when it shows the welcome, and when the index changed). */
+  private async postExamples(): Promise<void> {
+    const status = this.backend.state === 'running' ? this.backend.status : undefined;
+    const of = status && status.state !== 'indexing' ? `${status.files}/${status.chunks}` : '';
+    if (this.examples?.of !== of) {
+      const value = of ? await optionalRequest(this.backend, OptionalMethods.examples, {}).catch(() => undefined) : undefined;
+      this.examples = { of: value ? of : '', value: value ?? null };
+    }
+    this.post({ type: 'examples', examples: this.examples.value });
+  }
+
   private postStatus(): void {
     this.post({
       type: 'status',
@@ -215,6 +229,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'editorContext':
         this.post({ type: 'editorContext', context: this.editors.current() });
         return;
+      case 'examples':
+        return this.postExamples();
     }
   }
 

@@ -6,7 +6,7 @@ import { registerCommands } from '../../src/commands';
 import { contextOf } from '../../src/editorContext';
 import type { ToWebview } from '../../src/messages';
 import { KbPanel, type PanelDeps } from '../../src/panel';
-import { deferred, FakeBackend, tick } from './fakes';
+import { deferred, FakeBackend, READY, tick } from './fakes';
 
 beforeEach(() => vscode.reset());
 
@@ -199,5 +199,35 @@ describe('the open file or selection for the Ask box, and Insert at cursor', () 
     vscode.closeEditors();
     await panel.handle({ type: 'insert', text: 'x' });
     assert.match(vscode.calls.messages.at(-1)?.text ?? '', /open an editor to insert/);
+  });
+});
+
+describe('the welcome’s examples, from the open index', () => {
+  it('are asked once per index: the same index answers from memory, a changed one asks again', async () => {
+    const backend = new FakeBackend().onAny('kb/examples', () =>
+      Promise.resolve({ searches: ['query parameters'], questions: ['What do my notes say about Query Parameters?'], filters: [] }),
+    );
+    const { panel, posted } = panelWith(backend);
+    const asked = () => backend.requests.filter((r) => r.method === 'kb/examples').length;
+    await panel.handle({ type: 'examples' });
+    assert.deepEqual(posted.at(-1), {
+      type: 'examples',
+      examples: { searches: ['query parameters'], questions: ['What do my notes say about Query Parameters?'], filters: [] },
+    });
+    await panel.handle({ type: 'examples' });
+    assert.equal(asked(), 1, 'the same index: not asked again');
+    backend.updateStatus({ ...READY, files: READY.files + 1 });
+    await panel.handle({ type: 'examples' });
+    assert.equal(asked(), 2);
+    // While indexing, or with no server: none (the welcome then shows none).
+    backend.updateStatus({ ...READY, state: 'indexing' });
+    await panel.handle({ type: 'examples' });
+    assert.deepEqual(posted.at(-1), { type: 'examples', examples: null });
+  });
+
+  it('a server without kb/examples: none, and the page shows none', async () => {
+    const { panel, posted } = panelWith(new FakeBackend());
+    await panel.handle({ type: 'examples' });
+    assert.deepEqual(posted.at(-1), { type: 'examples', examples: null });
   });
 });
