@@ -8,7 +8,6 @@ import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import type { FromWebview, ToWebview } from './messages';
-import { OptionalMethods, optionalRequest } from './optional';
 import { ErrorCodes, Methods, type AskEvent } from './protocol';
 import { errorCode, errorMessage } from './util';
 
@@ -54,18 +53,15 @@ export class AskRunner implements vscode.Disposable {
     }
   }
 
-  /** Stop the running answer (the Stop button, the keybinding); false when none runs.
-   * The server is asked to stop it (`kb/stopAsk`), so it still answers — what was written
-   * and its sources; a server without that method gets the request cancelled. */
+  /** Stop the running answer (the Stop button, the keybinding); false when none runs. */
   stop(): boolean {
     const ask = this.ask;
     if (!ask) {
       return false;
     }
-    void optionalRequest(this.backend, OptionalMethods.stopAsk, {}).then(
-      (stopped) => (stopped?.stopped ? undefined : ask.source.cancel()),
-      () => ask.source.cancel(),
-    );
+    // Until the server answers a stopped ask with what was written (engine/agent), the
+    // request is cancelled and the page keeps what streamed; then `kb/stopAsk`.
+    ask.source.cancel();
     return true;
   }
 

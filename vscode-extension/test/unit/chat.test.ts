@@ -112,24 +112,6 @@ describe('the Ask tab history, kept per workspace', () => {
 });
 
 describe('KB: Stop Answering', () => {
-  it('asks the server to stop, so the answer still comes, with what it found', async () => {
-    const backend = new FakeBackend();
-    const reply = deferred<{ answer: string; sources: never[]; stop: 'cancelled'; steps: never[]; usage: Record<string, never> }>();
-    backend.on('kb/ask', () => reply.promise);
-    backend.onAny('kb/stopAsk', () => {
-      reply.resolve({ answer: 'Payments are', sources: [], stop: 'cancelled', steps: [], usage: {} });
-      return Promise.resolve({ stopped: 1 });
-    });
-    const { panel, posted } = panelWith(backend);
-    const asking = panel.runAsk('Why?', null);
-    await tick();
-    assert.equal(panel.stopAsk(), true);
-    await asking;
-    const done = posted.at(-1);
-    assert.ok(done?.type === 'askDone' && done.response.stop === 'cancelled' && done.response.answer === 'Payments are');
-    assert.equal((backend.requests.find((r) => r.method === 'kb/ask')?.token as { isCancellationRequested: boolean }).isCancellationRequested, false);
-  });
-
   it('stops the running answer from anywhere; the context key says when one runs', async () => {
     const backend = new FakeBackend();
     const reply = deferred<never>();
