@@ -34,12 +34,14 @@ BENCHMARKS = {
     "speed": "bench.search_speed",
     "cli": "bench.cli",
     "ask": "bench.ask",
+    "quotes": "bench.quotes",
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",
     "globs": "bench.globs",
     "extract": "bench.extract",
     "gemm": "bench.gemm_bound",
     "stages": "bench.stages",
+    "storage": "bench.storage",
 }
 
 

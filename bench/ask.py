@@ -1,8 +1,10 @@
 """Answer quality of `kb/ask` in grounded mode on the FastAPI docs.
 
-    python -m bench ask [--backend scripted|smollm2|both|server] [--n 20] [--store DIR]
-        [--provider ollama|openai --base-url URL --model NAME] [--max-tokens N]
+    python -m bench ask [--backend scripted|smollm2|both|server] [--n 20 | --questions 21-54]
+        [--store DIR] [--provider ollama|openai --base-url URL --model NAME] [--max-tokens N]
+        [--changelog-weight W] [--relative-cut C]
     python -m bench ask --judge RESULTS.json   # the check on a saved run's answers
+    python -m bench ask --heldout-from RESULTS.json   # its answers, to label by hand
 
 The first `--n` questions of `bench/queries/fastapi.json` (each with the files that answer
 it) are asked through the real `Agent` in grounded mode (`kb.llm.mode = grounded`: the
@@ -22,15 +24,19 @@ Backends:
   http://127.0.0.1:8080/v1` for llama-server, LM Studio, vLLM… The bench runs unchanged.
 
 Per backend: the share of answers the grounding check (`engine/agent/grounding.py`)
-finds supported by the passages they cite (`answers (check)`), with how the check does on
-its hand-labelled set (`tests/unit/data/grounding_cases.json`: share classified as
-labelled); answers that say the notes do not answer (`declined`) and best-passage answers
-without a model (`fallback`) counted apart; the share of answers citing a passage of a
-file that answers the question; the share of answers that cite anything (`cite
+finds supported by the passages they cite (`answers (check)`), with how the check agrees
+with a person (`bench/grounding_heldout.py`): on its development cases, and on held-out
+real answers labelled by hand; answers that say the notes do not answer (`declined`)
+and best-passage answers without a model (`fallback`) counted apart; the share of answers
+citing a passage of a file that answers the question; the share of answers that cite anything (`cite
 anything`, the old "grounded"); citation validity (a cited number is
 one of the passages given, and its source's lines hold exactly the text the model was
 shown); how often a passage of an answering file was given at all (the ceiling for the
-first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
+first share); stop reasons; the median seconds to the verdict (it comes with the final
+response) and the share of answers stopped early because the model's text degenerated
+(`stop: "degenerate"`, issue 35); tokens in/out per answer; seconds per answer (median,
+p95). Then the quotes table of `python -m bench quotes` (`bench/quotes.py`) for the
+contexts run (`--no-quotes` leaves it out).
 
 What the user is shown besides the model's text: every answer opens with the passages'
 own best sentences (`engine/agent/evidence.py`), quoted as plain text with `[path:lines]`
@@ -60,6 +66,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import grounding_heldout
+from bench import quotes as quote_bench
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
@@ -67,6 +75,7 @@ from kb_lsp.devtools import llama
 from kb_lsp.engine.agent import Agent, evidence, grounded
 from kb_lsp.engine.agent.grounding import judge
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.llm import ChatResult, Delta
 from kb_lsp.engine.snippets import inline_text
 from kb_lsp.protocol import AskParams
 
@@ -75,6 +84,7 @@ _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
 # `- “sentence” [n]` (the lead of before 2026-11-27, in saved runs).
 _QUOTE = re.compile(r"^- “(.*)” \[(?:(\d{1,3})|(.+?):(\d+)(?:-(\d+))?)\]$")
 _MARKUP = re.compile(r"\*\*|`|<[a-z/]|\]\(")  # Markdown or HTML left in a quote
+_COMMAND = re.compile(r"`[^`]+`$")  # the command a quote ends with
 _MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)*")  # a list item's or quote's
 # The passages of a grounded prompt: today's tags, and the header lines of before issue 29
 # (so that a saved run from then can be judged: `--judge`).
@@ -84,7 +94,6 @@ _PASSAGE = re.compile(
 _OLD_PASSAGE = re.compile(
     r"^\[(\d+)\] (\S+) \(lines \d+-\d+\)[^\n]*\n<passage>\n(.*?)\n</passage>", re.S | re.M
 )
-LABELLED = Path(__file__).resolve().parents[1] / "tests" / "unit" / "data" / "grounding_cases.json"
 
 
 @dataclass(frozen=True)
@@ -97,19 +106,6 @@ class Given:
 def given_passages(prompt: str) -> list[Given]:
     found = _PASSAGE.findall(prompt) or _OLD_PASSAGE.findall(prompt)
     return [Given(int(n), path, text) for n, path, text in found]
-
-
-def labelled_agreement() -> float:
-    """The share of the hand-labelled answers the check classifies as labelled."""
-    cases = json.loads(LABELLED.read_text(encoding="utf-8"))
-    right = 0
-    for case in cases:
-        passages = [Given(p["n"], p["path"], p["text"]) for p in case["passages"]]
-        verdict = judge(
-            case["answer"], passages, question=case["question"], fallback=case["fallback"]
-        )
-        right += verdict.label == case["label"]
-    return right / len(cases)
 
 
 def verdict_of(row: dict[str, Any]) -> str:
@@ -152,7 +148,10 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
             lines = (root / path).read_text(encoding="utf-8").splitlines()
             held = lines[int(first) - 1 : int(last or first)]
             said = text.removesuffix(evidence.ELLIPSIS)  # an introducing sentence's colon
-            verbatim += said in inline_text(" ".join(_MARKER.sub("", line) for line in held))
+            whole = inline_text(" ".join(_MARKER.sub("", line) for line in held))
+            # Letters and digits: a quote may join a sentence with the command or list
+            # item it introduces, across a blank line (issue 35).
+            verbatim += quote_bench.normalized(said) in quote_bench.normalized(whole)
     return {
         "evidence": bool(lead),
         "evidence_quotes": len(quotes),
@@ -160,7 +159,8 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
         "evidence_answering_file": bool(set(paths) & expected),
         "evidence_first_answering_file": bool(paths) and paths[0] in expected,
         "evidence_colon": sum(text.endswith(":") for text, *_ in quotes),
-        "evidence_markup": sum(bool(_MARKUP.search(text)) for text, *_ in quotes),
+        # A command a quote carries is a code span by design (issue 35): not counted.
+        "evidence_markup": sum(bool(_MARKUP.search(_COMMAND.sub("", t))) for t, *_ in quotes),
         "changelog_given": any(grounded.CHANGELOG.search(g.path) for g in given.values()),
     }
 
@@ -181,15 +181,19 @@ def ask_all(
     agent = Agent(kb, settings)
     prompts: list[str] = []
     raws: list[str] = []
-    chat = agent.llm.chat
+    stream = agent.llm.chat_stream
 
-    def recording_chat(messages: Any, *args: Any, **kwargs: Any) -> Any:
+    def recording_stream(messages: Any, *args: Any, **kwargs: Any) -> Any:
         prompts.append(str(messages[-1]["content"]))
-        result = chat(messages, *args, **kwargs)
-        raws.append(result.content)
-        return result
+        raws.append("")
+        for item in stream(messages, *args, **kwargs):
+            if isinstance(item, Delta) and item.kind == "content":
+                raws[-1] += item.text  # what it wrote, up to where it was stopped early
+            elif isinstance(item, ChatResult):
+                raws[-1] = item.content
+            yield item
 
-    agent.llm.chat = recording_chat  # type: ignore[method-assign]
+    agent.llm.chat_stream = recording_stream  # type: ignore[method-assign]
     rows: list[dict[str, Any]] = []
     for item in questions:
         before = len(prompts)
@@ -290,6 +294,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             sum(r["valid_lines"] for r in rows) / cited_sources if cited_sources else None
         ),
         "stops": dict(Counter(r["stop"] for r in rows)),
+        # Issue 35: the verdict comes with the final response, so the time to it is the
+        # answer's time; a degenerate stream stopped early ends with stop "degenerate".
+        "verdict_seconds_p50": statistics.median(times),
+        "stopped_early": sum(r["stop"] == "degenerate" for r in rows) / n,
         "modes": dict(Counter(r["mode"] for r in rows)),
         "prompt_tokens_mean": statistics.mean(r["prompt_tokens"] for r in rows),
         "completion_tokens_mean": statistics.mean(r["completion_tokens"] for r in rows),
@@ -298,10 +306,37 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def chosen(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The questions asked: the first `--n`, or `--questions FIRST-LAST` (1-based, both
+    included: 21-54 are the ones no development of the check or of grounded mode read)."""
+    questions: list[dict[str, Any]] = load_queries()["questions"]
+    if args.questions:
+        first, _, last = args.questions.partition("-")
+        return questions[int(first) - 1 : int(last or first)]
+    return questions[: args.n]
+
+
+def passage_variant(args: argparse.Namespace) -> dict[str, float]:
+    """Grounded mode's two passage constants for this run (`engine/agent/grounded.py`,
+    read at each ask): `--changelog-weight` and `--relative-cut` (0: none), so a variant
+    is a command, not an edited module."""
+    if args.changelog_weight is not None:
+        grounded.CHANGELOG_WEIGHT = args.changelog_weight
+    if args.relative_cut is not None:
+        grounded.GRADE_RELATIVE = args.relative_cut
+    return {"changelog_weight": grounded.CHANGELOG_WEIGHT, "relative_cut": grounded.GRADE_RELATIVE}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    questions = load_queries()["questions"][: args.n]
+    questions = chosen(args)
     backends = ["scripted", "smollm2"] if args.backend == "both" else [args.backend]
-    out: dict[str, Any] = {"n": len(questions), "max_tokens": args.max_tokens, "backends": {}}
+    out: dict[str, Any] = {
+        "n": len(questions),
+        "questions": args.questions or f"1-{len(questions)}",
+        "max_tokens": args.max_tokens,
+        "passages": passage_variant(args),
+        "backends": {},
+    }
     with tempfile.TemporaryDirectory(prefix="kb-bench-ask-") as tmp:
         kb, _, seconds = build(args.store or Path(tmp))
         out["index_seconds"] = seconds
@@ -329,7 +364,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     )
         finally:
             kb.close()
-    report(out, f"Grounded answers, {len(questions)} fastapi questions")
+    which = f"questions {args.questions}" if args.questions else f"{len(questions)}"
+    report(out, f"Grounded answers, {which} fastapi questions")
+    if not args.no_quotes:
+        # The quotes come before any model is asked: one table for the contexts run.
+        with tempfile.TemporaryDirectory(prefix="kb-bench-quotes-") as tmp:
+            contexts = tuple(dict.fromkeys([8192, args.context]))
+            out["quotes"] = quote_bench.measure(args.store or Path(tmp), contexts)
+        quote_bench.report(out["quotes"])
     return out
 
 
@@ -354,6 +396,8 @@ def report(out: dict[str, Any], title: str) -> None:
                 "-" if m["citation_number_validity"] is None else m["citation_number_validity"],
                 "-" if m["citation_line_validity"] is None else m["citation_line_validity"],
                 stops,
+                m.get("verdict_seconds_p50", "-"),
+                m.get("stopped_early", "-"),
                 round(m["prompt_tokens_mean"]),
                 round(m["completion_tokens_mean"]),
                 m["seconds"]["p50"],
@@ -376,6 +420,8 @@ def report(out: dict[str, Any], title: str) -> None:
             "valid [n]",
             "valid lines",
             "stops",
+            "s to the verdict p50",
+            "stopped early",
             "tokens in",
             "tokens out",
             "s p50",
@@ -393,9 +439,7 @@ def report(out: dict[str, Any], title: str) -> None:
                 f"{m['evidence_colon']}; with Markdown or HTML {m['evidence_markup']}"
             )
         print(f"{name}: prompts with a changelog passage {m.get('changelog_given', 0):.2f}")
-    agreement = labelled_agreement()
-    out["labelled_agreement"] = agreement
-    print(f"the check on its hand-labelled set: {agreement:.2f} classified as labelled")
+    grounding_heldout.report(out)  # the check's agreement: development and held-out cases
 
 
 def judge_saved(path: Path) -> dict[str, Any]:
@@ -413,16 +457,34 @@ def main(argv: list[str]) -> None:
         "--backend", choices=["scripted", "smollm2", "both", "server"], default="both"
     )
     parser.add_argument("--n", type=int, default=20, help="questions (default 20)")
+    parser.add_argument(
+        "--questions", metavar="FIRST-LAST", help="these questions of the set instead (1-based)"
+    )
     parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
     parser.add_argument("--max-tokens", type=int, default=256, help="kb.llm.maxTokens")
     parser.add_argument("--context", type=int, default=4096, help="the smollm2 server's context")
     parser.add_argument("--provider", choices=["ollama", "openai"], default="ollama")
     parser.add_argument("--base-url", default="http://127.0.0.1:11434", help="kb.llm.baseUrl")
     parser.add_argument("--model", help="kb.llm.model")
+    parser.add_argument(
+        "--changelog-weight", type=float, help="grounded.CHANGELOG_WEIGHT for this run"
+    )
+    parser.add_argument(
+        "--relative-cut", type=float, help="grounded.GRADE_RELATIVE for this run (0: no cut)"
+    )
     parser.add_argument("--judge", type=Path, help="judge a saved run's answers, run nothing")
+    parser.add_argument(
+        "--heldout-from", type=Path, help="a saved run's answers as cases to label, run nothing"
+    )
+    parser.add_argument(
+        "--no-quotes", action="store_true", help="leave out the quotes table (bench quotes)"
+    )
     args = parser.parse_args(argv)
     if args.judge:
         judge_saved(args.judge)
+        return
+    if args.heldout_from:
+        grounding_heldout.unlabelled(args.heldout_from)
         return
     started = time.perf_counter()
     data = run(args)

@@ -1,13 +1,17 @@
 """How long the `kb` command line takes to answer, from a cold process, against ripgrep.
 
-    python -m bench cli [--store DIR] [--old PATH/server] [--runs 5] [--no-server]
+    python -m bench cli [--store DIR] [--old PATH/server [--old-own-store]] [--runs 5]
+                        [--no-server]
 
 Indexes a private copy of fastapi-docs once (in-process, the product's int8 embedder; a
 `--store` folder from an earlier run is reused), then times whole processes as a user
 starts them, interleaved round by round so that machine load hits every row alike:
 `kb status`, `kb search` (hybrid, and keyword), and `rg` listing the files that hold the
 query's words. With `--old` (the `server` folder of an older checkout, `git worktree add
-/tmp/old <commit>`) the same `kb` commands run under that code too, on the same store.
+/tmp/old <commit>`) the same `kb` commands run under that code too, on the same store —
+or, with `--old-own-store`, on a store the old code indexes itself (once, untimed; kept
+in the store folder, stamped with that code), for an old code that cannot read this
+code's store format.
 Then the same `kb` rows again while an editor's server (this code's, over stdio) holds
 the index: this code's commands ask it over its local socket, the old code's open the
 index read-only beside it (`--no-server` skips these rounds). Medians, and each row's
@@ -30,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import stamp
 from bench.lsp_client import LspClient
 from bench.report import table, write_json
 from bench.search_speed import REPO, build
@@ -74,7 +79,23 @@ def rounds(
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def run(store: Path, old: Path | None, runs: int, server: bool) -> dict[str, Any]:
+def own_store(store: Path, workspace: Path, old: Path, env: dict[str, str]) -> Path:
+    """The old code's own index of `workspace` (`kb index` under that code, untimed),
+    in a folder named by its Python files' hash; built once, reused after."""
+    folder = store / f"old-store-{stamp.content_hash(old)}"
+    built = folder / "bench-built.json"
+    if not built.exists():
+        stamp.fresh(folder, old)
+        print(f"indexing {workspace.name} with the old code into {folder}…", flush=True)
+        timed([sys.executable, "-c", KB, "index", str(workspace), "--storage", str(folder)], env)
+        built.write_text("{}")
+    stamp.ensure(folder, old)
+    return folder
+
+
+def run(
+    store: Path, old: Path | None, runs: int, server: bool, old_own_store: bool = False
+) -> dict[str, Any]:
     workspace, storage = build(store, "fastapi", None)
     codes = {"this code": REPO / "server"}
     if old is not None:
@@ -86,7 +107,10 @@ def run(store: Path, old: Path | None, runs: int, server: bool) -> dict[str, Any
     compiled["PYTHONPYCACHEPREFIX"] = str(store / "pycache")
     for code, folder in codes.items():
         env = {**compiled, "PYTHONPATH": str(folder)}
-        for name, args in commands(workspace, storage).items():
+        where = storage
+        if code == "old code" and old_own_store:
+            where = own_store(store, workspace, folder, env)
+        for name, args in commands(workspace, where).items():
             jobs[f"{name} — {code}"] = ([sys.executable, "-c", KB, *args], env)
     # The floor of any command: the interpreter starting and stopping (site included).
     jobs[FLOOR] = ([sys.executable, "-c", "pass"], dict(os.environ))
@@ -138,6 +162,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench cli", description=__doc__)
     parser.add_argument("--store", type=Path, help="keep the copy and its index here (reused)")
     parser.add_argument("--old", type=Path, help="the server/ folder of an older checkout")
+    parser.add_argument(
+        "--old-own-store",
+        action="store_true",
+        help="the old code's commands on a store it indexes itself, not this code's",
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
         "--no-server",
@@ -147,7 +176,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     store = args.store or Path(tempfile.mkdtemp(prefix="kb-bench-cli-"))
     store.mkdir(parents=True, exist_ok=True)
-    run(store, args.old, args.runs, not args.no_server)
+    stamp.ensure(store)
+    if args.old_own_store and args.old is None:
+        parser.error("--old-own-store needs --old")
+    run(store, args.old, args.runs, not args.no_server, args.old_own_store)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.quality import QueryCache
 from bench.report import percentiles, table, write_json
 from bench.search_latency import make_queries
@@ -139,4 +139,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     store = args.store or Path(tempfile.gettempdir()) / "kb-bench-filters"
     store.mkdir(parents=True, exist_ok=True)
+    stamp.ensure(store)
     run(store, args.quick, args.queries, args.embedder)

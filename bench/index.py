@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.embed_speed import chroma_model_dir
 from bench.report import table, write_json
 from kb_lsp.config import Settings, load_settings
@@ -141,6 +141,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="kb-bench-index-") as tmp:
         base = store or Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
+        stamp.ensure(base)
         workspace = base / "fastapi-docs"
         if workspace.exists():
             shutil.rmtree(workspace)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.lsp_client import LspClient
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import Settings
@@ -159,6 +159,7 @@ def run(quick: bool = False, store: Path | None = None) -> dict[str, Any]:
         base = store or Path(tmp)
         workspace, storage = base / "tldr", base / "tldr-store"
         reused = workspace.is_dir() and storage.is_dir()
+        stamp.ensure(base)
         if not reused:
             for path in (workspace, storage):
                 shutil.rmtree(path, ignore_errors=True)

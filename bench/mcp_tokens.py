@@ -43,7 +43,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 from tokenizers import Tokenizer
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.report import table, write_json
 from kb_lsp.engine.embed.model_source import TOKENIZER_FILE, TOKENIZER_PACKAGE
 
@@ -211,6 +211,7 @@ def run(store: Path | None) -> dict[str, Any]:
     questions = [Question(item["query"], list(item["files"])) for item in data["questions"]]
     with tempfile.TemporaryDirectory(prefix="kb-bench-mcp-") as tmp:
         base = store or Path(tmp)
+        stamp.ensure(base)
         workspace = base / "fastapi"
         if not workspace.is_dir():
             corpora.copy_fastapi(workspace)

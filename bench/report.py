@@ -60,7 +60,10 @@ def _commit() -> str:
 def write_json(name: str, data: dict[str, Any]) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps({"machine": machine(), **data}, indent=2) + "\n")
+    from bench.stamp import SEEN  # the stores this run built or reused, and by which code
+
+    stores = {"stores": dict(SEEN)} if SEEN else {}
+    path.write_text(json.dumps({"machine": machine(), **stores, **data}, indent=2) + "\n")
     print(f"-> {path.relative_to(RESULTS.parent.parent)}")
     return path
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.index import QUICK_FILES, trim
 from bench.lsp_client import LspClient
 from bench.report import table, write_json
@@ -65,6 +65,7 @@ def run(quick: bool = False, store: Path | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="kb-bench-resync-") as tmp:
         base = store or Path(tmp)
+        stamp.ensure(base)
         workspace = base / "fastapi-docs"
         if not (base / "store").exists():
             base.mkdir(parents=True, exist_ok=True)

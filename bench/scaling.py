@@ -1,7 +1,7 @@
 """Search latency, memory and store size as the corpus grows to 100k+ chunks.
 
     python -m bench scaling [--copies 1,3,8,12] [--store DIR] [--old PATH/server]
-                            [--rounds 3] [--queries 200] [--modes hybrid,keyword]
+                            [--rounds 3] [--queries 200] [--modes hybrid,keyword] [--rebuild]
     python -m bench scaling --draw     # only the plot of `bench search`'s results
 
 tldr-pages taken 1, 3, 8 and 12 times over (`corpora.copy_tldr_scaled`: about 9k, 27k,
@@ -10,7 +10,11 @@ indexed in-process with the test suite's deterministic hashing embedder at MiniL
 dimensions (no model: a 108k-chunk index with the real one takes hours on two cores; the
 search path is the same but for the query's embedding, 3-4 ms with MiniLM). Each code base
 builds its own store of each size (`--store DIR` keeps them for the next run; an older
-commit may not read a newer store's format), in a worker process of its own.
+commit may not read a newer store's format), in a worker process of its own. A store is
+the code base's own, named by the hash of its Python files (another `--old` gets another
+store) and stamped with the commit that built it (`bench/stamp.py`); the index time is
+reported only for a store built in this run (`--rebuild` builds them all again), and the
+chunk count is read from the store by the run's own search workers.
 
 Then per round, per size, per code base (this code, the old one, alternating so machine
 load hits both alike): a worker process opens the index, searches 200 other queries
@@ -37,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.report import RESULTS, percentiles, table, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,6 +87,7 @@ for mode in modes.split(","):
         kb.search(q, limit=int(limit), mode=mode)
 rss = next(int(line.split()[1]) for line in open("/proc/self/status")
            if line.startswith("VmRSS"))
+chunks = kb.status().chunks
 for mode in modes.split(","):
     times = []
     for q in queries:
@@ -91,7 +96,7 @@ for mode in modes.split(","):
         times.append(time.perf_counter() - started)
     out[mode] = times
 kb.close()
-print(json.dumps({"times": out, "rss_kib": rss}))
+print(json.dumps({"times": out, "rss_kib": rss, "chunks": chunks}))
 """
 
 
@@ -114,8 +119,11 @@ def _markdown_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.md"))
 
 
-def prepare(base: Path, copies: int, codes: dict[str, Path]) -> dict[str, Any]:
-    """The workspace of `copies` and each code base's store of it (built when missing)."""
+def prepare(
+    base: Path, copies: int, codes: dict[str, Path], rebuild: bool = False
+) -> dict[str, Any]:
+    """The workspace of `copies` and each code base's store of it: built when missing (or
+    with `rebuild`), its index time measured then; reused otherwise, with its stamp."""
     folder = base / f"x{copies}"
     workspace = folder / "ws"
     if not (folder / "ws.done").exists():
@@ -128,19 +136,23 @@ def prepare(base: Path, copies: int, codes: dict[str, Path]) -> dict[str, Any]:
         "markdown_bytes": _markdown_bytes(workspace),
     }
     for label, code in codes.items():
-        storage = folder / f"store-{label}"
-        marker = folder / f"store-{label}.json"
-        if not marker.exists():
+        storage = folder / f"store-{label}-{stamp.content_hash(code)}"
+        built = storage / "bench-built.json"  # written once the index is complete
+        seconds = None
+        if rebuild or not built.exists():
             shutil.rmtree(storage, ignore_errors=True)
+            made = stamp.fresh(storage, code)
             print(f"indexing {copies}x tldr with the {label} code…", flush=True)
-            built = _worker(code, BUILD, str(workspace), str(storage))
-            marker.write_text(json.dumps(built))
-        built = json.loads(marker.read_text())
+            seconds = _worker(code, BUILD, str(workspace), str(storage / "kb"))["seconds"]
+            built.write_text(json.dumps({"seconds": seconds}))
+        else:
+            made = stamp.ensure(storage, code)
+            print(f"  (its index took {json.loads(built.read_text())['seconds']:.1f} s then)")
         size[label] = {
-            "storage": str(storage),
-            "index_seconds": built["seconds"],
-            "chunks": built["chunks"],
-            "store_bytes": _bytes(storage),
+            "storage": str(storage / "kb"),
+            "built_by": made,
+            "index_seconds": seconds,  # None: a store built by an earlier run
+            "store_bytes": _bytes(storage / "kb"),
         }
     return size
 
@@ -159,7 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Path(args.store).resolve() if args.store else Path(args.tmp)
     base.mkdir(parents=True, exist_ok=True)
     copies = [int(c) for c in args.copies.split(",")]
-    sizes = [prepare(base, c, codes) for c in copies]
+    sizes = [prepare(base, c, codes, args.rebuild) for c in copies]
     queries_file, warm_file = base / "queries.json", base / "warm.json"
     queries_file.write_text(json.dumps(make_queries(args.queries)))
     # Other queries warm the worker: a query timed is never one it has answered.
@@ -183,6 +195,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 for mode, taken in got["times"].items():
                     times.setdefault((size["copies"], label, mode), []).extend(taken)
+                size[label]["chunks"] = got["chunks"]  # read from the store by this run
                 rss.setdefault((size["copies"], label), []).append(got["rss_kib"])
         loads.append(os.getloadavg()[0])
     for size in sizes:
@@ -208,7 +221,7 @@ def report(out: dict[str, Any]) -> None:
             row += [
                 round(e["rss_kib"] / 1024, 1),
                 round(e["store_bytes"] / size["markdown_bytes"], 1),
-                round(e["index_seconds"], 1),
+                "reused" if e["index_seconds"] is None else round(e["index_seconds"], 1),
             ]
             rows.append(row)
     headers = ["tldr", "code", "chunks"]
@@ -308,6 +321,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--modes", default="hybrid,keyword")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="build every store again (its index time measured)"
+    )
     args = parser.parse_args(argv)
     if args.draw:
         draw_search()

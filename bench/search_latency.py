@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.frozen import read_only_index
 from bench.lsp_client import REPO, LspClient
 from bench.quality import content_words
@@ -118,6 +118,7 @@ def run(sizes_text: str, count: int, store: Path | None = None) -> dict[str, Any
         for path in (workspace, storage):
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True)
+        stamp.fresh(base)
         corpora.copy_tldr(workspace, sizes[0])
         client = LspClient([workspace], storage)
         with client:
@@ -159,6 +160,7 @@ def compare(store: Path, old: Path, rounds: int, count: int) -> dict[str, Any]:
     """This code's `kb/search` over LSP against `old`'s, on one tldr-pages index (see
     the module docstring)."""
     workspace, storage = store / "tldr", store / "tldr-store"
+    stamp.ensure(store)
     if not workspace.exists():
         corpora.copy_tldr(workspace)
     _index_in_process(workspace, storage)

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import corpora
+from bench import corpora, stamp
 from bench.frozen import read_only_index
 from bench.report import percentiles, table, write_json
 
@@ -264,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     store = args.store or Path(tempfile.mkdtemp(prefix="kb-bench-speed-"))
     store.mkdir(parents=True, exist_ok=True)
+    stamp.ensure(store)
     if args.vectors:
         vectors(store, args.corpus, args.pages, args.queries)
         return

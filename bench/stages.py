@@ -2,10 +2,11 @@
 
     python -m bench stages --store DIR [--copies 12] [--queries 200] [--modes hybrid,keyword]
 
-Opens `DIR/x<copies>/ws` with its store `store-this` (what `python -m bench scaling
---store DIR` keeps) in-process with the hashing embedder, warms it with 200 other queries
-as `bench scaling` does, then times each of the 200 seeded tldr queries once per mode
-with a clock around every stage `Searcher` calls, in the order it calls them:
+Opens `DIR/x<copies>/ws` with this code's store of it (what `python -m bench scaling
+--store DIR` keeps, named by the code's hash) in-process with the hashing embedder, warms
+it with 200 other queries as `bench scaling` does, then times each of the 200 seeded tldr
+queries once per mode with a clock around every stage `Searcher` calls, in the order it
+calls them:
 
 * term counts — how many chunks hold each query word (`TermStats.of`, FTS5's vocabulary);
 * keyword candidates — the FTS5 BM25 queries (`keyword_candidates`);
@@ -34,8 +35,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import stamp
 from bench.report import percentiles, table, write_json
 from bench.search_latency import make_queries
+
+REPO = Path(__file__).resolve().parent.parent
 
 LIMIT = 10
 WARM_SEED = 7
@@ -153,10 +157,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--modes", default="hybrid,keyword")
     args = parser.parse_args(argv)
     folder = Path(args.store).resolve() / f"x{args.copies}"
-    if not (folder / "store-this").is_dir():
-        raise SystemExit(f"no store at {folder}/store-this: run python -m bench scaling first")
+    store = folder / f"store-this-{stamp.content_hash(REPO / 'server')}"
+    if not (store / "bench-built.json").is_file():
+        raise SystemExit(f"no store of this code at {store}: run python -m bench scaling first")
+    built = stamp.ensure(store)
     modes = args.modes.split(",")
-    out = measure(folder / "ws", folder / "store-this", args.queries, modes)
+    out = measure(folder / "ws", store / "kb", args.queries, modes)
+    out["built_by"] = built
     for mode in modes:
         table(
             ["stage", "p50 ms", "p95 ms", "share of the time"],

@@ -1,9 +1,12 @@
 """The numbered list in its text form, as `kb search` prints it and `kb mcp`'s `search`
-returns it: `1, path (filename match)`, then the heading, lines and passage."""
+returns it: `1, path (filename match)`, then the heading, lines and passage. `kb search`
+has each field shown as one line of visible text (`terminal/text.visible`): a newline or
+an escape sequence in a file name or a note's text never makes a line of its own or
+reaches a terminal."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,15 +21,17 @@ def format_hits(hits: Sequence[SearchHit]) -> str:
     return format_wire_hits([dump(hit) for hit in hits])
 
 
-def format_wire_hits(hits: Sequence[Mapping[str, Any]]) -> str:
-    """The same from hits as the wire has them (`kb search` answered by a server)."""
+def format_wire_hits(hits: Sequence[Mapping[str, Any]], shown: Callable[[str], str] = str) -> str:
+    """The same from hits as the wire has them (`kb search` answered by a server), each
+    field as `shown` makes it."""
     if not hits:
         return "No matching files."
     lines = []
     for hit in hits:
-        lines.append(f"{hit['n']}, {hit['path']} ({hit['label']})")
+        lines.append(f"{hit['n']}, {shown(hit['path'])} ({shown(hit['label'])})")
         heading = hit["heading"].rsplit(" > ", 1)[-1] if hit["heading"] else hit["title"]
         start, end = hit["range"]["start"]["line"], hit["range"]["end"]["line"]
         first, last = start + 1, max(end, start + 1)
-        lines.append(f'   ## {heading} — L{first}-L{last}: "{hit["snippet"]}"')
+        snippet = shown(hit["snippet"])
+        lines.append(f'   ## {shown(heading)} — L{first}-L{last}: "{snippet}"')
     return "\n".join(lines)

@@ -30,12 +30,20 @@ Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
 IndexPhase = Literal["scanning", "keyword", "vectors", "metadata"]
 IndexAction = Literal["pause", "resume", "cancel"]
-# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
-StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
+# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry);
+# "degenerate": its text degenerated (repeating itself, writing the prompt's markup back,
+# nothing new) and was stopped early, the text before that kept.
+StopReason = Literal[
+    "answer", "clarify", "step_limit", "length", "degenerate", "empty", "error", "cancelled"
+]
 # How an answer was made: "agent" (the model called tools), "grounded" (retrieve, grade,
 # answer from numbered passages: models without tool calling), "fallback" (no model
 # answered: the best passages or an extractive summary).
 AskMode = Literal["agent", "grounded", "fallback"]
+# The one verdict on an answer: "supported" (the check found the model's text in the
+# passages it cites), "unsupported" (it did not: the text is a claim to check), "no_model"
+# (no model answered: the best passages). None for a question back, an error, a stop.
+AskVerdict = Literal["supported", "unsupported", "no_model"]
 LlmProvider = Literal["ollama", "openai"]
 # "status": a line about the run itself (mode chosen, waiting for the model), not the model.
 # Who set a numbered list the editor did not ask for: the agent's search during an ask,
@@ -369,6 +377,22 @@ class AskResponse(_Payload):
         default_factory=list,
         description="Citations the model wrote that name no passage it was given (as it "
         "wrote them: `[7]`, `[docs/x.md:3]`), taken out of the answer.",
+    )
+    verdict: AskVerdict | None = Field(
+        default=None,
+        description="The one verdict to show: supported / not supported by the notes / no "
+        "model; null for a question back, an error or a stop. `mode` is its small print.",
+    )
+    mode_reason: str | None = Field(
+        default=None,
+        description="Why the answer was made in its mode: `smollm2 does not call tools`, "
+        "`qwen2.5:7b claims to call tools, but it answered without calling a tool`.",
+    )
+    folded: str | None = Field(
+        default=None,
+        description="The model's text when the check found it unsupported: it is in "
+        "`answer` after the quotes, and a client folds it (\"The model's answer is not "
+        'supported by your notes — show it").',
     )
 
 

@@ -76,6 +76,7 @@ def test_index_extracts_and_search_filters_on_the_fields(workspace: Path, tmp_pa
         typed = run(
             "search", 'counterparty:"acme corp"', "-w", str(workspace), storage=storage, **env
         )
+        assert typed.returncode == 0, typed.stderr
         assert "acme.md" in typed.stdout and "globex.md" not in typed.stdout
 
         schema = run("schema", "-w", str(workspace), storage=storage, **env)
@@ -84,6 +85,7 @@ def test_index_extracts_and_search_filters_on_the_fields(workspace: Path, tmp_pa
         assert "2 files (2 extracted by the model)" in line
 
         status = run("status", "-w", str(workspace), storage=storage, **env)
+        assert status.returncode == 0, status.stderr
         assert "metadata:  3/3 notes extracted by ollama/qwen2.5:7b" in status.stdout
 
         asked = len(model.chat_requests)
@@ -91,7 +93,9 @@ def test_index_extracts_and_search_filters_on_the_fields(workspace: Path, tmp_pa
         assert again.returncode == 0 and len(model.chat_requests) == asked
         # A search's own sync never waits for the model.
         (workspace / "new.md").write_text("# Initech\n\nInitech owes 5.\n")
-        run("search", "Initech", "-w", str(workspace), storage=storage, **env)
+        initech = run("search", "Initech", "-w", str(workspace), storage=storage, **env)
+        assert initech.returncode == 0, initech.stderr
+        assert "new.md" in initech.stdout  # its sync indexed the note, without the model
         assert len(model.chat_requests) == asked
 
         proposal = run("schema", "--discover", "-w", str(workspace), storage=storage, **env)

@@ -247,7 +247,8 @@ async def test_kb_mcp_refuses_a_non_loopback_host(workspace: Path, storage: Path
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         _, err = await asyncio.wait_for(process.communicate(), 60)
-        return process.returncode or 0, err.decode()
+        assert process.returncode is not None  # its own code, not one made up here
+        return process.returncode, err.decode()
 
     code, err = await run("--http", "0.0.0.0:0")
     assert code == 2 and "not a loopback address" in err and "--allow-remote" in err

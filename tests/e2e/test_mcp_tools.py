@@ -19,6 +19,8 @@ import pytest_asyncio
 from jsonschema import Draft7Validator
 from tests.conftest import copy_example_workspace
 
+from kb_lsp.protocol import AskResponse, FileLines, SearchResponse
+
 from .mcp_harness import Background, Kb, structured, text_of, wait_for
 
 MEXICO = "payments/mexico-payments.md"
@@ -101,10 +103,16 @@ async def test_tools_have_descriptions_and_schemas(kb: Kb, setup: Setup) -> None
     assert search["properties"]["limit"]["maximum"] == 100
     assert tools["open_result"].input_schema["properties"]["n"]["minimum"] == 1
     assert tools["read_file"].input_schema["required"] == ["path"]
-    # The structured results are the LSP contract's shapes.
-    assert {"query", "results", "index"} <= set(tools["search"].output_schema["properties"])
-    assert {"uri", "path", "range"} <= set(tools["open_result"].output_schema["properties"])
-    assert {"answer", "sources", "stop"} <= set(tools["ask"].output_schema["properties"])
+    # The structured results are the LSP contract's shapes, field for field.
+    for name, model in [
+        ("search", SearchResponse),
+        ("open_result", FileLines),
+        ("ask", AskResponse),
+    ]:
+        output = tools[name].output_schema
+        assert output is not None
+        wire = model.model_json_schema(by_alias=True)["properties"]
+        assert set(output["properties"]) == set(wire), name
 
 
 async def test_schemas_are_self_contained_draft_07(kb: Kb, setup: Setup) -> None:
@@ -203,16 +211,17 @@ async def test_read_file_pages_with_line_numbers(kb: Kb, setup: Setup) -> None:
 
 async def test_read_file_refuses_paths_leading_out(kb: Kb, setup: Setup) -> None:
     outside = setup.outside
-    for path in [
-        "../outside.md",
-        "payments/../../outside.md",
-        str(outside),
-        "linked.md",
-        "runbooks/linked-dir/outside.md",
+    link = " (it is a link to a place outside it)."
+    for path, why in [
+        ("../outside.md", "."),
+        ("payments/../../outside.md", "."),
+        (str(outside), ": give a path relative to the workspace folder"),
+        ("linked.md", link),
+        ("runbooks/linked-dir/outside.md", link),
     ]:
         message = await kb.error("read_file", path=path)
         assert "Secret" not in message
-        assert "Refused" in message or "not a file of the knowledge base" in message, message
+        assert f"Refused: {path!r} is outside the workspace{why}" in message, message
 
 
 # --- list_files -------------------------------------------------------------------------------
@@ -255,21 +264,29 @@ async def test_summarize_file_is_extractive_without_a_model(kb: Kb, setup: Setup
 # --- bad arguments, resources, status -----------------------------------------------------------
 
 
+# The SDK's own message for arguments its input schema refuses (pydantic's, on the model it
+# makes of the tool's signature): a crash inside a tool reads "Error executing tool X: …"
+# too, so the test asserts the model, the field and pydantic's kind of error.
+_REFUSED = re.compile(r"1 validation error for (\w+)Arguments\n(\w+)\n .*\[type=(\w+),")
+
+
 async def test_bad_arguments_are_rejected_by_the_schema(kb: Kb, setup: Setup) -> None:
-    for tool, arguments in [
-        ("search", {}),
-        ("search", {"query": ""}),
-        ("search", {"query": "x", "limit": 0}),
-        ("search", {"query": "x", "mode": "fuzzy"}),
-        ("open_result", {"n": 0}),
-        ("open_result", {"n": "two"}),
-        ("read_file", {"path": MEXICO, "start_line": -1}),
+    for tool, arguments, field, kind in [
+        ("search", {}, "query", "missing"),
+        ("search", {"query": ""}, "query", "string_too_short"),
+        ("search", {"query": "x", "limit": 0}, "limit", "greater_than_equal"),
+        ("search", {"query": "x", "mode": "fuzzy"}, "mode", "literal_error"),
+        ("open_result", {"n": 0}, "n", "greater_than_equal"),
+        ("open_result", {"n": "two"}, "n", "int_parsing"),
+        ("read_file", {"path": MEXICO, "start_line": -1}, "start_line", "greater_than_equal"),
     ]:
         message = await kb.error(tool, **arguments)
-        assert f"Error executing tool {tool}" in message
-    assert "nope" in await kb.error("nope")
-    # The server still answers.
-    assert (await kb.status())["files"] >= 0
+        refused = _REFUSED.search(message)
+        assert refused, message
+        assert refused.groups() == (tool, field, kind), message
+    assert await kb.error("nope") == "Unknown tool: nope"
+    # The server still answers, with every file indexed.
+    assert (await kb.status())["files"] == len(markdown_files(setup.workspace))
 
 
 async def test_files_are_resources(kb: Kb, setup: Setup) -> None:
@@ -291,10 +308,11 @@ async def test_schema_lists_the_fields_a_filter_can_use(kb: Kb, setup: Setup) ->
     result = await kb.ok("schema")
     schema = structured(result)
     fields = {field["name"]: field for field in schema["fields"]}
-    assert "folder" in fields and schema["files"] >= 14
-    folders = {value["value"] for value in fields["folder"]["top"]}
-    assert "payments" in folders
-    assert "folder:" in text_of(result) or "folder" in text_of(result)
+    assert "folder" in fields and schema["files"] == len(markdown_files(setup.workspace))
+    folder = fields["folder"]
+    assert "payments" in {value["value"] for value in folder["top"]}
+    types = "/".join(folder["types"])
+    assert f"\nfolder: {types}, {folder['files']} files; " in text_of(result)
     # The filter keeps only matching files, before ranking.
     hits = structured(await kb.ok("search", query="payments", filter="folder:runbooks"))["results"]
     assert hits and all(hit["path"].startswith("runbooks/") for hit in hits)
@@ -324,4 +342,5 @@ async def test_a_file_written_after_start_is_found(kb: Kb, setup: Setup) -> None
         return next((h for h in hits if h["path"] == f"runbooks/{word}.md"), None)
 
     hit = await wait_for(found, "the new file in the results")
-    assert word in hit["snippet"] or word in hit["title"]
+    assert hit["title"] == f"{word} rotation"
+    assert f"The {word} rotation runs every Thursday." in hit["snippet"], hit

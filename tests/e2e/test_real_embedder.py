@@ -6,6 +6,8 @@ from pathlib import Path
 
 from .conftest import running_server
 
+MEXICO = "payments/mexico-payments.md"
+
 
 async def test_semantic_search_with_the_default_embedder(workspace: Path, storage: Path) -> None:
     async with running_server([workspace], storage, real_embedder=True) as kb:
@@ -16,5 +18,6 @@ async def test_semantic_search_with_the_default_embedder(workspace: Path, storag
             "wiring money to our subsidiary in Latin America", mode="semantic"
         )
         paths = [hit["path"] for hit in response["results"]]
-        assert paths, "no results"
-        assert any(path.startswith("payments/") for path in paths[:3]), paths
+        # The one note about the subsidiary in Mexico comes first; any `payments/` file in
+        # the top 3 would let a random ranking of that folder pass two times in three.
+        assert paths and paths[0] == MEXICO, paths

@@ -5,13 +5,15 @@ with `delay`, `done_reason`, callables; see `ollama_server.py`), spoken the way
 llama.cpp's llama-server speaks:
 
 * `GET /v1/models` — the models (`data[].id`, with `meta.n_ctx_train`);
-* `GET /props` — llama-server's properties: `default_generation_settings.n_ctx` and
-  `chat_template_caps.supports_tools` / `supports_tool_calls` (`tools=` sets both);
-  `props=False` answers 404, as servers other than llama-server do;
+* `GET /props` — llama-server's properties: `default_generation_settings.n_ctx`,
+  `chat_template_caps.supports_tools` / `supports_tool_calls` (`tools=` sets both) and
+  `chat_template` (the model's own, or with `chat_template=False` llama.cpp's fallback for
+  a model that has none); `props=False` answers 404, as servers other than llama-server do;
 * `GET /health`;
 * `POST /v1/chat/completions` — the next turn, streamed as SSE (`data: {chunk}` …
   `data: [DONE]`): `reasoning_content` pieces, `content` pieces, tool calls as fragments
-  keyed by `index` (the name first, the JSON arguments in pieces), a last chunk with
+  keyed by `index` (the name first, the JSON arguments in pieces; a call's
+  `raw_arguments` are sent as written, JSON or not), a last chunk with
   `finish_reason`, then a `usage` chunk when `stream_options.include_usage` is set; or one
   JSON object when `"stream": false`. Errors as `{"error": {"code", "message", "type"}}`;
 * Ollama's routes (`/api/chat`, `/api/tags`, `/api/show`) — 404 "File Not Found", as a
@@ -33,6 +35,21 @@ from typing import Any
 from .ollama_server import JsonHandler, ScriptedOllama, ScriptItem, Turn, _words
 
 DEFAULT_OPENAI_MODELS = ("smollm2",)
+# A model's own template (as SmolLM2's GGUF has one), and llama.cpp's fallback for a model
+# without one, as /props reports them.
+MODEL_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+    "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+FALLBACK_TEMPLATE = (
+    "{%- for message in messages -%}\n"
+    "  {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' -}}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "  {{- '<|im_start|>assistant\n' -}}\n"
+    "{%- endif -%}"
+)
 
 
 class ScriptedOpenAI(ScriptedOllama):
@@ -52,8 +69,10 @@ class ScriptedOpenAI(ScriptedOllama):
         n_ctx: int = 8192,
         api_key: str | None = None,
         strict_models: bool = False,
+        chat_template: bool = True,
     ) -> None:
         self.tools = tools
+        self.template = chat_template
         self.props = props
         self.n_ctx = n_ctx
         self.api_key = api_key
@@ -114,6 +133,7 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                         "default_generation_settings": {"n_ctx": owner.n_ctx, "params": {}},
                         "total_slots": 1,
                         "model_alias": owner.models[0] if owner.models else "",
+                        "chat_template": MODEL_TEMPLATE if owner.template else FALLBACK_TEMPLATE,
                         "chat_template_caps": {
                             "supports_tools": owner.tools,
                             "supports_tool_calls": owner.tools,
@@ -209,6 +229,9 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                     if turn.stall_after is not None and index == turn.stall_after:
                         break
                     self._event(chunk(delta))
+                while turn.endless and not owner.released:
+                    for delta in deltas:
+                        self._event(chunk(delta))
                 if turn.stream_error is not None:
                     self._event({"error": {"code": 500, "message": turn.stream_error}})
                     self._end_chunks()
@@ -230,7 +253,7 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._event("[DONE]")
                 self._end_chunks()
             except (BrokenPipeError, ConnectionResetError):
-                pass
+                owner.hung_up.set()
 
     return Handler
 
@@ -245,7 +268,7 @@ def _deltas(turn: Turn) -> list[dict[str, Any]]:
         out.append({"content": turn.content[start : start + size]})
     for index, spec in enumerate(turn.tool_calls):
         name = spec.get("name") or spec.get("function", {}).get("name")
-        arguments = json.dumps(
+        arguments = spec.get("raw_arguments") or json.dumps(
             spec.get("arguments") or spec.get("function", {}).get("arguments") or {}
         )
         out.append(

@@ -81,10 +81,8 @@ def test_props_says_the_template_takes_no_tools(llama_server: LlamaServer) -> No
     assert (caps["supports_tools"], caps["supports_tool_calls"]) == (False, False)
     assert props["default_generation_settings"]["n_ctx"] == CONTEXT
     assert props["total_slots"] == 1
-    # Differs from llama-server: its builds report `b<number>-<commit>` here and as each
-    # reply's system_fingerprint; the wheel's build has no build number. kb-lsp reads
-    # neither.
-    assert props["build_info"] == "b0-unknown"
+    # (Its `build_info`, `b0-unknown` where llama-server says `b<number>-<commit>`, is not
+    # pinned: kb-lsp reads no build number, and a new wheel may well have one.)
 
 
 def test_tools_sent_to_a_template_without_them_are_dropped(llama_server: LlamaServer) -> None:

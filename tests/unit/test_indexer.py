@@ -58,6 +58,7 @@ def test_cold_sync_then_no_change_embeds_nothing(workspace: Path, storage: Path)
     first = kb.sync()
     md_files = [p for p in workspace.rglob("*.md")]
     assert first.files_added == len(md_files)
+    assert first.seconds > 0  # measured on the monotonic clock (`kb index` said 0.0s once)
     assert first.chunks_embedded == embedder.texts_embedded > 0
     status = kb.status()
     assert status.files == len(md_files)

@@ -299,8 +299,8 @@ def _real_ollama_model() -> str | None:
 @pytest.mark.ollama
 def test_real_ollama_chat_with_a_tool() -> None:
     model = _real_ollama_model()
-    if model is None:
-        pytest.skip(f"no Ollama with a model is reachable at {_real_host()}")
+    # Asked for by name (`-m ollama`): no Ollama is a failure, not a silent skip.
+    assert model is not None, f"no Ollama with a model is reachable at {_real_host()}"
     client = ollama_chat(OllamaSettings(host=_real_host(), model=model, timeout=300))
     tools = [
         {

@@ -1,14 +1,17 @@
 """workspace.py on real files in temporary folders.
 
-Permission tests: the suite may run as root, which ignores `chmod 000`. Those tests use
-the real chmod when not root and are skipped as root; separate tests reach the same code
-by making the OS call raise `PermissionError` (monkeypatched), so the mapping to a
-reason is covered either way.
+Permission tests: the suite may run as root (CI does), which ignores `chmod 000`. The
+chmod test then reads the files from a child process that has given up root for
+`nobody`, so the real OS refusal is met either way; separate tests reach the same code by
+making the OS call raise `PermissionError` (monkeypatched).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -249,23 +252,70 @@ def test_read_markdown_reports_permission_denied(
     assert caught.value.reason == "permission denied"
 
 
-@pytest.mark.skipif(AS_ROOT, reason="root ignores file permissions")
-def test_unreadable_file_and_folder_with_chmod(tmp_path: Path) -> None:
-    locked = write(tmp_path, "locked.md")
-    write(tmp_path, "closed/inner.md")
-    write(tmp_path, "open.md")
-    locked.chmod(0)
-    (tmp_path / "closed").chmod(0)
+NOBODY = 65534  # the unprivileged user a root run reads as
+
+
+def _unreadable(root: Path) -> dict[str, Any]:
+    """What reading `root/locked.md` and scanning `root` meet."""
     try:
-        with pytest.raises(UnreadableFile) as caught:
-            read_markdown(locked)
-        assert caught.value.reason == "permission denied"
-        result = WorkspaceRoot(tmp_path, Settings()).scan()
-        assert "open.md" in [f.path for f in result.files]
-        assert Skipped("closed/", "folder not readable (permission denied)") in result.skipped
+        read_markdown(root / "locked.md")
+        reason = None
+    except UnreadableFile as err:
+        reason = err.reason
+    result = WorkspaceRoot(root, Settings()).scan()
+    return {
+        "reason": reason,
+        "files": [f.path for f in result.files],
+        "skipped": [[s.path, s.reason] for s in result.skipped],
+    }
+
+
+def _read_as_nobody(root: Path, answers: Any) -> None:
+    """In the forked child: give up root, then read."""
+    try:
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+        answers.put({"seen": _unreadable(root)})
+    except BaseException as err:  # the parent reports it
+        answers.put({"error": repr(err)})
+
+
+def _as_nobody(root: Path) -> dict[str, Any]:
+    """`_unreadable(root)` in a forked child that gave up root (everything it runs is
+    imported already: it may not read this interpreter's own files)."""
+    for path in [root, *root.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY)
+    _unreadable(root)  # as root: warms every lazy import before the fork
+    fork = multiprocessing.get_context("fork")
+    answers = fork.SimpleQueue()
+    child = fork.Process(target=_read_as_nobody, args=(root, answers))
+    child.start()
+    answer = answers.get()
+    child.join()
+    assert "seen" in answer, answer
+    return dict(answer["seen"])
+
+
+def test_unreadable_file_and_folder_with_chmod(tmp_path: Path) -> None:
+    # As root, a folder `nobody` can reach (pytest's own are root's alone).
+    root = Path(tempfile.mkdtemp(prefix="kb-chmod-")) if AS_ROOT else tmp_path
+    locked = write(root, "locked.md")
+    write(root, "closed/inner.md")
+    write(root, "open.md")
+    try:
+        if AS_ROOT:
+            root.chmod(0o755)
+        locked.chmod(0)
+        (root / "closed").chmod(0)
+        seen = _as_nobody(root) if AS_ROOT else _unreadable(root)
     finally:
-        (tmp_path / "closed").chmod(0o755)
+        (root / "closed").chmod(0o755)
         locked.chmod(0o644)
+        if AS_ROOT:
+            shutil.rmtree(root)
+    assert seen["reason"] == "permission denied"
+    assert "open.md" in seen["files"]
+    assert ["closed/", "folder not readable (permission denied)"] in seen["skipped"]
 
 
 def test_unreadable_folder_is_skipped_not_raised(

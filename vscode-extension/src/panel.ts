@@ -16,7 +16,7 @@ import { OptionalMethods, optionalRequest } from './optional';
 import { AskRunner } from './panelAsk';
 import { panelHtml } from './panelHtml';
 import { RelatedFeed } from './panelRelated';
-import { ErrorCodes, Methods, type ExamplesResponse, type IndexAction, type Range } from './protocol';
+import { ErrorCodes, Methods, type AskResponse, type ExamplesResponse, type IndexAction, type Range } from './protocol';
 import { onListChanged, rememberList } from './lastList';
 import { errorCode, errorMessage, LatestOnly, makeNonce } from './util';
 
@@ -197,7 +197,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'openLink':
         return this.openLink(message.href);
       case 'ask':
-        return this.runAsk(message.question, message.file ?? null, message.conversationId ?? null);
+        await this.runAsk(message.question, message.file ?? null, message.conversationId ?? null);
+        return;
       case 'cancelAsk':
         this.asks.stop();
         return;
@@ -308,7 +309,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   /** Ask in the panel; its steps stream in as `kb/askEvent`s. */
-  runAsk(question: string, file: string | null, conversationId: string | null = null): Promise<void> {
+  runAsk(question: string, file: string | null, conversationId: string | null = null): Promise<AskResponse | undefined> {
     return this.asks.run(question, file, conversationId);
   }
 
@@ -324,8 +325,9 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  showSummary(path: string, summary: string, cached: boolean): void {
-    this.post({ type: 'summary', path, summary, cached });
+  /** A file's summary, for the hover card; `quiet`: it is in the transcript already. */
+  showSummary(path: string, summary: string, cached: boolean, quiet = false): void {
+    this.post({ type: 'summary', path, summary, cached, ...(quiet ? { quiet } : {}) });
   }
 
   /** Re-run the panel's last search (after a stale result, or when asked). */

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import type { FromWebview, ToWebview } from './messages';
-import { ErrorCodes, Methods, type AskEvent } from './protocol';
+import { ErrorCodes, Methods, type AskEvent, type AskResponse } from './protocol';
 import { errorCode, errorMessage } from './util';
 
 export const ANSWERING = 'kb.answering';
@@ -26,7 +26,7 @@ export class AskRunner implements vscode.Disposable {
   ) {}
 
   /** Ask; its steps stream in as `kb/askEvent`s. A running answer is stopped first. */
-  async run(question: string, file: string | null, conversationId: string | null = null): Promise<void> {
+  async run(question: string, file: string | null, conversationId: string | null = null): Promise<AskResponse | undefined> {
     this.ask?.source.cancel();
     const id = ++this.counter;
     const source = new vscode.CancellationTokenSource();
@@ -41,9 +41,11 @@ export class AskRunner implements vscode.Disposable {
       );
       this.backend.noteAnswer?.(response);
       this.post({ type: 'askDone', id, response });
+      return response;
     } catch (err) {
       const cancelled = errorCode(err) === ErrorCodes.requestCancelled || source.token.isCancellationRequested;
       this.post({ type: 'askFailed', id, message: cancelled ? 'Stopped.' : errorMessage(err) });
+      return undefined;
     } finally {
       if (this.ask?.id === id) {
         this.ask = undefined;

@@ -73,10 +73,12 @@ export type StopReason =
   | 'clarify'
   | 'step_limit'
   | 'length'
+  | 'degenerate'
   | 'empty'
   | 'error'
   | 'cancelled';
 export type AskMode = 'agent' | 'grounded' | 'fallback';
+export type AskVerdict = 'supported' | 'unsupported' | 'no_model';
 export type LlmProvider = 'ollama' | 'openai';
 export type ListOrigin = 'agent' | 'cli' | 'mcp';
 export type AskEventKind =
@@ -319,6 +321,18 @@ export interface AskResponse {
    * Citations the model wrote that name no passage it was given (as it wrote them: `[7]`, `[docs/x.md:3]`), taken out of the answer.
    */
   dropped?: string[];
+  /**
+   * The one verdict to show: supported / not supported by the notes / no model; null for a question back, an error or a stop. `mode` is its small print.
+   */
+  verdict?: AskVerdict | null;
+  /**
+   * Why the answer was made in its mode: `smollm2 does not call tools`, `qwen2.5:7b claims to call tools, but it answered without calling a tool`.
+   */
+  modeReason?: string | null;
+  /**
+   * The model's text when the check found it unsupported: it is in `answer` after the quotes, and a client folds it ("The model's answer is not supported by your notes — show it").
+   */
+  folded?: string | null;
 }
 
 /**

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from kb_lsp.cli.common import EXIT_USAGE, CliError, _fail, _flags
 from kb_lsp.cli.parser import build_parser
 from kb_lsp.engine.private import owner_only_umask
+from kb_lsp.errors import KbError
 from kb_lsp.terminal.logs import stderr_handler
 from kb_lsp.terminal.words import in_terminal_words
 
@@ -93,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
             _fail(in_terminal_words(str(err), flags), EXIT_USAGE)
         from kb_lsp.engine.embed.embeddings import EmbedderError
 
-        if isinstance(err, EmbedderError):
+        if isinstance(err, EmbedderError | KbError):  # worded for the user already
             _fail(in_terminal_words(str(err), flags))
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
         message = str(err)

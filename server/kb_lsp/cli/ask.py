@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Collection
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kb_lsp.terminal.text import err, out, visible
 from kb_lsp.terminal.words import in_terminal_words
 
 # What a command needs loads when it runs: `kb status` answers from SQLite without
@@ -43,7 +43,7 @@ def _print_step(flags: Collection[str], step: Any) -> None:
         line = f"[{in_terminal_words(step.text, flags)}]"
     else:
         return
-    print(line, file=sys.stderr, flush=True)
+    err(line)
 
 
 class AnswerPrinter:
@@ -58,8 +58,7 @@ class AnswerPrinter:
         self.shown = ""
 
     def _write(self, text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        out(text, end="", flush=True)
 
     def piece(self, text: str, *, replace: bool) -> None:
         if not replace:
@@ -76,11 +75,11 @@ class AnswerPrinter:
 
     def final(self, answer: str) -> None:
         if not self.shown.strip():
-            print(answer)
+            out(answer)
         elif answer.startswith(self.shown):
-            print(answer[len(self.shown) :])
+            out(answer[len(self.shown) :])
         else:
-            print("\n\n" + answer)
+            out("\n\n" + answer)
 
 
 def _on_event(flags: Collection[str], printer: AnswerPrinter, step: Any) -> None:
@@ -95,6 +94,7 @@ STOPS = {
     "clarify": "the agent asks a question back: answer it in a new kb ask",
     "step_limit": "stopped at the step limit: raise kb.agent.maxSteps for more",
     "length": "cut off: the model hit its token limit: raise kb.llm.maxTokens for more",
+    "degenerate": "stopped early: the model's text degenerated (see the note above)",
     "empty": "the model said nothing, twice; nothing was cached",
     "cancelled": "cancelled",
     "error": "failed",
@@ -103,17 +103,29 @@ STOPS = {
 
 MODES = {
     "agent": "agent mode (the model called tools)",
-    "grounded": "grounded mode (the model cannot call tools: it answered from passages)",
+    "grounded": "grounded mode (the model answered from passages)",
     "fallback": "no model answered: the best passages instead",
+}
+
+# The one verdict, said first (`AskResponse.verdict`); the mode is its small print.
+VERDICTS = {
+    "supported": "SUPPORTED by your notes",
+    "unsupported": "NOT SUPPORTED by your notes: check it against the passages",
+    "no_model": "NO MODEL: the best passages",
 }
 
 
 def format_ask_footer(response: AskResponse, flags: Collection[str] = ()) -> str:
-    """`[grounded mode (…); NOT GROUNDED (…); stop: length — cut off: …]` (the settings
-    it names said as this command's `flags` and variables set them)."""
-    parts = [MODES.get(response.mode, f"{response.mode} mode")]
-    if not response.grounded:
-        parts.append("NOT GROUNDED (the answer cites none of its sources: check them)")
+    """`[NOT SUPPORTED by your notes: …; grounded mode (smollm2 does not call tools); stop:
+    length — cut off: …]` (the settings it names said as this command's `flags` and
+    variables set them)."""
+    parts = [VERDICTS[response.verdict]] if response.verdict else []
+    if response.mode == "fallback":
+        parts = parts or [MODES["fallback"]]
+    elif response.mode_reason:
+        parts.append(f"{response.mode} mode ({response.mode_reason})")
+    else:
+        parts.append(MODES.get(response.mode, f"{response.mode} mode"))
     stop = f"stop: {response.stop}"
     parts.append(f"{stop} — {STOPS[response.stop]}" if response.stop in STOPS else stop)
     return in_terminal_words(f"[{'; '.join(parts)}]", flags)
@@ -147,13 +159,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
         # The agent's answers end with their sources; list them when one does not.
         listed = all(f"`{source.path}`" in response.answer for source in response.sources)
         if response.sources and not listed:
-            print()
+            out()
             for source in response.sources:
                 first = source.range.start.line + 1
                 last = max(first, source.range.end.line)
-                print(f"- {source.path} L{first}-L{last}")
-        print()
-        print(format_ask_footer(response, flags))
+                out(f"- {visible(source.path)} L{first}-L{last}")
+        out()
+        out(format_ask_footer(response, flags))
     # An answer was printed — the best passages too when no model answered (the footer,
     # the steps and `mode: "fallback"` say so): 0. The model failing mid-answer: 1.
     return EXIT_ERROR if response.stop == "error" else 0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.quick_defaults import ERROR_CODES
+from kb_lsp.terminal.text import err
 from kb_lsp.terminal.words import from_server
 
 # What a command needs loads when it runs: `kb status` answers from SQLite without
@@ -47,7 +48,7 @@ def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 def _say(message: str) -> None:
     """One line on stderr, as the command's own (`kb: …`)."""
     with suppress(OSError, ValueError):  # stderr closed too: nobody to tell
-        print(f"kb: {message}", file=sys.stderr, flush=True)
+        err(f"kb: {message}")
 
 
 # The runtime's name for the command line's numbered list (kept on disk).
@@ -188,7 +189,7 @@ def _sync(
     except (ReadOnlyStore, Unavailable):
         return None
     if not quiet or report.chunks_embedded or report.files_removed:
-        print(
+        err(
             f"Indexed {report.files_added + report.files_changed} changed files, "
             f"removed {report.files_removed}, {report.files_unchanged} unchanged; "
             f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
@@ -198,8 +199,7 @@ def _sync(
                 if report.notes_extracted
                 else ""
             )
-            + f" ({report.seconds:.1f}s)",
-            file=sys.stderr,
+            + f" ({report.seconds:.1f}s)"
         )
     for error in report.errors:
         _say(error)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
 if TYPE_CHECKING:
     pass
-from kb_lsp.cli.common import EXIT_ERROR, CliError, _runtime, _sync, _workspace
+from kb_lsp.cli.common import EXIT_ERROR, CliError, _runtime, _say, _sync, _workspace
 from kb_lsp.cli.output import print_result
+from kb_lsp.terminal.text import out
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -27,9 +28,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
         report = _sync(runtime, full=args.full, extract=args.extract is not False)
         status = runtime.status()
+    if status.metadata is not None and status.metadata.message:  # a broken schema: why
+        _say(status.metadata.message)
     if args.json:
         print_result("index", status)
     else:
-        print(f"{status.files} files, {status.chunks} chunks in {status.store}")
+        out(f"{status.files} files, {status.chunks} chunks in {status.store}")
     # The local index is complete; a team index is not (a script that fills it must know).
     return EXIT_ERROR if report is not None and report.team_error else 0

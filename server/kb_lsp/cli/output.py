@@ -10,11 +10,11 @@ need pydantic, and is checked against its generated copy (`quick_defaults.COMMAN
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kb_lsp.runtime.quick_defaults import COMMANDS
+from kb_lsp.terminal.text import json_text, out
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -37,4 +37,4 @@ def wire_result(command: str, result: BaseModel | Mapping[str, Any]) -> Mapping[
 
 def print_result(command: str, result: BaseModel | Mapping[str, Any]) -> None:
     """Print `result` of `kb <command>` as `--json` does."""
-    print(json.dumps(wire_result(command, result), indent=2, ensure_ascii=False))
+    out(json_text(wire_result(command, result)))

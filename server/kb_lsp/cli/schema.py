@@ -24,6 +24,7 @@ from kb_lsp.cli.common import (
     _workspace,
 )
 from kb_lsp.cli.output import print_result
+from kb_lsp.terminal.text import out, visible
 
 
 def format_schema(schema: Mapping[str, Any]) -> str:
@@ -44,7 +45,7 @@ def format_schema(schema: Mapping[str, Any]) -> str:
         files = f"{count} file{'s' * (count != 1)}"
         if field.get("extracted"):
             files += f" ({field['extracted']} extracted by the model)"
-        line = f"  {field['name']:<{width}}  {'|'.join(field['types'])}, {files}"
+        line = f"  {visible(field['name']):<{width}}  {'|'.join(field['types'])}, {files}"
         lines.append(f"{line}: {values}" if values else line)
     return "\n".join(lines)
 
@@ -61,7 +62,7 @@ def _example(fields: list[Mapping[str, Any]]) -> str:
 
 def _filter_value(value: str) -> str:
     """A value as a filter takes it: quoted when it is empty or holds a space."""
-    return json.dumps(value, ensure_ascii=False) if not value or " " in value else value
+    return json.dumps(value, ensure_ascii=False) if not value or " " in value else visible(value)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -79,7 +80,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.json:
         print_result("schema", schema)
     else:
-        print(format_schema(schema))
+        out(format_schema(schema))
     return 0
 
 
@@ -104,7 +105,7 @@ def _discover(args: argparse.Namespace, folder: Path) -> int:
                 suggested = suggested_fields(model, samples[: args.sample])
             except LlmError as err:
                 _say(f"no suggestions from the model: {err}")
-    print(proposal(written, suggested))
+    out(proposal(written, suggested))
     _say(
         f"{len(written)} fields from front matter, {len(suggested)} suggested by the model; "
         f"edit and save as {folder / SCHEMA_FILE}, then run kb index"

@@ -29,6 +29,7 @@ from kb_lsp.cli.common import (
     _workspace,
 )
 from kb_lsp.cli.output import print_result
+from kb_lsp.terminal.text import out, visible
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -74,7 +75,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         from kb_lsp.listing import format_wire_hits
 
-        print(format_wire_hits(response["results"]))
+        out(format_wire_hits(response["results"], visible))
     return EXIT_NOT_READY if building and not response["results"] else 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import _cli_settings, _flags, _from_server, _runtime, _settings, _workspace
 from kb_lsp.cli.output import print_result
+from kb_lsp.terminal.text import out_line
 
 PROBE_SECONDS = 2.0  # `kb status --probe` waits this long for the model's server
 
@@ -32,26 +33,30 @@ def cmd_status(args: argparse.Namespace) -> int:
         status["llm"] = _probe(args)
     if args.json:
         print_result("status", status)
-        return 0
-    flags = _flags(args)
-    print(f"workspace: {folder}")
-    message = f" — {status['message']}" if status["message"] else ""
-    print(f"state:     {status['state']}{message}")
-    print(f"store:     {status['store']}{' (read-only)' if status['readOnly'] else ''}")
-    print(f"embedder:  {status['embedder']}")
-    print(f"indexed:   {status['files']:,} files, {status['chunks']:,} chunks")
-    for name, line in index_progress(status):
-        print(f"{name + ':':<10} {line}")
-    llm = status["llm"]
-    print(f"llm:       {format_llm(llm)}")
-    if llm["message"]:
-        print(f"  {in_terminal_words(llm['message'], flags)}")
-    if status["skipped"]:
-        print(f"skipped:   {len(status['skipped'])} files")
-        for item in status["skipped"]:
-            print(f"  {item['path']}: {item['reason']}")
-    print_problems(status)
+    else:
+        show_status(folder, status, _flags(args))
     return 0
+
+
+def show_status(folder: Path, status: Mapping[str, Any], flags: Collection[str] = ()) -> None:
+    """A wire status as `kb status` prints it."""
+    out_line(f"workspace: {folder}")
+    message = f" — {status['message']}" if status["message"] else ""
+    out_line(f"state:     {status['state']}{message}")
+    out_line(f"store:     {status['store']}{' (read-only)' if status['readOnly'] else ''}")
+    out_line(f"embedder:  {status['embedder']}")
+    out_line(f"indexed:   {status['files']:,} files, {status['chunks']:,} chunks")
+    for name, line in index_progress(status):
+        out_line(f"{name + ':':<10} {line}")
+    llm = status["llm"]
+    out_line(f"llm:       {format_llm(llm)}")
+    if llm["message"]:
+        out_line(f"  {in_terminal_words(llm['message'], flags)}")
+    if status["skipped"]:
+        out_line(f"skipped:   {len(status['skipped'])} files")
+        for item in status["skipped"]:
+            out_line(f"  {item['path']}: {item['reason']}")
+    print_problems(status)
 
 
 def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -163,6 +168,6 @@ def print_problems(status: Mapping[str, Any]) -> None:
     if not problems:
         return
     files = len({problem["path"] for problem in problems})
-    print(f"problems:  {files} file{'s' * (files != 1)} indexed with a problem to fix")
+    out_line(f"problems:  {files} file{'s' * (files != 1)} indexed with a problem to fix")
     for problem in problems:
-        print(f"  {problem['path']}:{problem['line'] + 1}: {problem['message']}")
+        out_line(f"  {problem['path']}:{problem['line'] + 1}: {problem['message']}")

@@ -281,6 +281,7 @@ def start_io(
 
     protocol: Any = server.protocol
     server._stop_event = stop_event = threading.Event()
+    protocol.max_message_bytes = max_bytes
     protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     reader = _stdin_reader(stdin or sys.stdin.buffer, server)
     try:
@@ -301,6 +302,7 @@ def start_tcp(
     server._stop_event = stop_event = threading.Event()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        protocol.max_message_bytes = max_bytes
         protocol.set_writer(writer)
         await read_messages(lambda: reader.read(READ_CHUNK), protocol, stop_event, max_bytes)
         server.shutdown()

@@ -69,6 +69,7 @@ from kb_lsp.errors import (
 from kb_lsp.json_bounds import MAX_DEPTH as MAX_DEPTH
 from kb_lsp.json_bounds import MAX_INT_DIGITS as MAX_INT_DIGITS
 from kb_lsp.json_bounds import MessageError, parse_json, request_id
+from kb_lsp.lsp.outgoing import CappedWriter
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,7 @@ class _Unparseable:
     jsonrpc: str = "2.0"
 
 
-class KbProtocol(LanguageServerProtocol):
+class KbProtocol(CappedWriter, LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.initialize_seen = False
@@ -383,18 +384,6 @@ class KbProtocol(LanguageServerProtocol):
                 f"Internal error in {method}: {type(err).__name__}: {_first_line(err)} "
                 "(the details are in the kb-lsp log)",
             )
-
-    # --- writing ----------------------------------------------------------------------
-
-    def _send_data(self, data: Any) -> None:
-        loop = self.loop
-        if loop is None or threading.get_ident() == self._loop_thread or loop.is_closed():
-            super()._send_data(data)
-            return
-        try:
-            loop.call_soon_threadsafe(super()._send_data, data)
-        except RuntimeError:  # the loop closed in between: the client is gone
-            log.debug("dropping a message sent after the event loop closed")
 
 
 def _first_line(err: BaseException) -> str:

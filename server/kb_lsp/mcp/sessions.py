@@ -9,9 +9,13 @@ cap, first closes the idle session (no request in flight, no open stream) that w
 least recently — through the SDK itself, as that session's client would with `DELETE`.
 When every session is busy the SDK's 503 stands.
 
-The DELETE carries the Host, Origin and Authorization of the request that asked for the
-new session, so a request the SDK would refuse (a rebound Host, a foreign Origin) closes
-nothing.
+Only a request that would open a valid session makes room (`opens_a_session`): a POST
+that accepts JSON and event streams, sends JSON, and whose body (read here first, up to
+`MAX_PEEK` bytes, and handed on as it came) is a JSON-RPC `initialize` request. A
+malformed POST without a session id once closed an idle session all the same. The
+DELETE carries the Host, Origin and Authorization of the request that asked for the new
+session, so a request the SDK would refuse (a rebound Host, a foreign Origin) closes
+nothing either.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
+
+from kb_lsp.json_bounds import JsonRefused, load_json
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +40,7 @@ SESSION_HEADER = b"mcp-session-id"
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_IDLE_SECONDS = 30 * 60.0
 _CARRIED = (b"host", b"origin", b"authorization")
+MAX_PEEK = 1024 * 1024  # an `initialize` request is a few hundred bytes
 
 
 @dataclass
@@ -88,7 +95,9 @@ class SessionCap:
         session the SDK opens (its id in the response's header) noted."""
         self._forget_expired()
         if scope.get("method") == "POST" and len(self.sessions) >= self.max_sessions:
-            await self._close_least_recently_used(scope, headers)
+            body, receive = await _peek(receive)
+            if opens_a_session(headers, body):
+                await self._close_least_recently_used(scope, headers)
 
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start" and int(message["status"]) < 300:
@@ -142,3 +151,52 @@ class SessionCap:
                 session_id[:8],
                 self.max_sessions,
             )
+
+
+async def _peek(receive: Receive) -> tuple[bytes | None, Receive]:
+    """The request's body (None when it is over `MAX_PEEK` or the client left), and a
+    `receive` that hands the app every message as it came."""
+    taken: list[Message] = []
+    size = 0
+    body: bytes | None = b""
+    while True:
+        message = await receive()
+        taken.append(message)
+        if message["type"] != "http.request":
+            body = None
+            break
+        size += len(message.get("body", b""))
+        if size > MAX_PEEK:
+            body = None
+            break
+        if not message.get("more_body", False):
+            break
+    if body is not None:
+        body = b"".join(m.get("body", b"") for m in taken)
+
+    async def replay() -> Message:
+        return taken.pop(0) if taken else await receive()
+
+    return body, replay
+
+
+def opens_a_session(headers: dict[bytes, bytes], body: bytes | None) -> bool:
+    """Whether a POST without a session id would open one: it accepts what the SDK
+    answers, sends JSON, and is one JSON-RPC `initialize` request."""
+    accept = headers.get(b"accept", b"").decode("latin-1").lower()
+    content_type = headers.get(b"content-type", b"").decode("latin-1").lower()
+    if "application/json" not in accept or "text/event-stream" not in accept:
+        return False
+    if not content_type.startswith("application/json") or body is None:
+        return False
+    try:
+        message = load_json(body, "a request", max_bytes=MAX_PEEK)
+    except JsonRefused:
+        return False
+    return (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "initialize"
+        and type(message.get("id")) in (int, str)
+        and isinstance(message.get("params"), dict)
+    )

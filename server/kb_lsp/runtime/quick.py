@@ -52,6 +52,7 @@ RULES: dict[str, Callable[[Any], Any]] = {
     "llm.provider": _choice("llm.provider"),
     "llm.baseUrl": _optional_text(setting_values.base_url),
     "llm.model": _optional_text(setting_values.model_name),
+    "metadata.schemaFile": setting_values.blank_is_unset,
 }
 
 

@@ -309,6 +309,7 @@ class Runtime:
                 lambda agent: agent.ask(
                     with_history(params, self.session.conversations),
                     numbered=self.lists.hits(client) or None,
+                    numbered_query=self.lists.query(client),
                     on_event=on_event,
                     cancel=cancel,
                 ),

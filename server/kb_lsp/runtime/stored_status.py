@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_lsp.engine.llm.config import UNNAMED_MODEL, LlmConfig
+from kb_lsp.engine.private import refusal
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
     storage = default_storage(settings)
     store = store_dir_for(storage, folder)
     database = store / DATABASE
-    if not database.is_file():
-        return None
+    if not database.is_file() or refusal(store) is not None:
+        return None  # none yet, or not this user's (opening the store says so)
     try:
         db = sqlite3.connect(database, timeout=30.0)
     except sqlite3.Error:
@@ -91,8 +92,26 @@ def stored_values(folder: Path, settings: Settings) -> dict[str, Any] | None:
         if read_only
         else None,
         "vectorsReady": min(1.0, int(complete) / int(written)) if written else 1.0,
-        "metadata": metadata,
+        "metadata": _with_schema(folder, settings, metadata, files),
     }
+
+
+def _with_schema(
+    folder: Path, settings: Settings, metadata: dict[str, Any] | None, files: int
+) -> dict[str, Any] | None:
+    """The extraction's progress, with why it cannot run when the schema is broken (as
+    the server's status says it). The schema's reader loads only where there is one."""
+    setting = settings.metadata.schema_file
+    if not setting and not os.path.lexists(folder / ".kb" / "schema.json"):
+        return metadata
+    from kb_lsp.engine.metadata.user_schema import SchemaError, load_schema
+
+    try:
+        load_schema(folder, settings.metadata.schema_file)
+    except SchemaError as err:
+        shown = metadata or {"model": None, "extracted": 0, "total": files}
+        return {**shown, "message": f"metadata extraction skipped: {err}"}
+    return metadata
 
 
 def _metadata(db: sqlite3.Connection, files: int) -> dict[str, Any] | None:

@@ -5,6 +5,8 @@
   time left;
 * `words.py` — messages in a terminal user's words: each setting named with the
   environment variable or flag that sets it from the command line;
+* `text.py` — text made safe for a terminal: every control character shown as an escape,
+  `out` and `err` the command line's only writers, `--json` with C1 escaped too;
 * `logs.py` — what of the engine's log reaches stderr: the notices meant for the person
   waiting (the embedding model's int8 copy being made), everything with `--verbose`.
 

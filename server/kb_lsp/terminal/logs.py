@@ -16,6 +16,7 @@ import logging
 from typing import TextIO
 
 from kb_lsp.runtime.logs import BoundedFormatter
+from kb_lsp.terminal.text import visible
 
 NOTICE = "notice"  # the `extra` key that marks a record for the terminal
 
@@ -30,8 +31,8 @@ class TerminalFormatter(BoundedFormatter):
 
     def format(self, record: logging.LogRecord) -> str:
         if is_notice(record):
-            return f"kb: {record.getMessage()}"
-        return super().format(record)
+            return f"kb: {visible(record.getMessage(), lines=True)}"
+        return visible(super().format(record), lines=True)
 
 
 def stderr_handler(stream: TextIO, *, verbose: bool, server: bool = False) -> logging.Handler:

@@ -28,6 +28,7 @@ from kb_lsp.runtime.progress import (
     rate_line,
     time_left,
 )
+from kb_lsp.terminal.text import visible
 
 ENV = "KB_PROGRESS_SECONDS"
 DEFAULT_SECONDS = 5.0
@@ -138,7 +139,7 @@ class TerminalProgress:
 
     def _line(self, text: str) -> None:
         with self._lock:
-            self._write(f"kb: {text}\n")
+            self._write(f"kb: {visible(text)}\n")
 
     def _draw(self, progress: Progress) -> None:
         now = self._clock()
@@ -161,7 +162,7 @@ class TerminalProgress:
         filled = int(BAR_WIDTH * min(1.0, share))
         done, seconds = self._rate.over(now, count)
         text = rate_line(progress, done, seconds) if seconds > 0 else progress_text(progress)
-        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {text}"
+        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {visible(text)}"
         columns = shutil.get_terminal_size((80, 24)).columns
         with self._lock:
             # Cut to the width: a wrapped line could not be redrawn in place.

@@ -8,7 +8,7 @@ import { manifest, reader } from '../shared/settings';
 import { choosePython, diagnoseLaunch, interpreterFromApi } from '../../src/python';
 import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from '../../src/remoteSettings';
 import { Debouncer, errorCode, LatestOnly } from '../../src/util';
-import { hit, READY, tick, deferred } from './fakes';
+import { hit, READY, deferred } from './fakes';
 import { listFromServer } from '../../src/lastList';
 
 describe('format', () => {
@@ -310,18 +310,24 @@ describe('python', () => {
 });
 
 describe('util', () => {
-  it('debounces to the last trigger', async () => {
+  it('debounces to the last trigger', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
     let calls = 0;
     const d = new Debouncer(10, () => calls++);
     d.trigger();
-    d.trigger();
+    t.mock.timers.tick(9);
+    d.trigger(); // a trigger restarts the pause
+    t.mock.timers.tick(9);
     d.trigger();
     assert.equal(d.pending, true);
-    await tick(30);
+    t.mock.timers.tick(9);
+    assert.equal(calls, 0, 'not before a whole pause');
+    t.mock.timers.tick(1);
     assert.equal(calls, 1);
+    assert.equal(d.pending, false);
     d.trigger();
     d.cancel();
-    await tick(20);
+    t.mock.timers.tick(100);
     assert.equal(calls, 1);
   });
 

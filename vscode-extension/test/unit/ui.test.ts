@@ -31,7 +31,8 @@ beforeEach(() => {
 });
 
 describe('KB: Search quick pick', () => {
-  it('searches after the user pauses, cancels stale requests, lists numbered items', async () => {
+  it('searches after the user pauses, cancels stale requests, lists numbered items', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] }); // the pause is the test's to end
     const backend = new FakeBackend();
     const pending: Record<string, ReturnType<typeof deferred<ReturnType<typeof searchResponse>>>> = {};
     backend.on('kb/search', (params) => {
@@ -43,20 +44,22 @@ describe('KB: Search quick pick', () => {
     pick.type('ins');
     pick.type('inst');
     pick.type('install');
-    await tick(20);
+    t.mock.timers.tick(4);
+    assert.equal(backend.requests.length, 0, 'nothing while the user types');
+    t.mock.timers.tick(1);
     assert.deepEqual(
       backend.requests.map((r) => r.params),
       [{ query: 'install' }],
       'one request after the pause',
     );
+    const stale = qp.running;
     pick.type('install guide');
-    await tick(20);
+    t.mock.timers.tick(5);
     assert.equal(backend.requests.length, 2);
     assert.equal(backend.requests[0].token?.isCancellationRequested, true, 'the stale request is cancelled');
     pending['install guide'].resolve(searchResponse('install guide', [hit(1, 'a.md'), hit(2, 'docs/b.md')]));
     pending['install'].resolve(searchResponse('install', [hit(1, 'stale.md')]));
-    await qp.running;
-    await tick();
+    await Promise.all([qp.running, stale]); // the stale answer came last, and was dropped
     const items = pick.items as { label: string; alwaysShow?: boolean; hit?: SearchHit }[];
     assert.deepEqual(
       items.map((i) => i.label),
@@ -88,7 +91,8 @@ describe('KB: Search quick pick', () => {
     qp.dispose();
   });
 
-  it('opens the accepted result at its range', async () => {
+  it('opens the accepted result at its range', { timeout: 10_000 }, async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
     const backend = new FakeBackend().on('kb/search', (p) =>
       Promise.resolve(searchResponse(p.query, [hit(1, 'a.md'), hit(2, 'docs/b.md')])),
     );
@@ -99,10 +103,11 @@ describe('KB: Search quick pick', () => {
       open: (h) => Promise.resolve(opened.push(h)).then(() => 'opened' as const),
     });
     const pick = vscode.quickPicks[0];
-    await tick(10);
+    t.mock.timers.tick(1); // the initial query's pause
     await qp.running;
+    const hidden = new Promise<void>((resolve) => pick.onDidHide(() => resolve()));
     pick.accept(pick.items[1]);
-    await tick();
+    await hidden;
     assert.equal(opened[0]?.path, 'docs/b.md');
     assert.equal(pick.visible, false);
   });
@@ -347,11 +352,13 @@ describe('commands', () => {
     assert.match(vscode.calls.messages[0]?.text ?? '', /not inside the workspace/);
   });
 
-  it('KB: Summarize This File shows the summary in the panel', async () => {
+  it('KB: Summarize This File asks in the panel, so the summary streams in', async () => {
     const { backend, posted } = setup();
-    backend.on('kb/summarize', (p) => Promise.resolve({ path: p.file ?? '', summary: 'Short.', cached: true }));
+    backend.on('kb/ask', () => Promise.resolve({ answer: 'Short.', sources: [], stop: 'answer' as const, steps: [], usage: {} }));
     await vscode.commands.executeCommand('kb.summarizeFile', vscode.Uri.file('/ws/a.md'));
-    assert.deepEqual(posted.at(-1), { type: 'summary', path: 'a.md', summary: 'Short.', cached: true });
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'Summarize this file', file: 'a.md' });
+    assert.ok(posted.some((m) => m.type === 'askStarted'));
+    assert.ok(posted.some((m) => m.type === 'askDone'));
   });
 
   it('KB: Reindex asks for a full reindex and updates the status', async () => {

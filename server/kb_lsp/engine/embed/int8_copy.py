@@ -21,23 +21,30 @@ dimension, so a later process can describe the embedder without loading it.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 # Both called through their module, so that a stand-in set on it (a test's) is what runs.
 from kb_lsp.engine.embed import inference, quantize
 from kb_lsp.engine.embed.embeddings import Matrix
 from kb_lsp.engine.embed.inference import check_session, ort_version, pooled
+from kb_lsp.engine.embed.int8_record import (
+    INT8_MIN_COSINE,
+    INT8_RECORD,
+    kept_record,
+    private_cache,
+    read_record,
+    write_record,
+)
 from kb_lsp.engine.embed.model_source import ModelSource, hash_verified
 from kb_lsp.engine.memory import release_free_memory
+from kb_lsp.engine.private import tighten
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -46,9 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The int8 copy is used only if, on these texts, every cosine to the float model's vector
-# is at least INT8_MIN_COSINE (per-channel int8 measured 0.985 at worst, mean 0.994, on
-# the FastAPI docs; per-tensor 0.93 on average, which this rejects).
-INT8_MIN_COSINE = 0.98
+# is at least INT8_MIN_COSINE (`int8_record.py`).
 PROBES = (
     "Payment files for the Mexico subsidiary",
     "How do I declare a path parameter with a type hint?",
@@ -68,7 +73,12 @@ PROBES = (
     "error E1234: connection refused (errno 111) while contacting 127.0.0.1:11434",
     "The sourdough needs twelve hours at room temperature before it goes in the oven.",
 )
-INT8_RECORD = "int8.json"
+# The copies this project derived from the packaged model and checked, by (onnxruntime's
+# version, `quantize.RECIPE`): `derive` makes the same bytes each time, so a copy with
+# this hash is that copy; any other is checked against the float model when it loads.
+PINNED_COPIES = {
+    ("1.32.0", 2): "38e12a85ef9d8ceb440ea38e0940dd52697c833c4531cf000804d6092331285a",
+}
 # The float model is kept only when it is clearly faster: within 10 % the int8 copy's third
 # of the memory wins.
 FLOAT_MARGIN = 0.9
@@ -99,11 +109,11 @@ def recorded_copy(folder: Path) -> tuple[str, int] | None:
     """(the copy's sha256, the model's dimension) when the folder's record says both of a
     verified copy that is still intact, read without loading anything; else None."""
     record_path = folder / INT8_RECORD
-    record = _read_record(record_path)
+    record = read_record(record_path)
     dimension = record.get("dimension") if record else None
-    if record is None or not record.get("ok") or not isinstance(dimension, int):
+    if record is None or not record.get("ok") or type(dimension) is not int:
         return None
-    kept = _kept_record(record, record_path)
+    kept = kept_record(record, record_path)
     copy = record_path.with_name(INT8_MODEL)
     if kept is None or not copy.is_file():
         return None
@@ -119,10 +129,20 @@ def ready_copy(
     missing; None (with a warning) when it cannot be made or drifts from the float model.
     `threads`: None measures the thread count when the copy is made."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        why = private_cache(folder)
+        if why is not None:
+            log.warning(
+                "Not using the int8 model cache %s: it is not yours alone (%s); using the "
+                "float model. Set KB_MODEL_CACHE to a folder of your own.",
+                folder,
+                why,
+            )
+            return None
         # Two windows starting at once: one derives, the other waits and reads.
         with FileLock(str(folder / ".lock"), timeout=600):
-            return _cached_or_new(folder, source, tokenizer, threads)
+            copy = _cached_or_new(folder, source, tokenizer, threads)
+        tighten(folder, say=False)  # what was made now, under any umask
+        return copy
     except Exception as err:  # a missing `onnx`, a full disk, an onnxruntime failure
         log.warning(
             "Could not make the int8 copy of the embedding model in %s (%s: %s); using "
@@ -140,7 +160,7 @@ def _cached_or_new(
     folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None
 ) -> Int8Copy | None:
     record_path, model = folder / INT8_RECORD, folder / INT8_MODEL
-    record = _read_record(record_path)
+    record = read_record(record_path)
     if record is not None and record.get("float_faster"):
         log.info("embedding with the float model: %s", record.get("reason"))
         return None
@@ -153,15 +173,29 @@ def _cached_or_new(
         )
         return None
     if record is not None and model.is_file():
-        kept = _kept_record(record, record_path)
+        kept = kept_record(record, record_path)
         digest = hash_verified(model, None, "int8 model copy")
-        if kept is not None and digest == kept.sha256:
+        if kept is not None and digest == kept.sha256 and _trusted(source, model, tokenizer):
             used = kept.threads
             if record.get("busy") and threads is None and not quantize.machine_busy():
                 used = _measure_again(model, tokenizer, record, record_path)
             return Int8Copy(model, digest, used, kept.min_cosine, kept.mean_cosine)
-        log.warning("The cached int8 model %s is damaged; making it again.", model)
+        log.warning("The cached int8 model %s is damaged or not ours; making it again.", model)
     return _make(folder, source, tokenizer, threads)
+
+
+def _trusted(source: Path, copy: Path, tokenizer: Tokenizer) -> bool:
+    """Whether the copy may be used: one this project pinned, or one whose vectors stay
+    close to the float model's now (a record says what anyone could write into it)."""
+    digest = hash_verified(copy, None, "int8 model copy")
+    if PINNED_COPIES.get((ort_version(), quantize.RECIPE)) == digest:
+        return True
+    try:
+        checked = _verify_int8(source, copy, tokenizer)
+    except Exception as err:  # not a model onnxruntime can run: garbage with a hash
+        log.warning("The cached int8 model %s does not run (%s: %s)", copy, type(err).__name__, err)
+        return False
+    return checked.min_cosine >= INT8_MIN_COSINE
 
 
 def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None) -> Int8Copy | None:
@@ -179,7 +213,7 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
             f"its vectors drift from the float model's (lowest cosine {copy.min_cosine:.3f}"
             f" < {INT8_MIN_COSINE} on {len(PROBES)} probe texts)"
         )
-        _write_record(record_path, {"ok": False, "reason": reason})
+        write_record(record_path, {"ok": False, "reason": reason})
         model.unlink(missing_ok=True)
         log.warning("Not using the int8 copy of the embedding model: %s.", reason)
         return None
@@ -188,7 +222,7 @@ def _make(folder: Path, source: Path, tokenizer: Tokenizer, threads: int | None)
     if _float_is_faster(source, model, tokenizer, threads, record_path):
         return None
     copy = Int8Copy(model, copy.sha256, threads, copy.min_cosine, copy.mean_cosine)
-    _write_record(
+    write_record(
         record_path,
         {
             "ok": True,
@@ -225,7 +259,7 @@ def _measure_again(
     threads = _fastest_threads(model, tokenizer)
     log.info("embedder threads measured again (first on a busy machine): %d", threads)
     try:
-        _write_record(record_path, {**record, "threads": threads, "busy": False})
+        write_record(record_path, {**record, "threads": threads, "busy": False})
     except OSError as err:  # a read-only cache: measured again next time
         log.debug("could not update %s: %s", record_path, err)
     return threads
@@ -255,64 +289,22 @@ def _float_is_faster(
         f"on this CPU ({quantize.cpu_signature()}) the float model embeds a batch in "
         f"{seconds['float'] * 1000:.0f} ms and the int8 copy in {seconds['int8'] * 1000:.0f} ms"
     )
-    _write_record(record_path, {"ok": False, "float_faster": True, "reason": reason})
+    write_record(record_path, {"ok": False, "float_faster": True, "reason": reason})
     model.unlink(missing_ok=True)
     log.info("embedding with the float model: %s", reason)
     return True
-
-
-class _Int8Record(BaseModel):
-    """What `int8.json` may say of a verified copy: the file is on disk, anyone who can
-    write the cache can edit it, so nothing is taken as written (unknown keys ignored)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-    threads: StrictInt
-    min_cosine: Annotated[StrictFloat, Field(ge=INT8_MIN_COSINE, le=1.0 + 1e-6)]
-    mean_cosine: Annotated[StrictFloat, Field(ge=INT8_MIN_COSINE, le=1.0 + 1e-6)]
-
-
-def _kept_record(record: dict[str, Any], path: Path) -> _Int8Record | None:
-    """The record's values when they can be used, `threads` clamped to the cores this
-    process may use (a copied cache, a hand edit: `"threads": 1000000` once made
-    onnxruntime start a million threads); None when a value is missing or wrong."""
-    try:
-        kept = _Int8Record.model_validate(record)
-    except ValidationError as err:
-        log.warning("%s is not usable (%s)", path, err.errors()[0]["msg"])
-        return None
-    cores = min(quantize.available_cores(), quantize.MAX_THREADS)
-    threads = min(max(kept.threads, 1), cores)
-    if threads != kept.threads:
-        log.warning("%s: %d threads is not possible here; using %d", path, kept.threads, threads)
-    return kept.model_copy(update={"threads": threads})
-
-
-def _read_record(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def note_dimension(copy: Int8Copy, dimension: int) -> None:
     """Add the loaded model's dimension to a record made before records said it, so the
     next process can describe the embedder without loading it."""
     path = copy.path.with_name(INT8_RECORD)
-    record = _read_record(path)
+    record = read_record(path)
     if record is not None and record.get("ok") and record.get("dimension") != dimension:
         try:
-            _write_record(path, {**record, "dimension": dimension})
+            write_record(path, {**record, "dimension": dimension})
         except OSError as err:  # a read-only cache: the next process loads the model
             log.debug("could not note the dimension in %s: %s", path, err)
-
-
-def _write_record(path: Path, data: dict[str, Any]) -> None:
-    partial = path.with_suffix(".tmp")
-    partial.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    partial.replace(path)
 
 
 def _probe_run(

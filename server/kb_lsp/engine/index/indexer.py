@@ -33,9 +33,7 @@ from pathlib import Path
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.embed.embeddings import Embedder
-from kb_lsp.engine.index.prepare import (
-    embedding_text as embedding_text,  # re-exported: its old home
-)
+from kb_lsp.engine.index.prepare import embedding_text as embedding_text  # its old home
 from kb_lsp.engine.index.prepare import failure, prepare_file
 from kb_lsp.engine.index.prepare import text_hash as text_hash
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
@@ -155,7 +153,8 @@ class Indexer:
             or record.size != entry.size
             or record.mtime_ns != entry.mtime_ns
         ]
-        removed_skipped = [s.path for s in skipped if s.path in manifest]
+        listed = {e.path for e in entries}  # an escaped name (`names.py`) may spell one of them
+        removed_skipped = [s.path for s in skipped if s.path in manifest and s.path not in listed]
         # Files whose vectors an earlier sync left pending are finished by this one.
         unfinished = {path for path, record in manifest.items() if record.state != "ok"}
         files = {e.path for e in changed} | set(removed) | set(removed_skipped) | unfinished

@@ -13,6 +13,8 @@ the model is silent:
 * **The timeout** (`kb.llm.timeout`, else `kb.ollama.timeout`) is silence measured here,
   not inside the HTTP library, so a server that accepts the connection and never answers
   ends with the same clear `LlmTimeout` as one that stops half-way.
+* **Bounds**: a reply that goes on past its tokens, bytes or time (`bounds.py`) is cut
+  there, as a server's own cut at the token limit reads.
 
 The result (`shapes.py`) holds the whole content (thinking kept apart), every tool call
 (assembled from fragments where the API sends fragments), token counts, time and the stop
@@ -30,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from kb_lsp.config import LlmProviderName
+from kb_lsp.engine.llm.bounds import ReplyBounds
 from kb_lsp.engine.llm.config import UNNAMED_MODEL, LlmConfig
 from kb_lsp.engine.llm.errors import (
     LlmCancelled,
@@ -225,8 +228,20 @@ class ChatModel(ABC):
         pump.start()
         assembly = Assembly()
         silence = Silence(on_wait, WAIT_NOTICE_SECONDS)
+        bounds = ReplyBounds(limit, self.timeout)
         try:
             while (piece := self._next_piece(pump, silence, cancel)) is not None:
+                passed = bounds.passed(piece)
+                if passed is not None:
+                    log.warning(
+                        "%s at %s: the reply of %s went over %s; cut there",
+                        self.label,
+                        self.host,
+                        self.model or "the model",
+                        passed,
+                    )
+                    assembly.cut()
+                    break
                 yield from assembly.take(piece)
         finally:
             pump.stop()

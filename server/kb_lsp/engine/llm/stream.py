@@ -9,16 +9,22 @@ pieces into `Delta`s as they come and into one `ChatResult` at the end.
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from kb_lsp.engine.llm.shapes import ChatResult, ToolCall
 from kb_lsp.engine.llm.thinking import Delta, ThinkSplitter, split_thinking
+from kb_lsp.json_bounds import JsonRefused, load_json
+
+# A tool call's arguments: a query, a path, a few numbers.
+MAX_ARGUMENTS_BYTES = 64 * 1024
+# Pieces read ahead of the caller, and how often a full queue looks at `stop`.
+AHEAD = 256
+PUT_POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -33,6 +39,27 @@ class Piece:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     done_reason: str | None = None
+
+
+class LineTooLong(ValueError):
+    """A stream's line longer than a reply may be (`lines`)."""
+
+
+def lines(chunks: Iterable[bytes], max_line: int) -> Iterator[str]:
+    """The lines of a byte stream (`\n` or `\r\n`), never holding more than `max_line`
+    bytes of one: a server's stream is read as it comes, whatever it sends."""
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", start)) >= 0:
+            yield bytes(pending[start:end]).rstrip(b"\r").decode("utf-8", "replace")
+            start = end + 1
+        del pending[:start]
+        if len(pending) > max_line:
+            raise LineTooLong(f"a line of more than {max_line:,} bytes")
+    if pending:
+        yield bytes(pending).rstrip(b"\r").decode("utf-8", "replace")
 
 
 class Stream:
@@ -54,7 +81,8 @@ class Pump:
 
     def __init__(self, open_stream: Callable[[], Stream]) -> None:
         self._open = open_stream
-        self._items: queue.Queue[Piece | BaseException | None] = queue.Queue()
+        # Bounded: a server faster than the caller waits, rather than filling memory.
+        self._items: queue.Queue[Piece | BaseException | None] = queue.Queue(AHEAD)
         self._stop = threading.Event()
         self._opened: list[Stream] = []
         self._opened_lock = threading.Lock()
@@ -82,16 +110,25 @@ class Pump:
             with self._opened_lock:
                 self._opened.append(stream)
             for piece in stream.pieces:
-                if self._stop.is_set():
+                if not self._put(piece):
                     return
-                self._items.put(piece)
-            self._items.put(None)
+            self._put(None)
         except BaseException as err:  # handed to the caller, who raises it typed
-            self._items.put(err)
+            self._put(err)
         finally:
             with self._opened_lock:
                 for stream in self._opened:
                     stream.close()
+
+    def _put(self, item: Piece | BaseException | None) -> bool:
+        """`item` queued once there is room; False when the caller stopped meanwhile."""
+        while not self._stop.is_set():
+            try:
+                self._items.put(item, timeout=PUT_POLL_SECONDS)
+                return True
+            except queue.Full:
+                continue
+        return False
 
 
 class Silence:
@@ -153,6 +190,10 @@ class Assembly:
         if piece.done_reason is not None:
             result.done_reason = piece.done_reason
 
+    def cut(self) -> None:
+        """The reply ends here, cut (`bounds.py`): as a server's cut at the limit reads."""
+        self._result.done_reason = "length"
+
     def flush(self) -> Iterator[Delta]:
         """What the thinking splitter held back, at the end of the stream."""
         yield from self._splitter.flush()
@@ -177,12 +218,13 @@ class Assembly:
 
 
 def _arguments(raw: str) -> dict[str, Any]:
-    """Tool-call arguments assembled from fragments; what is not a JSON object is kept
-    whole under `_unparsed`, so the tool reports the problem instead of a crash."""
+    """Tool-call arguments assembled from fragments; what is not a JSON object within
+    `load_json`'s bounds is kept whole under `_unparsed`, so the tool reports the problem
+    instead of a crash."""
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = load_json(raw, "the tool call's arguments", max_bytes=MAX_ARGUMENTS_BYTES)
+    except JsonRefused:
         return {"_unparsed": raw}
     return value if isinstance(value, dict) else {"_unparsed": raw}

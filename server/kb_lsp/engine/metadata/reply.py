@@ -21,6 +21,7 @@ from pydantic import StringConstraints, TypeAdapter, ValidationError
 
 from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.metadata.user_schema import FieldKind, FieldSpec, UserSchema
+from kb_lsp.json_bounds import JsonRefused, load_json
 
 MAX_TEXT = 200
 MAX_ITEMS = 32
@@ -112,6 +113,8 @@ def _typed(spec: FieldSpec, value: Any) -> list[Value]:
         value = [value]  # one item where a list was asked for: still a list of one
     if spec.kind == "date" and not isinstance(value, str):
         raise ValueError("a date is written YYYY-MM-DD")
+    if spec.kind == "number" and isinstance(value, bool):  # pydantic's float takes true as 1
+        raise ValueError("true and false are not numbers")
     typed = _adapter(spec.kind).validate_python(value)
     if spec.kind == "list":
         items = list(dict.fromkeys(" ".join(item.split()) for item in typed))[:MAX_ITEMS]
@@ -144,8 +147,8 @@ def json_object(content: str) -> dict[str, Any] | None:
         if not candidate:
             continue
         try:
-            value = json.loads(candidate)
-        except (json.JSONDecodeError, RecursionError):
+            value = load_json(candidate, "the model's reply", text_only=True)
+        except JsonRefused:
             continue
         if isinstance(value, dict):
             return value

@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from kb_lsp.engine.metadata.filters import BUILTIN_FIELDS
+from kb_lsp.engine.workspace.files import UnreadableFile, read_confined
 from kb_lsp.errors import InvalidInput
+from kb_lsp.json_bounds import JsonRefused, load_json
 
 SCHEMA_FILE = ".kb/schema.json"
 MAX_SCHEMA_BYTES = 256 * 1024
+MAX_SCHEMA_DEPTH = 16  # a schema of this subset nests 4 deep
 MAX_FIELDS = 64
 MAX_ENUM = 200
 # A field's name is what the filter language reads (`counterparty:"Acme"`).
@@ -98,16 +102,12 @@ def _property(spec: FieldSpec) -> dict[str, Any]:
     return out
 
 
-def parse_schema(text: str, source: str) -> UserSchema:
+def parse_schema(text: str | bytes, source: str) -> UserSchema:
     """The schema in `text` (the contents of `source`); raises `SchemaError`."""
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SchemaError(
-            f"{source}: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
-        ) from None
-    except RecursionError:
-        raise SchemaError(f"{source}: nested too deeply to be a schema") from None
+        raw = load_json(text, source, max_bytes=MAX_SCHEMA_BYTES, depth=MAX_SCHEMA_DEPTH)
+    except JsonRefused as err:
+        raise SchemaError(str(err)) from None
     if not isinstance(raw, dict):
         raise SchemaError(
             f'{source}: a schema is a JSON object, {{"type": "object", "properties": {{…}}}}; '
@@ -201,17 +201,26 @@ def schema_path(root: Path, setting: str | None) -> Path | None:
 
 def load_schema(root: Path, setting: str | None) -> UserSchema | None:
     """The folder's schema, None when it has none; raises `SchemaError` for a file that
-    is missing (when a setting names it), unreadable, too big or malformed."""
+    is missing (when a setting names it), unreadable, too big or malformed. The file is
+    read as a note is (`files.read_confined`: one descriptor, a regular file, never a
+    named pipe): one in the workspace (`.kb/schema.json`, or a relative setting) only
+    inside it, so a link to a file elsewhere is not followed; one the setting names by
+    an absolute path where it is."""
     path = schema_path(root, setting)
     if path is None:
         return None
+    inside = not (setting and Path(setting).expanduser().is_absolute())
+    within = Path(os.path.realpath(root if inside else path.parent))
+    if inside and not _inside(os.path.normpath(path), os.path.normpath(root)):
+        raise SchemaError(f"{path}: outside the workspace folder (kb.metadata.schemaFile)")
+    if not os.path.lexists(path):
+        raise SchemaError(f"{path}: no such file (named by kb.metadata.schemaFile)")
     try:
-        size = path.stat().st_size
-        if size > MAX_SCHEMA_BYTES:
-            raise SchemaError(f"{path}: {size} bytes; a schema is at most {MAX_SCHEMA_BYTES}")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SchemaError(f"{path}: no such file (named by kb.metadata.schemaFile)") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise SchemaError(f"{path}: cannot be read: {err}") from None
-    return parse_schema(text, str(path))
+        data = read_confined(path, within, MAX_SCHEMA_BYTES)
+    except UnreadableFile as err:
+        raise SchemaError(f"{path}: cannot be read: {err.reason}") from None
+    return parse_schema(data, str(path))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

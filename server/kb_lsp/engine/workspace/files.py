@@ -50,9 +50,13 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from kb_lsp.config import Settings
+from kb_lsp.engine.workspace.names import NOT_TEXT, escaped, is_text
 from kb_lsp.globs import GlobList, GlobRefused
+
+if TYPE_CHECKING:
+    from kb_lsp.config import Settings
 
 try:
     import fcntl
@@ -254,7 +258,7 @@ class WorkspaceRoot:
         stack: list[tuple[Path, str, _Chain]],
         linked: list[tuple[Path, str, _Chain]],
     ) -> None:
-        shown = (rel_dir or ".") + "/"
+        shown = escaped(rel_dir or ".") + "/"
         try:
             with os.scandir(abs_dir) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
@@ -299,6 +303,7 @@ class WorkspaceRoot:
         stack.extend(reversed(subdirs))
 
     def _dir_excluded(self, name: str, rel: str, chain: _Chain) -> bool:
+        rel = escaped(rel)  # globs read a name that is not UTF-8 as `names.py` writes it
         if name in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info"):
             return True
         if self._exclude.matches(rel + "/"):
@@ -308,10 +313,14 @@ class WorkspaceRoot:
     def _file(
         self, abs_path: Path, rel: str, chain: _Chain, is_link: bool
     ) -> FileEntry | Skipped | None:
+        text = is_text(rel)
+        rel = escaped(rel)  # globs read a name that is not UTF-8 as `names.py` writes it
         if not self._include.matches(rel) or self._exclude.matches(rel):
             return None
         if self.settings.respect_gitignore and _is_ignored(chain, rel):
             return None
+        if not text:
+            return Skipped(rel, NOT_TEXT)
         if is_link and not _inside(_real(abs_path), self._root_str):
             return Skipped(rel, "symbolic link to a file outside the workspace")
         try:
