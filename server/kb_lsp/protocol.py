@@ -216,14 +216,26 @@ class SearchParams(_Params):
     )
 
 
+class ExtractedValue(_Payload):
+    """A value a model read from a note, and where: the note's own words it was checked
+    against (a value without such words is never stored)."""
+
+    value: str
+    evidence: str  # the note's words the value was read from, as the file has them
+    range: Range  # where those words are (0-based lines and code-point columns)
+    start: int  # code-point offsets of the words in the file's text
+    end: int
+
+
 class HitMeta(_Payload):
     """A file's key metadata, for display beside a hit."""
 
     tags: list[str] = Field(default_factory=list)
     status: str | None = None
     modified: str | None = None  # ISO date of the file's last change
-    # Fields a model extracted from the note's text (front matter wins), and which model.
-    extracted: dict[str, list[str]] = Field(default_factory=dict)
+    # Fields a model extracted from the note's text (front matter wins), each value with
+    # the span it was read from, and which model.
+    extracted: dict[str, list[ExtractedValue]] = Field(default_factory=dict)
     extracted_by: str | None = None  # `ollama/qwen2.5:7b`
 
 
@@ -443,7 +455,13 @@ class RelatedResponse(_Payload):
 
 
 class SchemaParams(_Params):
-    pass
+    extracted: StrictBool = Field(
+        default=False,
+        description=(
+            "Also list every value a model extracted from each note: kept (with the "
+            "note's words it was read from) or rejected (with the reason)."
+        ),
+    )
 
 
 # --- kb/examples ---------------------------------------------------------------------------
@@ -470,17 +488,50 @@ class SchemaValue(_Payload):
     count: int
 
 
+class FieldExtraction(_Payload):
+    """How many values of one field one model gave: kept (the note says them) and
+    rejected (not stored)."""
+
+    model: str
+    kept: int
+    rejected: int
+
+
 class SchemaField(_Payload):
     name: str
     types: list[str]
     files: int
     top: list[SchemaValue] = Field(default_factory=list)
     extracted: int = 0  # of `files`, how many have a value a model extracted
+    models: list[FieldExtraction] = Field(default_factory=list)
+
+
+class ExtractedClaim(_Payload):
+    """One value a model gave for a note: kept, with the span of the note's words it was
+    read from, or rejected, with the reason and the words the model gave."""
+
+    field: str
+    value: str
+    kept: bool
+    # For a rejected value: whether it was of the field's type (rejected for its
+    # evidence) — a value that is not even that says nothing about the note.
+    valid: bool = True
+    reason: str | None = None
+    evidence: str  # kept: the note's words; rejected: what the model quoted
+    range: Range | None = None  # kept: where the words are
+
+
+class NoteExtraction(_Payload):
+    path: str
+    model: str
+    values: list[ExtractedClaim]
 
 
 class SchemaResponse(_Payload):
     files: int
     fields: list[SchemaField]
+    # With `extracted`: every note's extracted values, kept and rejected.
+    notes: list[NoteExtraction] | None = None
 
 
 # --- MCP-only shapes (`kb mcp`: read_file, open_result, list_files) -------------------------

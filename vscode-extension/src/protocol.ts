@@ -186,12 +186,24 @@ export interface SearchParams {
   filter?: string | null;
 }
 
+/**
+ * A value a model read from a note, and where: the note's own words it was checked
+ * against (a value without such words is never stored).
+ */
+export interface ExtractedValue {
+  value: string;
+  evidence: string;
+  range: Range;
+  start: number;
+  end: number;
+}
+
 /** A file's key metadata, for display beside a hit. */
 export interface HitMeta {
   tags?: string[];
   status?: string | null;
   modified?: string | null;
-  extracted?: Record<string, string[]>;
+  extracted?: Record<string, ExtractedValue[]>;
   extractedBy?: string | null;
 }
 
@@ -377,7 +389,12 @@ export interface RelatedResponse {
   index: IndexStatus;
 }
 
-export type SchemaParams = Record<string, never>;
+export interface SchemaParams {
+  /**
+   * Also list every value a model extracted from each note: kept (with the note's words it was read from) or rejected (with the reason).
+   */
+  extracted?: boolean;
+}
 
 export type ExamplesParams = Record<string, never>;
 
@@ -400,17 +417,49 @@ export interface SchemaValue {
   count: number;
 }
 
+/**
+ * How many values of one field one model gave: kept (the note says them) and
+ * rejected (not stored).
+ */
+export interface FieldExtraction {
+  model: string;
+  kept: number;
+  rejected: number;
+}
+
 export interface SchemaField {
   name: string;
   types: string[];
   files: number;
   top?: SchemaValue[];
   extracted?: number;
+  models?: FieldExtraction[];
+}
+
+/**
+ * One value a model gave for a note: kept, with the span of the note's words it was
+ * read from, or rejected, with the reason and the words the model gave.
+ */
+export interface ExtractedClaim {
+  field: string;
+  value: string;
+  kept: boolean;
+  valid?: boolean;
+  reason?: string | null;
+  evidence: string;
+  range?: Range | null;
+}
+
+export interface NoteExtraction {
+  path: string;
+  model: string;
+  values: ExtractedClaim[];
 }
 
 export interface SchemaResponse {
   files: number;
   fields: SchemaField[];
+  notes?: NoteExtraction[] | null;
 }
 
 /**

@@ -178,6 +178,13 @@ def schema_text(schema: SchemaResponse) -> str:
     for field in schema.fields:
         top = ", ".join(f"{value.value} ({value.count})" for value in field.top)
         types = "/".join(field.types)
-        lines.append(f"{field.name}: {types}, {field.files} files" + (f"; {top}" if top else ""))
+        # A value a model extracted is one the note's words were checked to say; what
+        # it guessed beyond those is not stored, and counted here.
+        models = "".join(
+            f"; {m.model} extracted {m.kept} (+{m.rejected} rejected)" for m in field.models
+        )
+        lines.append(
+            f"{field.name}: {types}, {field.files} files" + (f"; {top}" if top else "") + models
+        )
     lines.append("Filter a search with e.g. filter='tag:x -status:draft modified>2026-10-01'.")
     return "\n".join(lines)

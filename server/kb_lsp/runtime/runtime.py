@@ -253,9 +253,9 @@ class Runtime:
         hit = self.lists.get(client, n)
         return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
 
-    def schema(self) -> SchemaResponse:
-        """Every metadata field of the indexed files: types, file counts, top values."""
-        return self.read(lambda kb: kb.schema())
+    def schema(self, *, extracted: bool = False) -> SchemaResponse:
+        """The fields of the indexed files (`KnowledgeBase.schema`), `extracted` too."""
+        return self.read(lambda kb: kb.schema(extracted=extracted))
 
     def examples(self) -> ExamplesResponse:
         """Searches, questions and filters made from this index (`engine/examples.py`)."""

@@ -175,14 +175,27 @@ export function renderHover(hit: SearchHit, summary: string | undefined, passage
   );
 }
 
-/** The fields a model read from the note's text, and which model: not the author's words. */
+/** The fields a model read from the note's text, which model (not the author's words), and
+ * where each was read: `counterparty: Banorte — from line 12: “… sent to Banorte's H2H …”`. */
 function extractedLine(hit: SearchHit): string {
   const fields = Object.entries(hit.meta?.extracted ?? {});
   if (!fields.length) {
     return '';
   }
-  const shown = fields.map(([name, values]) => `${escapeHtml(name)}: ${escapeHtml(values.join(', '))}`).join('; ');
-  return `<div class="hover-extracted">extracted by ${escapeHtml(hit.meta?.extractedBy ?? 'a model')}: ${shown}</div>`;
+  const rows = fields.flatMap(([name, values]) =>
+    values.map(
+      (v) =>
+        `<div class="hover-extracted-value">${escapeHtml(name)}: ${escapeHtml(v.value)} — from line ${v.range.start.line + 1}: ` +
+        `“${escapeHtml(oneLine(v.evidence, 120))}”</div>`,
+    ),
+  );
+  return `<div class="hover-extracted">extracted by ${escapeHtml(hit.meta?.extractedBy ?? 'a model')}:${rows.join('')}</div>`;
+}
+
+/** `text` on one line, cut to `limit` characters with an ellipsis. */
+function oneLine(text: string, limit: number): string {
+  const flat = text.split(/\s+/).filter(Boolean).join(' ');
+  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
 }
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';

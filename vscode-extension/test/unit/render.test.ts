@@ -345,6 +345,17 @@ describe('webview rendering', () => {
     assert.match(renderHover(h, undefined, 'line one\nthen install it'), /<div class="hover-passage is-passage">line one\nthen <mark>install<\/mark> it<\/div>/);
   });
 
+  it('hovers with each extracted value and the line and words of the note it was read from', () => {
+    const range = { start: { line: 11, character: 4 }, end: { line: 11, character: 40 } };
+    const evidence = "sent to Banorte's H2H <portal>";
+    const h = hit(1, 'a.md', {
+      meta: { extracted: { counterparty: [{ value: 'Banorte', evidence, range, start: 120, end: 150 }] }, extractedBy: 'ollama/qwen2.5:7b' },
+    });
+    const html = renderHover(h, undefined);
+    assert.match(html, /extracted by ollama\/qwen2\.5:7b:/);
+    assert.match(html, /counterparty: Banorte — from line 12: “sent to Banorte&#39;s H2H &lt;portal&gt;”/);
+  });
+
   it('completes filter values from the schema', () => {
     assert.deepEqual(filterWordAt('mexico tag:pay', 14), { start: 7, key: 'tag', value: 'pay' });
     assert.deepEqual(filterWordAt('-tag:', 5), { start: 0, key: '-tag', value: '' });
