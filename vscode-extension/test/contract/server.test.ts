@@ -260,8 +260,10 @@ describe('the TypeScript protocol layer against the real Python server', () => {
         { value: 'Mariana Costa', count: 1 },
         { value: 'Tomás Okafor', count: 1 },
       ],
-      // No schema in examples/workspace: no field was filled in by a model.
+      // No schema in examples/workspace: no field was filled in by a model, and no model's
+      // kept/rejected counts to show.
       extracted: 0,
+      models: [],
     });
     assert.deepEqual(fields.get('review')?.types, ['date']);
     // The filter those fields allow narrows kb/search.
