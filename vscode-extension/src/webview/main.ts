@@ -11,6 +11,8 @@ import type { ServerFailure } from '../backend';
 import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
 import { resultsIncomplete, suggestedQuery } from '../format';
+import { askedQuestions, recall } from '../conversation';
+import { renderExamples } from './chatRender';
 import {
   filterCompletions,
   filterWordAt,
@@ -132,6 +134,10 @@ const searchError = el<HTMLElement>('search-error');
 const searchWelcome = el<HTMLElement>('search-welcome');
 const searchHead = el<HTMLElement>('search-head');
 const askWelcome = el<HTMLElement>('ask-welcome');
+const searchExamples = el<HTMLElement>('search-examples');
+const askExamples = el<HTMLElement>('ask-examples');
+/** The index (files/passages) the welcome's examples were asked for. */
+let examplesOf = '';
 const statusText = el<HTMLElement>('status-text');
 const progressBar = el<HTMLProgressElement>('index-progress');
 const pauseButton = el<HTMLButtonElement>('pause-index');
@@ -751,11 +757,12 @@ function renderAsk(): void {
     streaming: state.streaming,
     openSteps: new Set(state.openSteps),
   });
-  // While an answer runs, the Ask button is its Stop button (Escape stops too).
+  // While an answer runs, the Ask button is its Stop button (and KB: Stop Answering's
+  // keybinding stops it); Escape does not, so a stray Esc never costs an answer.
   askButton.textContent = busy ? 'Stop' : 'Ask';
   askButton.classList.toggle('stop', busy);
   askButton.classList.toggle('secondary', busy);
-  askButton.title = busy ? 'Stop this answer (Escape)' : 'Ask (Enter)';
+  askButton.title = busy ? 'Stop this answer (Ctrl+Alt+Backspace)' : 'Ask (Enter)';
   askWelcome.hidden = busy || state.transcript.length > 0;
   scopeBox.hidden = !state.askFile;
   scopeFile.textContent = state.askFile ?? '';
@@ -771,6 +778,24 @@ function ask(question: string, file: string | null = state.askFile): void {
   state.lastQuestion = { text, file };
   post({ type: 'ask', question: text, file, conversationId: state.conversationId });
   questionInput.value = '';
+  recallAt = undefined;
+}
+
+/** Where ↑/↓ recall is among the questions asked (undefined: the box holds what was typed). */
+let recallAt: number | undefined;
+
+/** ↑/↓ in an empty box, or one still holding a recalled question, as a shell's history. */
+function recallQuestion(key: 'ArrowUp' | 'ArrowDown'): boolean {
+  const asked = askedQuestions(state.transcript);
+  const showing = recallAt === undefined ? undefined : asked[recallAt];
+  if (asked.length === 0 || (questionInput.value !== '' && questionInput.value !== showing)) {
+    return false;
+  }
+  const next = recall(asked, recallAt ?? asked.length, key);
+  recallAt = next.at < asked.length ? next.at : undefined;
+  questionInput.value = next.text;
+  questionInput.setSelectionRange(next.text.length, next.text.length);
+  return true;
 }
 
 function stopAsk(): void {
@@ -792,19 +817,12 @@ questionInput.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) {
     event.preventDefault();
     ask(questionInput.value);
+  } else if ((event.key === 'ArrowUp' || event.key === 'ArrowDown') && !event.shiftKey && recallQuestion(event.key)) {
+    event.preventDefault();
   }
 });
 
 ownSelectAll(questionInput);
-
-// Escape stops a running answer, wherever the keyboard is in the Ask tab.
-panes.ask.addEventListener('keydown', (event) => {
-  if (event.key === 'Escape' && state.askId !== null) {
-    event.preventDefault();
-    event.stopPropagation();
-    stopAsk();
-  }
-});
 
 askWelcome.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button');
@@ -997,6 +1015,11 @@ function onStatus(status: IndexStatus | null): void {
     }
   }
   if (status && status.state !== 'indexing') {
+    const of = `${status.files}/${status.chunks}`;
+    if (of !== examplesOf) {
+      examplesOf = of; // the examples come from the open index: ask again once it changed
+      post({ type: 'examples' });
+    }
     if (wasIndexing) {
       state.schema = null; // fields and tags may have changed
     }
@@ -1010,6 +1033,11 @@ function onStatus(status: IndexStatus | null): void {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
+    case 'examples':
+      // Made from the open index; none to offer shows none (never another workspace's).
+      searchExamples.innerHTML = renderExamples(message.examples, 'searches');
+      askExamples.innerHTML = renderExamples(message.examples, 'questions');
+      break;
     case 'status': {
       const wasFailed = state.server === 'failed';
       state.server = message.server;

@@ -469,9 +469,9 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.textContent('#search-notice'), 'Keyword search ready · embedding 1,800/3,036 passages — results may be incomplete');
     await clearPosted();
     await send({ type: 'status', status: STATUS, server: 'running' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'how do I add CORS' }]);
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'how do I add CORS' }]);
     await send({ type: 'status', status: STATUS, server: 'running' });
-    assert.equal((await posted()).length, 1, 'once');
+    assert.equal((await posted()).filter((m) => m.type === 'search').length, 1, 'once');
     await send({ type: 'results', response: { query: 'how do I add CORS', results: HITS, index: STATUS } });
     assert.equal(await page.isVisible('#search-notice'), false);
   });
@@ -629,17 +629,17 @@ describe('panel webview in Chromium', () => {
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
     await clearPosted();
     await send({ type: 'stale', path: 'runbooks/deploy.md', message: 'runbooks/deploy.md was deleted or moved — the list was refreshed.' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'deploy' }]);
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
     // The index had not caught up yet; once it has (one file fewer), the list is made again.
     await clearPosted();
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 1 }, server: 'running' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'deploy' }]);
     await send({ type: 'results', response: { query: 'deploy', results: HITS.slice(1), index: STATUS } });
     assert.match((await page.textContent('#search-info')) ?? '', /^runbooks\/deploy\.md was deleted or moved — the list was refreshed\. 2 files/);
     assert.equal(await page.locator('#results li.hit').count(), 2);
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 2 }, server: 'running' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }], 'only once');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'deploy' }], 'only once');
     // The index catches up before the first refresh's list comes: both lists keep the note.
     await send({ type: 'stale', path: 'runbooks/b.md', message: 'runbooks/b.md was deleted or moved — the list was refreshed.' });
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 3 }, server: 'running' });
@@ -857,7 +857,7 @@ describe('panel webview in Chromium', () => {
     assert.equal(overlaps, false, `the card covers the selected row: ${JSON.stringify(boxes)}`);
   });
 
-  it('streams the answer as it comes; Escape stops it and what came stays, marked', async () => {
+  it('streams the answer as it comes; Escape does not stop it, the Stop button does, and what came stays, marked', async () => {
     await page.click('#tab-ask');
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: 'Waiting for the model (smollm2 at http://127.0.0.1:8080/v1)…' } });
@@ -880,6 +880,11 @@ describe('panel webview in Chromium', () => {
     await clearPosted();
     await page.focus('#question');
     await page.keyboard.press('Escape');
+    await page.click('#transcript');
+    await page.keyboard.press('Escape');
+    assert.deepEqual(await posted(), [], 'a stray Escape costs no answer');
+    assert.equal(await page.textContent('#ask-button'), 'Stop');
+    await page.click('#ask-button');
     assert.deepEqual(await posted(), [{ type: 'cancelAsk' }]);
     await send({ type: 'askFailed', id: 1, message: 'Stopped.' });
     assert.equal(await page.textContent('.answer.stop-cancelled .markdown'), 'Deploy with\n');
@@ -950,17 +955,62 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.isVisible('#did-you-mean'), false, 'none for a query the index knows');
   });
 
-  it('welcomes with example searches and questions that run on a click', async () => {
+  it("welcomes with the open index's example searches and questions (none: none), which run on a click", async () => {
     assert.equal(await page.isVisible('#search-welcome'), true);
+    assert.equal(await page.locator('.examples button').count(), 0, "no examples before the index offers its own (never the sample wiki's)");
     await clearPosted();
-    await page.click('#search-welcome button[data-query="mexico payment files"]');
-    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'mexico payment files' }]);
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.deepEqual(await lastPosted('examples'), { type: 'examples' }, 'a ready index: the page asks for its examples');
+    await clearPosted();
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.equal(await lastPosted('examples'), undefined, 'the same index: not asked again');
+    await send({ type: 'examples', examples: { searches: [], questions: [], filters: [] } });
+    assert.equal(await page.locator('#search-welcome .examples, #ask-welcome .examples').count(), 0, 'none to offer shows none');
+    await send({
+      type: 'examples',
+      examples: { searches: ['cors middleware', 'path parameters'], questions: ['How do I add CORS?'], filters: ['tag:tutorial'] },
+    });
+    assert.deepEqual(await page.locator('#search-welcome button[data-query]').allTextContents(), ['cors middleware', 'path parameters']);
+    await page.click('#search-welcome button[data-query="path parameters"]');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'path parameters' }]);
     assert.equal(await page.isVisible('#search-welcome'), false);
     await page.click('#tab-ask');
     assert.equal(await page.isVisible('#ask-welcome'), true);
     await page.click('#ask-welcome button[data-question]');
-    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What is the cut-off time for Mexico payments?', file: null, conversationId: null });
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'How do I add CORS?', file: null, conversationId: null });
     await page.click('#ask-welcome [data-action="chooseModel"]');
     assert.deepEqual(await lastPosted('command'), { type: 'command', command: 'chooseModel' });
+  });
+
+  it('↑/↓ in an empty Ask box recall the questions asked; text typed is never replaced', async () => {
+    await page.click('#tab-ask');
+    for (const [id, question] of [[1, 'first question'], [2, 'second question']] as const) {
+      await send({ type: 'askStarted', id, question, file: null });
+      const response: AskResponse = { answer: `answer ${id}`, sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'c' };
+      await send({ type: 'askDone', id, response });
+    }
+    await page.focus('#question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'second question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'first question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'first question', 'the oldest stays');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.inputValue('#question'), 'second question');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.inputValue('#question'), '', 'past the newest: the empty box again');
+    await page.keyboard.type('my own words');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'my own words', 'typed text is not replaced');
+  });
+
+  it('Escape in the search box keeps the query and its list (Open Result still means them)', async () => {
+    await typeQuery('mexico');
+    await send({ type: 'results', response: { query: 'mexico', results: HITS, index: STATUS } });
+    await page.focus('#query');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.inputValue('#query'), 'mexico');
+    assert.equal(await page.locator('#results li.hit').count(), HITS.length);
   });
 });
