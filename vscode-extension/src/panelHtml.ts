@@ -94,7 +94,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
   <div id="transcript" class="transcript" aria-live="polite"></div>
   <div id="ask-welcome" class="welcome ask-welcome">
     <p>Ask about your notes: the answer cites the files it comes from, and each <code>[1]</code> opens its lines.</p>
-    <p>It needs a local model: Ollama, or any OpenAI-compatible server (llama.cpp’s llama-server, LM Studio, vLLM). <button type="button" class="link-button" data-action="chooseModel">Choose a model…</button></p>
+    <p id="ask-needs-model">It needs a local model: Ollama, or any OpenAI-compatible server (llama.cpp’s llama-server, LM Studio, vLLM). <button type="button" class="link-button" data-action="chooseModel">Choose a model…</button></p>
     <div id="ask-examples"></div>
   </div>
   <form id="ask-form" class="composer">
@@ -102,6 +102,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
       <span>About <code id="ask-scope-file"></code></span>
       <button id="ask-scope-clear" class="link-button" type="button" aria-label="Ask about the whole knowledge base">&#x2715;</button>
     </div>
+    <div id="composer-chips" class="composer-chips"></div>
     <textarea id="question" rows="2" placeholder="Ask a question (Enter to ask, Shift+Enter for a new line)" aria-label="Ask a question"></textarea>
     <div class="ask-buttons">
       <button id="ask-button" type="submit" title="Ask (Enter)">Ask</button>

@@ -12,7 +12,8 @@ import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
 import { resultsIncomplete, suggestedQuery } from '../format';
 import { askedQuestions, recall } from '../conversation';
-import { renderExamples } from './chatRender';
+import { renderContextChip, renderExamples, renderModelChip, withCodeTools } from './chatRender';
+import type { EditorContext } from '../editorContext';
 import {
   filterCompletions,
   filterWordAt,
@@ -167,6 +168,10 @@ const askForm = el<HTMLFormElement>('ask-form');
 const questionInput = el<HTMLTextAreaElement>('question');
 const askButton = el<HTMLButtonElement>('ask-button');
 const scopeBox = el<HTMLElement>('ask-scope');
+const composerChips = el<HTMLElement>('composer-chips');
+const askNeedsModel = el<HTMLElement>('ask-needs-model');
+/** The last editor's file and selection, which the box may attach (null: none). */
+let editorContext: EditorContext | null = null;
 const scopeFile = el<HTMLElement>('ask-scope-file');
 const scopeClear = el<HTMLButtonElement>('ask-scope-clear');
 const transcriptBox = el<HTMLElement>('transcript');
@@ -752,11 +757,13 @@ function scrollTranscript(): void {
 
 function renderAsk(): void {
   const busy = state.askId !== null;
-  transcriptBox.innerHTML = renderTranscript(state.transcript, {
-    pending: busy,
-    streaming: state.streaming,
-    openSteps: new Set(state.openSteps),
-  });
+  transcriptBox.innerHTML = withCodeTools(
+    renderTranscript(state.transcript, {
+      pending: busy,
+      streaming: state.streaming,
+      openSteps: new Set(state.openSteps),
+    }),
+  );
   // While an answer runs, the Ask button is its Stop button (and KB: Stop Answering's
   // keybinding stops it); Escape does not, so a stray Esc never costs an answer.
   askButton.textContent = busy ? 'Stop' : 'Ask';
@@ -766,9 +773,29 @@ function renderAsk(): void {
   askWelcome.hidden = busy || state.transcript.length > 0;
   scopeBox.hidden = !state.askFile;
   scopeFile.textContent = state.askFile ?? '';
+  renderChips();
   renderModel();
   scrollTranscript();
 }
+
+/** The box's chips: the model that answers (the picker on a click), and the last editor's
+ * Markdown file to attach — the server's "over this file" mode. */
+function renderChips(): void {
+  const file = editorContext?.markdown ? { path: editorContext.path, markdown: true } : null;
+  composerChips.innerHTML = renderModelChip(state.status?.llm) + renderContextChip(file, file !== null && state.askFile === file.path);
+}
+
+composerChips.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+  const action = button?.dataset.action;
+  if (action === 'chooseModel') {
+    post({ type: 'command', command: 'chooseModel' });
+  } else if (action === 'attach' || action === 'detach') {
+    state.askFile = action === 'attach' ? (editorContext?.path ?? null) : null;
+    renderAsk();
+    save();
+  }
+});
 
 function ask(question: string, file: string | null = state.askFile): void {
   const text = question.trim();
@@ -882,7 +909,12 @@ transcriptBox.addEventListener('click', (event) => {
   const choice = target.closest<HTMLElement>('button.choice');
   const copy = target.closest<HTMLButtonElement>('button.copy-answer');
   const link = target.closest<HTMLAnchorElement>('a');
-  if (copy) {
+  const codeTool = target.closest<HTMLButtonElement>('button.code-copy, button.code-insert');
+  if (codeTool) {
+    // The code block right below its tools, as its text (no markup).
+    const code = codeTool.closest('.code-tools')?.nextElementSibling?.textContent ?? '';
+    post(codeTool.classList.contains('code-copy') ? { type: 'copy', text: code } : { type: 'insert', text: code });
+  } else if (copy) {
     const entry = state.transcript[Number(copy.dataset.entry)];
     if (entry?.kind === 'answer') {
       post({ type: 'copy', text: entry.response.answer });
@@ -1033,6 +1065,10 @@ function onStatus(status: IndexStatus | null): void {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
+    case 'editorContext':
+      editorContext = message.context;
+      renderChips();
+      break;
     case 'examples':
       // Made from the open index; none to offer shows none (never another workspace's).
       searchExamples.innerHTML = renderExamples(message.examples, 'searches');
@@ -1046,6 +1082,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       state.secondsLeft = message.secondsLeft;
       onStatus(message.status);
       renderStatus();
+      renderChips();
+      // A model that answers needs no "It needs a local model" (defect 9).
+      askNeedsModel.hidden = message.status?.llm?.reachable === true;
       if (wasFailed !== (state.server === 'failed')) {
         renderSearch();
       }

@@ -1013,4 +1013,38 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.inputValue('#query'), 'mexico');
     assert.equal(await page.locator('#results li.hit').count(), HITS.length);
   });
+
+  it('the box shows the model (a click opens the picker) and attaches the open Markdown file; code blocks copy and insert', async () => {
+    await page.click('#tab-ask');
+    assert.equal(await page.isVisible('#ask-needs-model'), true, 'no model known yet: says what it needs');
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.equal(await page.textContent('#composer-chips .model-chip'), '\u2699qwen2.5:7b');
+    assert.equal(await page.isVisible('#ask-needs-model'), false, 'a model answers: no "It needs a local model"');
+    await clearPosted();
+    await page.click('#composer-chips .model-chip');
+    assert.deepEqual(await posted(), [{ type: 'command', command: 'chooseModel' }]);
+    assert.equal(await page.locator('#composer-chips .context-chip').count(), 0, 'no editor: nothing to attach');
+    await send({ type: 'editorContext', context: { path: 'runbooks/deploy.md', markdown: true } });
+    assert.equal(await page.textContent('#composer-chips .context-chip'), '+ runbooks/deploy.md');
+    await page.click('#composer-chips .context-chip');
+    assert.equal(await page.textContent('#composer-chips .context-chip.attached'), 'runbooks/deploy.md \u2715');
+    await page.fill('#question', 'What does it say about rollbacks?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', conversationId: null });
+    await page.click('#composer-chips .context-chip.attached');
+    assert.equal(await page.isVisible('#ask-scope'), false, 'detached: the whole knowledge base again');
+    const response: AskResponse = {
+      answer: 'Roll back with:\n\n```sh\nmake rollback\n```\n\nthen:\n\n```\nmake verify\n```',
+      sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'c',
+    };
+    await send({ type: 'askStarted', id: 1, question: 'How do I roll back?', file: null });
+    await send({ type: 'askDone', id: 1, response });
+    await clearPosted();
+    await page.click('.answer .code-copy[data-block="1"]');
+    await page.click('.answer .code-insert[data-block="0"]');
+    assert.deepEqual(await posted(), [
+      { type: 'copy', text: 'make verify\n' },
+      { type: 'insert', text: 'make rollback\n' },
+    ]);
+  });
 });
