@@ -27,15 +27,16 @@ export function questionIndexes(entries: readonly Entry[]): number[] {
 
 /**
  * The turns before `entries` ends, as the server takes them: each question with the
- * answer that followed it (a question without one — stopped, failed — goes with an empty
- * answer, as the server keeps a question whose answer it does not keep).
+ * answer that followed it (a question without one — stopped, failed, or answered with
+ * passages because no model answered — goes with an empty answer, as the server keeps a
+ * question whose answer it does not keep).
  */
 export function turnsOf(entries: readonly Entry[]): ChatTurn[] {
   const turns: ChatTurn[] = [];
   for (const entry of entries) {
     if (isQuestion(entry)) {
       turns.push({ question: entry.text, answer: '' });
-    } else if (isAnswer(entry) && turns.length > 0 && entry.response.stop !== 'error') {
+    } else if (isAnswer(entry) && turns.length > 0 && entry.response.stop !== 'error' && entry.response.mode !== 'fallback') {
       const last = turns[turns.length - 1];
       if (last) {
         last.answer = entry.response.answer;

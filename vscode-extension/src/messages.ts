@@ -2,7 +2,7 @@
 import type { ServerFailure } from './backend';
 import type { ChatSummary, StoredChat } from './chatHistory';
 import type { EditorContext } from './editorContext';
-import type { AskEvent, AskResponse, ExamplesResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
+import type { AskEvent, AskResponse, ChatTurn, ExamplesResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
 
 export type PanelTab = 'search' | 'related' | 'ask';
 
@@ -58,7 +58,8 @@ export type FromWebview =
   | { type: 'search'; query: string }
   | { type: 'open'; uri: string; range: Range; path?: string; list?: 'search' | 'related' }
   | { type: 'openLink'; href: string }
-  | { type: 'ask'; question: string; file?: string | null; conversationId?: string | null }
+  /** `history`: the conversation so far (a reopened one goes on after a reload). */
+  | { type: 'ask'; question: string; file?: string | null; conversationId?: string | null; history?: ChatTurn[] }
   | { type: 'cancelAsk' }
   | { type: 'indexControl'; action: IndexAction }
   | { type: 'related' }

@@ -197,7 +197,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'openLink':
         return this.openLink(message.href);
       case 'ask':
-        await this.runAsk(message.question, message.file ?? null, message.conversationId ?? null);
+        await this.asks.run(message.question, message.file ?? null, message.conversationId ?? null, message.history);
         return;
       case 'cancelAsk':
         this.asks.stop();

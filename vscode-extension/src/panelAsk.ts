@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import type { FromWebview, ToWebview } from './messages';
-import { ErrorCodes, Methods, type AskEvent, type AskResponse } from './protocol';
+import { ErrorCodes, Methods, type AskEvent, type AskResponse, type ChatTurn } from './protocol';
 import { errorCode, errorMessage } from './util';
 
 export const ANSWERING = 'kb.answering';
@@ -26,7 +26,12 @@ export class AskRunner implements vscode.Disposable {
   ) {}
 
   /** Ask; its steps stream in as `kb/askEvent`s. A running answer is stopped first. */
-  async run(question: string, file: string | null, conversationId: string | null = null): Promise<AskResponse | undefined> {
+  async run(
+    question: string,
+    file: string | null,
+    conversationId: string | null = null,
+    history?: ChatTurn[],
+  ): Promise<AskResponse | undefined> {
     this.ask?.source.cancel();
     const id = ++this.counter;
     const source = new vscode.CancellationTokenSource();
@@ -36,7 +41,7 @@ export class AskRunner implements vscode.Disposable {
     try {
       const response = await this.backend.request(
         Methods.ask,
-        { question, ...(file ? { file } : {}), ...(conversationId ? { conversationId } : {}) },
+        { question, ...(file ? { file } : {}), ...(conversationId ? { conversationId } : {}), ...(history?.length ? { history } : {}) },
         source.token,
       );
       this.backend.noteAnswer?.(response);

@@ -88,8 +88,10 @@ export function panelHtml(opts: PanelHtmlOptions): string {
 <section id="pane-ask" class="pane chat" role="tabpanel" aria-labelledby="tab-ask" hidden>
   <div class="chat-bar">
     <span class="chat-title">Ask</span>
+    <button id="history-button" class="link-button" type="button" title="Conversations kept for this workspace" aria-expanded="false">History</button>
     <button id="new-chat" class="link-button" type="button" title="Start a new conversation">New chat</button>
   </div>
+  <div id="history" class="history" hidden></div>
   <div id="model-card" class="model-card" role="alert" hidden></div>
   <div id="transcript" class="transcript" aria-live="polite"></div>
   <div id="ask-welcome" class="welcome ask-welcome">

@@ -11,8 +11,9 @@ import type { ServerFailure } from '../backend';
 import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
 import { resultsIncomplete, suggestedQuery } from '../format';
-import { askedQuestions, recall } from '../conversation';
-import { renderContextChip, renderExamples, renderModelChip, withCodeTools } from './chatRender';
+import { askedQuestions, recall, titleOf, turnsOf } from '../conversation';
+import { renderContextChip, renderExamples, renderHistory, renderModelChip, withCodeTools } from './chatRender';
+import type { ChatSummary } from '../chatHistory';
 import type { EditorContext } from '../editorContext';
 import {
   filterCompletions,
@@ -77,6 +78,8 @@ interface PanelState {
   askId: number | null;
   askFile: string | null;
   conversationId: string | null;
+  /** The kept conversation this transcript is (the workspace's history), once asked in. */
+  chatId: string | null;
   summaries: Record<string, string>;
   searchError?: string;
   /** The visible results were made while indexing ran: search again once it is done. */
@@ -105,6 +108,7 @@ const initial: PanelState = {
   askId: null,
   askFile: null,
   conversationId: null,
+  chatId: null,
   summaries: {},
   rerunWhenReady: false,
   related: null,
@@ -169,6 +173,8 @@ const questionInput = el<HTMLTextAreaElement>('question');
 const askButton = el<HTMLButtonElement>('ask-button');
 const scopeBox = el<HTMLElement>('ask-scope');
 const composerChips = el<HTMLElement>('composer-chips');
+const historyBox = el<HTMLElement>('history');
+const historyButton = el<HTMLButtonElement>('history-button');
 const askNeedsModel = el<HTMLElement>('ask-needs-model');
 /** The last editor's file and selection, which the box may attach (null: none). */
 let editorContext: EditorContext | null = null;
@@ -797,13 +803,68 @@ composerChips.addEventListener('click', (event) => {
   }
 });
 
+// --- the history of conversations (kept per workspace by the extension) ----------------
+
+/** Keep this conversation in the workspace's history, after each answer. */
+function saveChat(): void {
+  if (state.transcript.some((e) => e.kind === 'question')) {
+    state.chatId ??= `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    post({ type: 'saveChat', id: state.chatId, title: titleOf(state.transcript), transcript: state.transcript, file: state.askFile });
+  }
+}
+
+function showHistory(chats: ChatSummary[]): void {
+  if (!historyBox.hidden) {
+    historyBox.innerHTML = renderHistory(chats, state.chatId, Date.now());
+  }
+}
+
+function reopenChat(id: string, transcript: TranscriptEntry[], file: string | null): void {
+  state.chatId = id;
+  state.transcript = transcript;
+  state.conversationId = null; // the server's may be gone: the turns go with the next question
+  state.askFile = file;
+  state.openSteps = [];
+  historyBox.hidden = true;
+  historyButton.setAttribute('aria-expanded', 'false');
+  renderAsk();
+  save();
+  questionInput.focus();
+}
+
+historyButton.addEventListener('click', () => {
+  historyBox.hidden = !historyBox.hidden;
+  historyButton.setAttribute('aria-expanded', String(!historyBox.hidden));
+  if (!historyBox.hidden) {
+    historyBox.textContent = 'Loading…';
+    post({ type: 'listChats' });
+  }
+});
+
+historyBox.addEventListener('click', (event) => {
+  const target = event.target as HTMLElement;
+  const remove = target.closest<HTMLButtonElement>('button.history-delete');
+  const open = target.closest<HTMLButtonElement>('button.history-open');
+  if (remove?.dataset.delete) {
+    post({ type: 'deleteChat', id: remove.dataset.delete });
+    if (remove.dataset.delete === state.chatId) {
+      state.chatId = null; // this transcript is no longer kept: a next question starts anew
+    }
+  } else if (open?.dataset.chat && state.askId === null) {
+    post({ type: 'openChat', id: open.dataset.chat });
+  }
+});
+
 function ask(question: string, file: string | null = state.askFile): void {
   const text = question.trim();
   if (!text || state.askId !== null) {
     return;
   }
   state.lastQuestion = { text, file };
-  post({ type: 'ask', question: text, file, conversationId: state.conversationId });
+  // The turns so far go with the question: a conversation reopened after a reload (the
+  // server remembers none of it then) goes on where it was.
+  const history = turnsOf(state.transcript);
+  post({ type: 'ask', question: text, file, conversationId: state.conversationId, ...(history.length ? { history } : {}) });
   questionInput.value = '';
   recallAt = undefined;
 }
@@ -872,6 +933,7 @@ newChatButton.addEventListener('click', () => {
   }
   state.transcript = [];
   state.conversationId = null;
+  state.chatId = null;
   state.askFile = null;
   state.askId = null;
   renderAsk();
@@ -1065,6 +1127,14 @@ function onStatus(status: IndexStatus | null): void {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
+    case 'chats':
+      showHistory(message.chats);
+      break;
+    case 'chat':
+      if (message.chat) {
+        reopenChat(message.chat.id, message.chat.transcript as TranscriptEntry[], message.chat.file ?? null);
+      }
+      break;
     case 'editorContext':
       editorContext = message.context;
       renderChips();
@@ -1184,6 +1254,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       if (message.id === state.askId) {
         finishAsk(message.response);
         renderAsk();
+        saveChat();
       }
       break;
     case 'askFailed':
@@ -1192,6 +1263,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
         abandonAsk(message.message);
         state.askId = null;
         renderAsk();
+        saveChat();
       }
       break;
     case 'summary':

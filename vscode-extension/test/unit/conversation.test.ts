@@ -18,6 +18,8 @@ describe('a conversation as the server and the history take it', () => {
       { question: 'And if I miss it?', answer: 'Next day.' },
       { question: 'Brazil?', answer: '' }, // a failed answer is no answer to go on from
     ]);
+    const passages: Entry = { kind: 'answer', response: { answer: 'No model: here are the passages', sources: [], stop: 'answer', mode: 'fallback', steps: [], usage: {} } };
+    assert.deepEqual(turnsOf([q('Deploys?'), passages]), [{ question: 'Deploys?', answer: '' }], 'passages when no model answered are no answer either');
   });
 
   it('keeps what comes before the question asked again (Regenerate, edit and resend)', () => {

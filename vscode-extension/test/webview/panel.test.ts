@@ -289,7 +289,9 @@ describe('panel webview in Chromium', () => {
     // The follow-up carries the conversation.
     await page.fill('#question', 'And roll back?');
     await page.click('#ask-button');
-    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'And roll back?', file: null, conversationId: 'conv-1' });
+    const followUp = (await lastPosted('ask')) as Extract<FromWebview, { type: 'ask' }> | undefined;
+    assert.deepEqual({ ...followUp, history: undefined }, { type: 'ask', question: 'And roll back?', file: null, conversationId: 'conv-1', history: undefined });
+    assert.deepEqual(followUp?.history?.map((turn) => turn.question), ['How do I deploy?'], 'and its turns so far');
   });
 
   it('shows a clarification as numbered choices the user can click', async () => {
@@ -555,7 +557,8 @@ describe('panel webview in Chromium', () => {
         query: '@id:kb.llm.provider @id:kb.llm.baseUrl @id:kb.llm.model @id:kb.ollama.host @id:kb.ollama.model @id:kb.llm.mode @id:kb.ollama.timeout',
       },
       { type: 'command', command: 'probeModel' },
-      { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null },
+      // Asked again, after the turn no model answered (its passages are no answer to go on from).
+      { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null, history: [{ question: 'How do I deploy?', answer: '' }] },
       { type: 'command', command: 'chooseModel' },
     ]);
     // Another host: the card speaks of it; a model that answers clears the card.
@@ -978,8 +981,8 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.isVisible('#ask-welcome'), true);
     await page.click('#ask-welcome button[data-question]');
     assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'How do I add CORS?', file: null, conversationId: null });
-    await page.click('#ask-welcome [data-action="chooseModel"]');
-    assert.deepEqual(await lastPosted('command'), { type: 'command', command: 'chooseModel' });
+    // A model answers (the status says so): the welcome no longer says one is needed.
+    assert.equal(await page.isVisible('#ask-welcome [data-action="chooseModel"]'), false);
   });
 
   it('↑/↓ in an empty Ask box recall the questions asked; text typed is never replaced', async () => {
@@ -1046,5 +1049,47 @@ describe('panel webview in Chromium', () => {
       { type: 'copy', text: 'make verify\n' },
       { type: 'insert', text: 'make rollback\n' },
     ]);
+  });
+
+  it('keeps each conversation in the history: listed, reopened with its turns sent along, deleted', async () => {
+    await page.click('#tab-ask');
+    await page.fill('#question', 'How do I deploy?');
+    await page.keyboard.press('Enter');
+    const response: AskResponse = { answer: 'Run make deploy.', sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'srv-1' };
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    await send({ type: 'askDone', id: 1, response });
+    const saved = (await lastPosted('saveChat')) as Extract<FromWebview, { type: 'saveChat' }> | undefined;
+    assert.ok(saved, 'the conversation is kept after its answer');
+    assert.equal(saved.title, 'How do I deploy?');
+    assert.deepEqual(saved.transcript.map((e) => (e as { kind: string }).kind), ['question', 'answer']);
+    // A new chat; then the history lists the kept one, and a click reopens it.
+    await page.click('#new-chat');
+    assert.equal(await page.locator('#transcript .question').count(), 0);
+    await clearPosted();
+    await page.click('#history-button');
+    assert.deepEqual(await posted(), [{ type: 'listChats' }]);
+    await send({ type: 'chats', chats: [{ id: saved.id, title: saved.title, updated: Date.now(), questions: 1 }] });
+    assert.deepEqual(await page.locator('#history .history-title').allTextContents(), ['How do I deploy?']);
+    await page.click('#history .history-open');
+    assert.deepEqual(await lastPosted('openChat'), { type: 'openChat', id: saved.id });
+    await send({ type: 'chat', chat: { id: saved.id, title: saved.title, updated: Date.now(), questions: 1, transcript: saved.transcript, file: null } });
+    assert.equal(await page.isVisible('#history'), false);
+    assert.equal(await page.textContent('#transcript .question .q-text'), 'How do I deploy?');
+    assert.match((await page.textContent('#transcript .answer .markdown')) ?? '', /Run make deploy\./);
+    // The next question carries the turns so far (the server may remember none of them).
+    await page.fill('#question', 'And to roll back?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), {
+      type: 'ask',
+      question: 'And to roll back?',
+      file: null,
+      conversationId: null,
+      history: [{ question: 'How do I deploy?', answer: 'Run make deploy.' }],
+    });
+    await page.click('#history-button');
+    await send({ type: 'chats', chats: [{ id: saved.id, title: saved.title, updated: Date.now(), questions: 1 }] });
+    await clearPosted();
+    await page.click('#history .history-delete');
+    assert.deepEqual(await posted(), [{ type: 'deleteChat', id: saved.id }]);
   });
 });
