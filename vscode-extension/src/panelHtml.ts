@@ -104,6 +104,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
       <span>About <code id="ask-scope-file"></code></span>
       <button id="ask-scope-clear" class="link-button" type="button" aria-label="Ask about the whole knowledge base">&#x2715;</button>
     </div>
+    <div id="ask-editing" class="editing" hidden></div>
     <div id="composer-chips" class="composer-chips"></div>
     <textarea id="question" rows="2" placeholder="Ask a question (Enter to ask, Shift+Enter for a new line)" aria-label="Ask a question"></textarea>
     <div class="ask-buttons">

@@ -11,8 +11,8 @@ import type { ServerFailure } from '../backend';
 import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
 import { resultsIncomplete, suggestedQuery } from '../format';
-import { askedQuestions, recall, titleOf, turnsOf } from '../conversation';
-import { renderContextChip, renderExamples, renderHistory, renderModelChip, withCodeTools } from './chatRender';
+import { askedQuestions, before, recall, titleOf, turnsOf } from '../conversation';
+import { renderContextChip, renderEditing, renderExamples, renderHistory, renderModelChip, withCodeTools } from './chatRender';
 import type { ChatSummary } from '../chatHistory';
 import type { EditorContext } from '../editorContext';
 import {
@@ -174,6 +174,9 @@ const askButton = el<HTMLButtonElement>('ask-button');
 const scopeBox = el<HTMLElement>('ask-scope');
 const composerChips = el<HTMLElement>('composer-chips');
 const historyBox = el<HTMLElement>('history');
+const editingBanner = el<HTMLElement>('ask-editing');
+/** The question (0-based among the conversation's) being edited: sending asks it from there. */
+let editing: number | null = null;
 const historyButton = el<HTMLButtonElement>('history-button');
 const askNeedsModel = el<HTMLElement>('ask-needs-model');
 /** The last editor's file and selection, which the box may attach (null: none). */
@@ -779,6 +782,9 @@ function renderAsk(): void {
   askWelcome.hidden = busy || state.transcript.length > 0;
   scopeBox.hidden = !state.askFile;
   scopeFile.textContent = state.askFile ?? '';
+  addTurnTools(busy);
+  editingBanner.hidden = editing === null;
+  editingBanner.innerHTML = editing === null ? '' : renderEditing(editing);
   renderChips();
   renderModel();
   scrollTranscript();
@@ -832,6 +838,14 @@ function reopenChat(id: string, transcript: TranscriptEntry[], file: string | nu
   questionInput.focus();
 }
 
+editingBanner.addEventListener('click', (event) => {
+  if ((event.target as HTMLElement).closest('[data-action="cancelEdit"]')) {
+    editing = null;
+    questionInput.value = '';
+    renderAsk();
+  }
+});
+
 historyButton.addEventListener('click', () => {
   historyBox.hidden = !historyBox.hidden;
   historyButton.setAttribute('aria-expanded', String(!historyBox.hidden));
@@ -855,10 +869,48 @@ historyBox.addEventListener('click', (event) => {
   }
 });
 
+/** Edit on each question, Regenerate on the last answer — once no answer runs. */
+function addTurnTools(busy: boolean): void {
+  if (busy) {
+    return;
+  }
+  transcriptBox.querySelectorAll<HTMLElement>('.question').forEach((question, n) => {
+    question.insertAdjacentHTML('beforeend', ` <span class="turn-tools"><button type="button" class="link-button turn-edit" data-turn="${n}" title="Edit this question and ask it again from here">Edit</button></span>`);
+  });
+  if (state.transcript.at(-1)?.kind === 'answer') {
+    const answers = transcriptBox.querySelectorAll<HTMLElement>('.answer');
+    answers[answers.length - 1]?.insertAdjacentHTML('beforeend', '<div class="turn-tools"><button type="button" class="link-button turn-regenerate" title="Ask the last question again, without this answer">Regenerate</button></div>');
+  }
+}
+
+/** Edit question `n` (its text in the box) or, `regenerate`, ask the last one again now. */
+function askAgain(n: number, regenerate: boolean): void {
+  const kept = before(state.transcript, n);
+  if (!kept || state.askId !== null) {
+    return;
+  }
+  if (regenerate) {
+    state.transcript = kept.kept as TranscriptEntry[];
+    ask(kept.question.text, kept.question.file ?? null);
+  } else {
+    editing = n;
+    questionInput.value = kept.question.text;
+    questionInput.focus();
+  }
+  renderAsk();
+}
+
 function ask(question: string, file: string | null = state.askFile): void {
   const text = question.trim();
   if (!text || state.askId !== null) {
     return;
+  }
+  const edited = editing === null ? undefined : before(state.transcript, editing);
+  editing = null;
+  if (edited) {
+    // An edited question follows only the turns before it.
+    state.transcript = edited.kept as TranscriptEntry[];
+    renderAsk();
   }
   state.lastQuestion = { text, file };
   // The turns so far go with the question: a conversation reopened after a reload (the
@@ -972,7 +1024,11 @@ transcriptBox.addEventListener('click', (event) => {
   const copy = target.closest<HTMLButtonElement>('button.copy-answer');
   const link = target.closest<HTMLAnchorElement>('a');
   const codeTool = target.closest<HTMLButtonElement>('button.code-copy, button.code-insert');
-  if (codeTool) {
+  const turnTool = target.closest<HTMLButtonElement>('button.turn-edit, button.turn-regenerate');
+  if (turnTool) {
+    const questions = state.transcript.filter((e) => e.kind === 'question').length;
+    askAgain(turnTool.dataset.turn ? Number(turnTool.dataset.turn) : questions - 1, turnTool.classList.contains('turn-regenerate'));
+  } else if (codeTool) {
     // The code block right below its tools, as its text (no markup).
     const code = codeTool.closest('.code-tools')?.nextElementSibling?.textContent ?? '';
     post(codeTool.classList.contains('code-copy') ? { type: 'copy', text: code } : { type: 'insert', text: code });

@@ -1092,4 +1092,29 @@ describe('panel webview in Chromium', () => {
     await page.click('#history .history-delete');
     assert.deepEqual(await posted(), [{ type: 'deleteChat', id: saved.id }]);
   });
+
+  it('Regenerate asks the last question again without its answer; Edit resends a question from there', async () => {
+    await page.click('#tab-ask');
+    const answer = (text: string): AskResponse => ({ answer: text, sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'c' });
+    const turns: [number, string, string][] = [[1, 'First?', 'One.'], [2, 'Second?', 'Two.']];
+    for (const [id, question, text] of turns) {
+      await send({ type: 'askStarted', id, question, file: null });
+      await send({ type: 'askDone', id, response: answer(text) });
+    }
+    assert.equal(await page.locator('.turn-regenerate').count(), 1, 'on the last answer only');
+    await clearPosted();
+    await page.click('.turn-regenerate');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'Second?', file: null, conversationId: 'c', history: [{ question: 'First?', answer: 'One.' }] });
+    assert.deepEqual(await page.locator('#transcript .q-text').allTextContents(), ['First?'], 'the answer it replaces is gone');
+    await send({ type: 'askStarted', id: 3, question: 'Second?', file: null });
+    await send({ type: 'askDone', id: 3, response: answer('Two, again.') });
+    await page.click('.question >> nth=0 >> .turn-edit');
+    assert.equal(await page.inputValue('#question'), 'First?');
+    assert.match((await page.textContent('#ask-editing')) ?? '', /Editing question 1/);
+    await page.fill('#question', 'First, edited?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'First, edited?', file: null, conversationId: 'c' });
+    assert.equal(await page.locator('#transcript .question').count(), 0, 'an edited question follows only the turns before it');
+    assert.equal(await page.isVisible('#ask-editing'), false);
+  });
 });
