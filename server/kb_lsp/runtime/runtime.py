@@ -216,9 +216,8 @@ class Runtime:
             return fn(kb)
 
     def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
-        """The numbered list for `params`; it becomes `client`'s last list. A malformed
-        filter raises `FilterError` (an `InvalidInput` naming its character); what only
-        looks mistyped is said beside the list (`warnings`, `did_you_mean`)."""
+        """The numbered list for `params`, now `client`'s last list. A malformed filter raises
+        `FilterError`; what only looks mistyped is said beside it (`warnings`, `did_you_mean`)."""
         query, filter, paths, mode = params.query, params.filter, params.paths, params.mode
         hits = self.read(
             lambda kb: kb.search(query, limit=params.limit, paths=paths, mode=mode, filter=filter)
