@@ -256,6 +256,20 @@ class SearchHit(_Payload):
     marks: list[str] = Field(default_factory=list)
 
 
+class QueryWarning(_Payload):
+    """Something typed that was probably meant otherwise; the search ran anyway, as
+    typed: a filter typed in the query with a field no file has (`ownr:priya`, searched
+    as words), a parenthesis without its pair (left out), a value no file has where a
+    longer one exists (`owner:priya` beside "Priya Raman")."""
+
+    where: Literal["query", "filter"] = Field(description="Which text it is in.")
+    position: int = Field(description="The 0-based character of that text it is at.")
+    message: str
+    suggestion: str | None = Field(
+        default=None, description="That whole text as it was probably meant, to search instead."
+    )
+
+
 class SearchResponse(_Payload):
     query: str
     results: list[SearchHit]
@@ -263,10 +277,14 @@ class SearchResponse(_Payload):
     did_you_mean: str | None = Field(
         default=None,
         description=(
-            "The query with each word the index does not know replaced by the closest "
-            "word it does know (from the full-text index's own vocabulary); null when "
-            "every word is known or nothing is close."
+            "The query with each word the index does not know replaced by a word it holds "
+            "(titles and file names first, then passages' words), such that the same "
+            "search lists something; null when every word is known or no correction finds "
+            "anything."
         ),
+    )
+    warnings: list[QueryWarning] = Field(
+        default_factory=list, description="What in the query or filter looks mistyped."
     )
 
 
@@ -296,6 +314,17 @@ class OpenResultResponse(_Payload):
 # --- kb/ask and kb/summarize ------------------------------------------------------------------
 
 
+# Turns a client may give as the conversation so far (the server keeps 8 of them).
+MAX_HISTORY_TURNS = 32
+
+
+class ChatTurn(_Params):
+    """One earlier turn of a conversation, as the client shows it."""
+
+    question: str = Field(max_length=MAX_QUERY_CHARS * 4)
+    answer: str = Field(max_length=MAX_QUERY_CHARS * 40)
+
+
 class AskParams(_Params):
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question.")
     file: PathText | None = Field(
@@ -305,6 +334,24 @@ class AskParams(_Params):
         default=None, description="Or: focus on result n of your last search."
     )
     conversation_id: str | None = Field(default=None, max_length=200)
+    history: list[ChatTurn] | None = Field(
+        default=None,
+        max_length=MAX_HISTORY_TURNS,
+        description=(
+            "The conversation so far, as the client keeps it, oldest first; it replaces "
+            "what the server remembers of `conversation_id`: a conversation reopened from "
+            "the client's history (after a restart too), an answer regenerated (the turns "
+            "before it), a question edited and sent again (the turns before that question)."
+        ),
+    )
+
+
+class StopAskParams(_Params):
+    """Stop the caller's running asks, as the user's Stop does."""
+
+
+class StopAskResponse(_Payload):
+    stopped: int = Field(description="How many asks were told to stop.")
 
 
 class Source(_Payload):
@@ -414,6 +461,25 @@ class SchemaParams(_Params):
             "Also list every value a model extracted from each note: kept (with the "
             "note's words it was read from) or rejected (with the reason)."
         ),
+    )
+
+
+# --- kb/examples ---------------------------------------------------------------------------
+
+
+class ExamplesParams(_Params):
+    pass
+
+
+class ExamplesResponse(_Payload):
+    """Examples made from the open index's own titles, paths and metadata (never from a
+    sample): what a welcome offers to try. Empty lists where the index has nothing to
+    show (no files, no tags)."""
+
+    searches: list[str] = Field(default_factory=list, description="Queries to search for.")
+    questions: list[str] = Field(default_factory=list, description="Questions to ask.")
+    filters: list[str] = Field(
+        default_factory=list, description="Filter terms files of this index have: tag:…"
     )
 
 

@@ -342,6 +342,22 @@ async def test_cancelling_mid_answer_stops_its_pieces(kb: KbClient, ollama: Scri
     assert "".join(e["text"] for e in stopped) == "Payments are"
 
 
+async def test_stop_ask_answers_the_running_ask_with_stop_cancelled(
+    kb: KbClient, ollama: ScriptedOllama
+) -> None:
+    ollama.add(stall(after_chunks=2, content="Payments are released before 14:30."))
+    running = asyncio.ensure_future(ask(kb, CUTOFF))
+    await wait_for(lambda: _true(ollama.stalled.is_set()), "the model stream to stall")
+    # The user's Stop: the request is still answered (a $/cancelRequest is not).
+    assert await kb.request("kb/stopAsk", {}) == {"stopped": 1}
+    response = await running
+    assert response["stop"] == "cancelled"
+    assert await kb.request("kb/stopAsk", {}) == {"stopped": 0}  # nothing runs now
+    ollama.release()
+    ollama.add(answer("At 14:30."))
+    assert (await ask(kb, CUTOFF))["stop"] == "answer"
+
+
 async def test_new_settings_stop_a_running_ask_with_stop_cancelled(
     kb: KbClient, ollama: ScriptedOllama
 ) -> None:

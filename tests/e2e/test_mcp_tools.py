@@ -152,6 +152,17 @@ async def test_search_gives_the_numbered_list_with_labels(kb: Kb, setup: Setup) 
     assert "open_result" in text  # what to call next
 
 
+async def test_search_says_what_looks_mistyped_and_what_finds_files(kb: Kb, setup: Setup) -> None:
+    slip = await kb.ok("search", query="ownr:priya")
+    [warning] = structured(slip)["warnings"]
+    assert warning["suggestion"] == 'owner:"Priya Raman"'
+    assert "query, character 1: no indexed file has the field 'ownr'" in text_of(slip)
+    assert "Search 'owner:\"Priya Raman\"' instead?" in text_of(slip)
+    typo = await kb.ok("search", query="incidnet respnse")
+    assert structured(typo)["didYouMean"] == "incident response"
+    assert "Did you mean 'incident response'? It finds files." in text_of(typo)
+
+
 async def test_open_result_2_returns_result_2s_lines(kb: Kb, setup: Setup) -> None:
     workspace = setup.workspace
     hits = structured(await kb.ok("search", query="payment cut-off times"))["results"]

@@ -56,7 +56,8 @@ def test_search_json_is_the_kb_search_result(workspace: Path, storage: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"query", "results", "index", "didYouMean"}
+    assert set(payload) == {"query", "results", "index", "didYouMean", "warnings"}
+    assert payload["warnings"] == []
     assert payload["query"] == "Deutsche Bank Thursday supplier payments"
     assert payload["didYouMean"] is None  # every word is in the index
     assert 1 <= len(payload["results"]) <= 3
@@ -455,6 +456,31 @@ def test_a_field_no_file_has_says_why_nothing_matched(workspace: Path, storage: 
     none = run("search", "payments", "-f", "owner:nobody", *ws, storage=storage, **HASHED)
     assert none.stdout.strip() == "No matching files."
     assert "kb: " not in none.stderr
+
+
+def test_search_says_what_looks_mistyped_and_what_was_meant(workspace: Path, storage: Path) -> None:
+    ws = ("-w", str(workspace))
+    typo = run("search", "incidnet respnse", *ws, storage=storage, **HASHED)
+    assert typo.returncode == 0, typo.stderr
+    assert "kb: did you mean 'incident response'? (kb search 'incident response')" in (
+        typo.stderr.splitlines()
+    )
+    slips = run("search", "ownr:priya", *ws, storage=storage, **HASHED)
+    assert slips.returncode == 0  # a warning beside the results, not a refusal
+    said = [line for line in slips.stderr.splitlines() if line.startswith("kb: query")]
+    assert said == [
+        "kb: query, character 1: no indexed file has the field 'ownr', so 'ownr:priya' was "
+        'searched as words; did you mean owner:"Priya Raman"?'
+    ]
+    paren = run("search", "tag:payments )", "--json", *ws, storage=storage, **HASHED)
+    assert json.loads(paren.stdout)["warnings"] == [
+        {
+            "where": "query",
+            "position": 13,
+            "message": "')' without a matching '(': left out",
+            "suggestion": "tag:payments",
+        }
+    ]
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
-""" "Did you mean" from the index's own vocabulary (FTS5's `fts5vocab` table): a word the
-index does not know is replaced by the closest word it does know, in the form passages
-write it; known words, filters and words with nothing near are left alone; and no query,
-however odd, makes it raise."""
+""" "Did you mean" from the index's own vocabulary: a word the index does not know is
+replaced by a word it holds — titles' and file names' words first, then the form passages
+write (never a bare stem) — and only a corrected query that finds files is offered (issue
+39, point 1); known words, filters and words with nothing near are left alone; and no
+query, however odd, makes it raise."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.search.spelling import edit_distance
+from kb_lsp.engine.terms import WORD
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,60 @@ def test_typos_become_the_words_the_index_holds(kb: KnowledgeBase) -> None:
     # The suggestion finds what the typo did not.
     top = kb.search(suggestion)
     assert top and top[0].path.startswith("payments/")
+
+
+def test_whole_words_from_titles_and_file_names_that_find_the_file(kb: KnowledgeBase) -> None:
+    # "incidnet" is three edits from the stem `incid`, and `respnse`'s nearest stem is
+    # `respons`: the words are the file's name's, and the query finds that file.
+    suggestion = kb.did_you_mean("incidnet respnse")
+    assert suggestion == "incident response"
+    assert kb.search(suggestion)[0].path == "runbooks/incident-response.md"
+    # Only in passages (no title or file name holds it): the word a passage writes.
+    assert kb.did_you_mean("subsidairy") == "subsidiary"  # its stem: `subsidiari`
+
+
+def test_a_correction_that_finds_nothing_is_not_offered(kb: KnowledgeBase) -> None:
+    # The same typo, where the filter keeps only files without those words.
+    assert kb.search("incident response", filter="folder:projects", mode="keyword") == []
+    assert kb.did_you_mean("incidnet respnse", "folder:projects", mode="keyword") is None
+    assert kb.did_you_mean("incidnet respnse", "tag:runbook", mode="keyword") == (
+        "incident response"
+    )
+
+
+def words_of_the_index(kb: KnowledgeBase) -> set[str]:
+    words: set[str] = set()
+    for info in kb.files():
+        words.update(WORD.findall(f"{info.path} {info.title}".lower()))
+        for chunk in kb.chunks_of(info.path):
+            words.update(WORD.findall(chunk.text.lower()))
+    return words
+
+
+@given(st.data())
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_a_suggestion_is_made_of_words_the_index_holds_and_finds_files(
+    kb: KnowledgeBase, data: st.DataObject
+) -> None:
+    vocabulary = sorted(w for w in words_of_the_index(kb) if len(w) >= 6 and w.isalpha())
+    word = data.draw(st.sampled_from(vocabulary))
+    i = data.draw(st.integers(1, len(word) - 2))
+    typo = data.draw(
+        st.sampled_from(
+            [
+                word[:i] + word[i + 1] + word[i] + word[i + 2 :],  # two letters swapped
+                word[:i] + word[i + 1 :],  # one left out
+                word[:i] + "x" + word[i:],  # one too many
+            ]
+        )
+    )
+    suggestion = kb.did_you_mean(f"{typo} payments")
+    if suggestion is None:
+        return
+    assert set(WORD.findall(suggestion.lower())) <= words_of_the_index(kb)
+    assert kb.search(suggestion)
 
 
 def test_no_suggestion_when_every_word_is_known_or_nothing_is_near(kb: KnowledgeBase) -> None:

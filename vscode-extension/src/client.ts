@@ -2,75 +2,24 @@
  * Starts and restarts the kb-lsp language server (`<python> -m kb_lsp` over stdio) with
  * vscode-languageclient, and turns its notifications into events for the UI.
  */
-import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
-import {
-  DidChangeConfigurationNotification,
-  ExecuteCommandRequest,
-  LanguageClient,
-  State,
-  type LanguageClientOptions,
-  type ServerOptions,
-  type StaticFeature,
-  type DynamicFeature,
-  TransportKind,
-} from 'vscode-languageclient/node';
+import { DidChangeConfigurationNotification, State } from 'vscode-languageclient/node';
 import type { KbBackend, ServerFailure, ServerState } from './backend';
 import { ServerNotRunning } from './backend';
 import { AnsweredModel } from './answeredModel';
 import { RateEstimator } from './estimate';
-import { Notifications, type AskEvent, type AskResponse, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
-import { choosePython, diagnoseLaunch, type PreflightResult, type PythonChoice, type PythonExtensionApi } from './python';
-import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from './remoteSettings';
-import {
-  contributedSettings,
-  initializationOptions,
-  needsRestart,
-  restrictedKeysIn,
-  serverSettings,
-  type Manifest,
-  type SettingsReader,
-} from './settings';
+import { FailureNotice } from './failureNotice';
+import { clientOptions, KbLanguageClient, NO_WINDOW_PROGRESS, preflight, pythonExtensionApi, readSettings, sentence, serverOptions } from './languageClient';
 import { listFromServer, rememberList } from './lastList';
-import { openServerSettings } from './open';
+import { Notifications, type AskEvent, type AskResponse, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
+import { choosePython, diagnoseLaunch, type PythonChoice } from './python';
+import { remoteIgnoredUserValue, SettingsMemory } from './remoteSettings';
 import { STATUS_PROBE } from './request';
+import { needsRestart, serverSettings, type SettingsReader } from './settings';
+import { SettingsNotices } from './settingsNotices';
 import { errorMessage } from './util';
 
-/**
- * The server offers `kb.search`, … through `workspace/executeCommand`; the language
- * client would register those names as VS Code commands, which clash with this
- * extension's own `kb.*` commands (the UI around the same requests). Skip that feature.
- */
-class KbLanguageClient extends LanguageClient {
-  public override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
-    const method = (feature as { registrationType?: { method?: string } }).registrationType?.method;
-    if (method === ExecuteCommandRequest.method) {
-      return;
-    }
-    super.registerFeature(feature);
-  }
-}
-
-/**
- * The index's progress has one wording, the extension's (`format.indexLabel`), on the
- * status bar, the notification and the panel. The server's LSP work-done bar would be a
- * fourth surface in its own words: the client does not offer window progress, so the
- * server sends none (an ask's steps stream into the panel instead).
- */
-export const NO_WINDOW_PROGRESS: StaticFeature = {
-  fillClientCapabilities(capabilities) {
-    capabilities.window = { ...(capabilities.window ?? {}), workDoneProgress: false };
-  },
-  initialize() {
-    return undefined;
-  },
-  getState() {
-    return { kind: 'static' };
-  },
-  clear() {
-    return undefined;
-  },
-};
+export { pythonExtensionApi, readSettings } from './languageClient';
 
 /** Seconds on a clock that only moves forward. */
 function seconds(): number {
@@ -80,53 +29,13 @@ function seconds(): number {
 /** How often the time left is said again while the numbers stand still. */
 const ESTIMATE_REFRESH_MS = 15_000;
 
-function preflight(python: string, cwd: string | undefined): Promise<PreflightResult> {
-  return new Promise((resolve) => {
-    execFile(
-      python,
-      ['-c', 'import kb_lsp.__main__'],
-      { cwd, timeout: 60_000, env: process.env },
-      (error, _stdout, stderr) => {
-        resolve({
-          error: error ? { code: (error as NodeJS.ErrnoException).code ?? error.code, message: error.message } : undefined,
-          stderr: String(stderr ?? ''),
-        });
-      },
-    );
-  });
-}
-
-export async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
-  const ext = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
-  if (!ext) {
-    return undefined;
-  }
-  return ext.isActive ? ext.exports : await ext.activate();
-}
-
-/** The `kb` settings as VS Code applies them to the (first) workspace folder: its scope,
- * trust and remote rules included. A snapshot: read it again after a change. */
-export function readSettings(context: vscode.ExtensionContext): SettingsReader {
-  const { keys, restricted, machineScoped } = contributedSettings(context.extension.packageJSON as Manifest);
-  const config = vscode.workspace.getConfiguration('kb', vscode.workspace.workspaceFolders?.[0]?.uri);
-  return {
-    keys,
-    restricted,
-    machineScoped,
-    trusted: vscode.workspace.isTrusted,
-    get: (key) => config.get(key),
-    inspect: (key) => config.inspect(key),
-  };
-}
-
 export class KbServer implements KbBackend, vscode.Disposable {
   private client: KbLanguageClient | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   private readonly askEvents = new vscode.EventEmitter<AskEvent>();
   private starting: Promise<void> | undefined;
   private generation = 0;
-  private toldRestricted = false;
-  private readonly toldRemote = new Set<string>();
+  private readonly notices: SettingsNotices;
   private readonly memory = new SettingsMemory();
   /** The settings as the running server gets them (set while one runs). */
   private currentSettings: (() => Record<string, unknown>) | undefined;
@@ -138,13 +47,16 @@ export class KbServer implements KbBackend, vscode.Disposable {
   private readonly estimator = new RateEstimator();
   private refreshEstimate: ReturnType<typeof setInterval> | undefined;
   private readonly answered = new AnsweredModel();
+  private readonly failureNotice = new FailureNotice();
   readonly onDidChange = this.changed.event;
   readonly onAskEvent = this.askEvents.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly output: vscode.OutputChannel,
-  ) {}
+  ) {
+    this.notices = new SettingsNotices(output);
+  }
 
   private setState(state: ServerState, failure?: ServerFailure): void {
     this.state = state;
@@ -154,6 +66,9 @@ export class KbServer implements KbBackend, vscode.Disposable {
       this.status = state === 'failed' ? undefined : this.status;
     }
     void vscode.commands.executeCommand('setContext', 'kb.serverRunning', state === 'running');
+    if (state === 'running') {
+      this.failureNotice.close(); // what it said is no longer so
+    }
     this.changed.fire();
   }
 
@@ -255,63 +170,52 @@ export class KbServer implements KbBackend, vscode.Disposable {
     this.setState('starting');
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settings = this.readSettings();
-    void this.tellRestricted(settings);
+    void this.notices.tellRestricted(settings);
+    const python = await this.launchable(settings, folder);
+    if (!python) {
+      return;
+    }
+    const storage = (this.context.storageUri ?? this.context.globalStorageUri).fsPath;
+    const current = () => serverSettings(this.readSettings(), storage);
+    this.currentSettings = current;
+    const options = clientOptions({
+      output: this.output,
+      settings,
+      storage,
+      current,
+      initializationFailed: (error) => {
+        const facts = ['The server failed to initialize.', sentence(errorMessage(error))];
+        this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
+        this.notifyFailure(`kb-lsp: ${this.fail(facts).facts.join(' ')}`);
+      },
+    });
+    const client = new KbLanguageClient('kb-lsp', 'Knowledge Base', serverOptions(python, folder), options);
+    this.listen(client, generation);
+    this.client = client;
+    await this.run(client, generation);
+  }
+
+  /** The interpreter to start the server with, or undefined (said) when it cannot. */
+  private async launchable(settings: SettingsReader, folder: vscode.WorkspaceFolder | undefined): Promise<string | undefined> {
     const python = await choosePython(settings.get('server.python'), pythonExtensionApi, folder?.uri);
     this.python = python;
     this.output.appendLine(`kb-lsp: starting the server with ${python.command} -m kb_lsp (interpreter from ${python.source})`);
     const check = await preflight(python.command, folder?.uri.fsPath);
     const problem = diagnoseLaunch(python, check, vscode.env.remoteName !== undefined);
-    if (problem) {
-      this.output.appendLine(problem.message);
-      if (check.stderr.trim()) {
-        this.output.appendLine(check.stderr.trim());
-      }
-      this.fail(problem.facts, problem.problem, problem.install);
-      void this.notifyFailure(problem.message);
-      return;
+    if (!problem) {
+      return python.command;
     }
-    const storage = (this.context.storageUri ?? this.context.globalStorageUri).fsPath;
-    const serverOptions: ServerOptions = {
-      command: python.command,
-      args: ['-m', 'kb_lsp'],
-      transport: TransportKind.stdio,
-      options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
-    };
-    // The server pulls section `kb` (workspace/configuration) and is pushed every change
-    // (workspace/didChangeConfiguration, `configurationChanged`); both carry the settings as
-    // `serverSettings` makes them — only what the user set, and the storage folder — and the
-    // server applies them live. Only the interpreter restarts it.
-    const current = () => serverSettings(this.readSettings(), storage);
-    this.currentSettings = current;
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { scheme: 'file', language: 'markdown' },
-        { scheme: 'untitled', language: 'markdown' },
-      ],
-      outputChannel: this.output,
-      initializationOptions: initializationOptions(settings, storage),
-      middleware: {
-        workspace: {
-          configuration: async (params, token, next) => {
-            const answers = await next(params, token);
-            if (!Array.isArray(answers)) {
-              return answers;
-            }
-            return params.items.map((item, i): unknown => (item.section === 'kb' ? current() : answers[i]));
-          },
-        },
-      },
-      synchronize: {
-        fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{md,markdown}'),
-      },
-      initializationFailedHandler: (error) => {
-        const facts = ['The server failed to initialize.', sentence(errorMessage(error))];
-        this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
-        void this.notifyFailure(`kb-lsp: ${this.fail(facts).facts.join(' ')}`);
-        return false;
-      },
-    };
-    const client = new KbLanguageClient('kb-lsp', 'Knowledge Base', serverOptions, clientOptions);
+    this.output.appendLine(problem.message);
+    if (check.stderr.trim()) {
+      this.output.appendLine(check.stderr.trim());
+    }
+    this.fail(problem.facts, problem.problem, problem.install);
+    this.notifyFailure(problem.message);
+    return undefined;
+  }
+
+  /** The server's notifications, and its process going away. */
+  private listen(client: KbLanguageClient, generation: number): void {
     client.registerFeature(NO_WINDOW_PROGRESS);
     client.onNotification(Notifications.indexChanged, (status: IndexStatus) => this.updateStatus(status));
     client.onNotification(Notifications.askEvent, (event: AskEvent) => this.askEvents.fire(event));
@@ -334,7 +238,10 @@ export class KbServer implements KbBackend, vscode.Disposable {
         this.setState('running');
       }
     });
-    this.client = client;
+  }
+
+  /** Start the client; running, the first status. */
+  private async run(client: KbLanguageClient, generation: number): Promise<void> {
     try {
       await client.start();
     } catch (err) {
@@ -344,7 +251,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       const facts = ['The server did not start.', sentence(errorMessage(err))];
       this.output.appendLine(`kb-lsp: ${facts.join(' ')}`);
       this.fail(facts);
-      void this.notifyFailure(`kb-lsp: ${facts.join(' ')}`);
+      this.notifyFailure(`kb-lsp: ${facts.join(' ')}`);
       return;
     }
     if (generation !== this.generation) {
@@ -368,7 +275,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
         this.memory.kept.has(key) ||
         remoteIgnoredUserValue(raw.inspect(key), vscode.env.remoteName, raw.trusted || !raw.restricted.includes(key)) !== undefined,
     );
-    this.tellRemoteSettings(ignored);
+    this.notices.tellRemoteSettings(ignored);
     return settings;
   }
 
@@ -426,67 +333,8 @@ export class KbServer implements KbBackend, vscode.Disposable {
     }
   }
 
-  private tellRemoteSettings(keys: readonly string[]): void {
-    const untold = keys.filter((key) => !this.toldRemote.has(key));
-    if (untold.length === 0) {
-      return;
-    }
-    untold.forEach((key) => this.toldRemote.add(key));
-    const message = remoteSettingsMessage(keys);
-    this.output.appendLine(message);
-    void vscode.window.showWarningMessage(message, 'Open Remote Settings').then((choice) => {
-      if (choice) {
-        void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
-      }
-    });
-  }
-
-  /** In an untrusted workspace VS Code ignores the workspace's values of the restricted
-   * settings (package.json `capabilities.untrustedWorkspaces`); say so, and why: in the log
-   * always, in a message (once) when a workspace settings file sets one of them. */
-  private async tellRestricted(settings: SettingsReader): Promise<void> {
-    if (settings.trusted) {
-      return;
-    }
-    const restricted = settings.restricted.map((key) => `kb.${key}`);
-    this.output.appendLine(
-      `kb-lsp: Restricted Mode: this workspace is not trusted, so only your user settings apply to ${restricted.join(', ')}.`,
-    );
-    const files = (vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, '.vscode', 'settings.json'));
-    if (vscode.workspace.workspaceFile?.scheme === 'file') {
-      files.push(vscode.workspace.workspaceFile);
-    }
-    const set = new Set<string>();
-    for (const file of files) {
-      try {
-        const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
-        restrictedKeysIn(text, settings.restricted).forEach((key) => set.add(`kb.${key}`));
-      } catch {
-        // no settings file there
-      }
-    }
-    if (set.size === 0 || this.toldRestricted) {
-      return;
-    }
-    this.toldRestricted = true;
-    const ignored = [...set].join(', ');
-    this.output.appendLine(`kb-lsp: the workspace sets ${ignored}: ignored until it is trusted.`);
-    const choice = await vscode.window.showWarningMessage(
-      `kb-lsp: this workspace is not trusted, so its ${ignored} settings are ignored and your user settings are used. Trust the workspace to use them.`,
-      'Manage Workspace Trust',
-    );
-    if (choice) {
-      await vscode.commands.executeCommand('workbench.trust.manage');
-    }
-  }
-
-  private async notifyFailure(message: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
-    if (choice === 'Show Log') {
-      this.showLog();
-    } else if (choice === 'Open Settings') {
-      await openServerSettings();
-    }
+  private notifyFailure(message: string): void {
+    this.failureNotice.show(message);
   }
 
   async dispose(): Promise<void> {
@@ -495,13 +343,8 @@ export class KbServer implements KbBackend, vscode.Disposable {
       this.refreshEstimate = undefined;
     }
     await this.stop();
+    this.failureNotice.close();
     this.changed.dispose();
     this.askEvents.dispose();
   }
-}
-
-/** `text` as one sentence: a full stop at the end. */
-function sentence(text: string): string {
-  const trimmed = text.trim();
-  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }

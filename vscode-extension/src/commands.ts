@@ -1,7 +1,7 @@
 /** The command-palette commands, all under the "KB" category. */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { indexLabel, relativeTo, statusView } from './format';
+import { indexLabel, relativeTo, stateFlags, statusView } from './format';
 import { openResult, openServerSettings } from './open';
 import type { KbPanel } from './panel';
 import { CONTAINER_ID } from './panel';
@@ -27,6 +27,7 @@ export const Commands = {
   related: 'kb.related',
   chooseModel: 'kb.chooseModel',
   openServerSettings: 'kb.openServerSettings',
+  stopAnswer: 'kb.stopAnswer',
 } as const;
 
 /** The workspace-relative path of a file (the argument, else the active editor's). */
@@ -49,6 +50,9 @@ async function reportError(err: unknown): Promise<void> {
 
 /** The first line of `KB: Show Status`: the state in a few words. */
 export function statusTitle(status: IndexStatus): string {
+  if (status.state === 'indexing') {
+    return `KB: ${indexLabel({ ...status, paused: false })}${status.paused ? ' · paused' : ''}${stateFlags(status)}`;
+  }
   return statusView(status).text.replace(/\$\([^)]*\)\s*/g, '');
 }
 
@@ -70,17 +74,20 @@ export function statusDetail(status: IndexStatus): string {
   return lines.join('\n');
 }
 
-export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
-  const register = (id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
-    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        await reportError(err);
-        return undefined;
-      }
-    });
+/** `fn` as command `id`: an error it throws becomes an error message, not a rejection. */
+function register(id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable {
+  return vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      await reportError(err);
+      return undefined;
+    }
+  });
+}
 
+/** Search and the numbered list. */
+function searchCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
   return [
     register(Commands.search, (query?: unknown) => {
       const selection = vscode.window.activeTextEditor?.selection;
@@ -112,7 +119,12 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
         await panel.refreshSearch();
       }
     }),
+  ];
+}
 
+/** Questions and summaries, answered in the panel. */
+function askCommands(_backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
     register(Commands.ask, async (arg?: unknown) => {
       const question =
         typeof arg === 'string'
@@ -159,13 +171,16 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
         panel.showSummary(file.path, response.answer.split(/\n\s*\n(?=Sources: )/)[0] ?? '', false, true);
       }
     }),
+  ];
+}
 
+/** The index: reindex, status. */
+function indexCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
+    // No progress of its own: the status bar item, the notification and the panel say
+    // how the reindex goes (a second status bar item said "Reindexing" beside it).
     register(Commands.reindex, async () => {
-      const status = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Window, title: 'KB: Reindexing' },
-        () => backend.request(Methods.reindex, { full: true }),
-      );
-      backend.updateStatus(status);
+      backend.updateStatus(await backend.request(Methods.reindex, { full: true }));
     }),
 
     register(Commands.showStatus, async () => {
@@ -186,7 +201,12 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
         backend.showLog();
       }
     }),
+  ];
+}
 
+/** The panel, the model, the server. */
+function panelCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
     register(Commands.related, async () => {
       await vscode.commands.executeCommand(`workbench.view.extension.${CONTAINER_ID}`);
       await panel.reveal();
@@ -206,5 +226,17 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
     register(Commands.showLog, () => Promise.resolve(backend.showLog())),
 
     register(Commands.restartServer, async () => backend.restart()),
+
+    // Stops the running answer from anywhere (Escape in the Ask box no longer does).
+    register(Commands.stopAnswer, () => Promise.resolve(panel.stopAsk())),
+  ];
+}
+
+export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] {
+  return [
+    ...searchCommands(backend, panel),
+    ...askCommands(backend, panel),
+    ...indexCommands(backend, panel),
+    ...panelCommands(backend, panel),
   ];
 }

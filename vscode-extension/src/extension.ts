@@ -3,7 +3,8 @@ import * as vscode from 'vscode';
 import { KbServer, pythonExtensionApi, readSettings } from './client';
 import { registerCommands } from './commands';
 import { registerCopyCommand, registerMcpServer, useSettingsReader, type McpRegistration } from './mcp';
-import { KbPanel, VIEW_ID } from './panel';
+import { ChatHistory } from './chatHistory';
+import { defaultPanelDeps, KbPanel, VIEW_ID } from './panel';
 import { IndexProgressNotification } from './indexProgress';
 import { KbStatusBar } from './statusBar';
 import { Debouncer } from './util';
@@ -19,7 +20,8 @@ let server: KbServer | undefined;
 export function activate(context: vscode.ExtensionContext): KbExtensionApi {
   const output = vscode.window.createOutputChannel('Knowledge Base');
   server = new KbServer(context, output);
-  const panel = new KbPanel(context.extensionUri, server);
+  // Conversations are kept per workspace, across window reloads.
+  const panel = new KbPanel(context.extensionUri, server, defaultPanelDeps(new ChatHistory(context.workspaceState)));
   const restart = new Debouncer(1000, () => void server?.restart());
   useSettingsReader(readSettings);
   const mcp = registerMcpServer(context, pythonExtensionApi, output);

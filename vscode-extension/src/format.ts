@@ -73,14 +73,16 @@ export function statusView(status: IndexStatus | undefined, secondsLeft?: number
     lines.push(status.message);
   }
   const tooltip = lines.join('\n');
-  const flags = `${status.readOnly ? ' · read-only' : ''}${status.llm.reachable === false ? ' · no model' : ''}`;
+  const flags = stateFlags(status);
   const pausedFlag = status.paused && status.state !== 'indexing' ? ' · indexing paused' : '';
   if (status.state === 'indexing') {
+    // The status bar is shared: the phase and its count only; the whole label (and the
+    // time left, the flags) is the tooltip's, the notification's and the panel's.
     const icon = status.paused ? '$(debug-pause)' : '$(sync~spin)';
     const label = indexLabel(status, secondsLeft);
     return {
-      text: `${icon} KB: ${label}${flags}`,
-      tooltip: `Indexing: ${label}\n${tooltip}`,
+      text: `${icon} KB: ${shortIndexLabel(status)}`,
+      tooltip: `Indexing: ${label}${flags.replace(/ · /g, '\n')}\n${tooltip}`,
       kind: 'indexing',
     };
   }
@@ -92,6 +94,11 @@ export function statusView(status: IndexStatus | undefined, secondsLeft?: number
     tooltip,
     kind: status.readOnly ? 'readOnly' : 'ready',
   };
+}
+
+/** ` · read-only · no model`: what the state line says after the state. */
+export function stateFlags(status: IndexStatus): string {
+  return `${status.readOnly ? ' · read-only' : ''}${status.llm.reachable === false ? ' · no model' : ''}`;
 }
 
 /** Thousands with a separator: `3,038`. */
@@ -140,6 +147,14 @@ export function indexLabel(status: IndexStatus, secondsLeft?: number): string {
     return `${label} · paused`;
   }
   return secondsLeft !== undefined && p && p.phase !== 'scanning' ? `${label} · ${timeLeft(secondsLeft)}` : label;
+}
+
+/** `indexLabel` in the few words a status bar has room for: the phase and its count,
+ * as the label says them (`embedding 256/3,038 passages`, `Reading 38/155 files`). */
+export function shortIndexLabel(status: IndexStatus): string {
+  const label = indexLabel({ ...status, paused: false });
+  const short = label.replace(/^(Keyword )?[Ss]earch ready · /, '');
+  return status.paused ? `${short} · paused` : short;
 }
 
 /**
@@ -231,6 +246,19 @@ export function passageText(text: string, range: Range, maxLines = 40, maxChars 
     out = out.slice(0, maxChars);
   }
   return cut ? `${out}…` : out;
+}
+
+/**
+ * A passage as Markdown a hover card renders: without the attribute lists that documentation
+ * generators put after headings and blocks (`## Add types { #add-types }`, `{: .note }`),
+ * which are no Markdown and showed as text.
+ */
+export function readablePassage(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*\{:[^}]*\}\s*$/.test(line))
+    .map((line) => line.replace(/\s*\{:?\s*(?:[#.][\w-]+|[\w-]+=(?:"[^"]*"|\S+))(?:\s+(?:[#.][\w-]+|[\w-]+=(?:"[^"]*"|\S+)))*\s*\}\s*$/, ''))
+    .join('\n');
 }
 
 /** Workspace-relative path of `fsPath` under one of `roots`, with `/`; undefined if outside. */

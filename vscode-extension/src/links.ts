@@ -11,16 +11,18 @@ export interface Folder {
   path: string;
 }
 
+/** `line`: 0-based; `last`: the last line of a span the link names (`#L12-L18`, the
+ * citations' `path:12-18`), 0-based, inclusive; none for one line. */
 export type LinkTarget =
-  | { kind: 'workspace'; path: string; folder: Folder; line: number }
-  | { kind: 'outside'; path: string; line: number }
+  | { kind: 'workspace'; path: string; folder: Folder; line: number; last?: number }
+  | { kind: 'outside'; path: string; line: number; last?: number }
   | { kind: 'web'; href: string }
   | { kind: 'invalid'; href: string };
 
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 // `#L12`, `#L12-L18`, `#L12-18` (GitHub style), and the agent's `path:12-18` citations.
-const LINE_ANCHOR = /#L(\d+)(?:-L?\d+)?$/;
-const LINE_SUFFIX = /:(\d+)(?:-\d+)?$/;
+const LINE_ANCHOR = /#L(\d+)(?:-L?(\d+))?$/;
+const LINE_SUFFIX = /:(\d+)(?:[-–](\d+))?$/;
 
 /** `a/./b/../c` → `a/c`; a leading `..` that climbs above the start is kept. */
 export function normalize(path: string): string {
@@ -48,11 +50,12 @@ function inside(path: string, folder: string): boolean {
   return path === root || path.startsWith(`${root}/`);
 }
 
-function splitLine(target: string): { path: string; line: number } {
+function splitLine(target: string): { path: string; line: number; last?: number } {
   const anchor = LINE_ANCHOR.exec(target) ?? LINE_SUFFIX.exec(target);
   const path = anchor ? target.slice(0, anchor.index) : target.replace(/#.*$/, '');
   const line = anchor?.[1] ? Math.max(0, Number(anchor[1]) - 1) : 0;
-  return { path, line };
+  const last = anchor?.[2] ? Math.max(line, Number(anchor[2]) - 1) : undefined;
+  return last === undefined ? { path, line } : { path, line, last };
 }
 
 /**
@@ -76,7 +79,7 @@ export function resolveLink(href: string, folders: readonly Folder[]): LinkTarge
   } catch {
     return { kind: 'invalid', href };
   }
-  const { path: linked, line } = splitLine(raw.replace(/\\/g, '/'));
+  const { path: linked, ...lines } = splitLine(raw.replace(/\\/g, '/'));
   if (!linked) {
     return { kind: 'invalid', href };
   }
@@ -84,15 +87,15 @@ export function resolveLink(href: string, folders: readonly Folder[]): LinkTarge
   if (absolute) {
     const path = normalize(linked);
     const folder = folders.find((f) => inside(path, normalize(f.path)));
-    return folder ? { kind: 'workspace', path, folder, line } : { kind: 'outside', path, line };
+    return folder ? { kind: 'workspace', path, folder, ...lines } : { kind: 'outside', path, ...lines };
   }
   const [first, ...rest] = normalize(linked).split('/');
   const named = folders.length > 1 ? folders.find((f) => f.name === first) : undefined;
   const folder = named ?? folders[0];
   if (!folder) {
-    return { kind: 'outside', path: linked, line };
+    return { kind: 'outside', path: linked, ...lines };
   }
   const relative = named ? rest.join('/') : [first, ...rest].join('/');
   const path = normalize(`${normalize(folder.path)}/${relative}`);
-  return inside(path, normalize(folder.path)) ? { kind: 'workspace', path, folder, line } : { kind: 'outside', path, line };
+  return inside(path, normalize(folder.path)) ? { kind: 'workspace', path, folder, ...lines } : { kind: 'outside', path, ...lines };
 }

@@ -1,6 +1,8 @@
 /** Messages between the extension and the panel webview. Shared by both sides. */
 import type { ServerFailure } from './backend';
-import type { AskEvent, AskResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
+import type { ChatSummary, StoredChat } from './chatHistory';
+import type { EditorContext } from './editorContext';
+import type { AskEvent, AskResponse, ChatTurn, ExamplesResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
 
 export type PanelTab = 'search' | 'related' | 'ask';
 
@@ -41,14 +43,23 @@ export type ToWebview =
   | { type: 'stale'; path: string; message: string }
   | { type: 'showTab'; tab: PanelTab }
   /** A result's passage as the file has it now (`text` null: unreadable), for the hover. */
-  | { type: 'passage'; key: string; text: string | null };
+  | { type: 'passage'; key: string; text: string | null }
+  /** The conversations kept for this workspace, the most recent first. */
+  | { type: 'chats'; chats: ChatSummary[] }
+  /** A kept conversation, reopened (null: it was deleted meanwhile). */
+  | { type: 'chat'; chat: StoredChat | null }
+  /** What the welcome offers to try, made from the open index (null: none to offer). */
+  | { type: 'examples'; examples: ExamplesResponse | null }
+  /** What the Ask box may attach: the last editor's file and selection (null: none). */
+  | { type: 'editorContext'; context: EditorContext | null };
 
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'search'; query: string }
   | { type: 'open'; uri: string; range: Range; path?: string; list?: 'search' | 'related' }
   | { type: 'openLink'; href: string }
-  | { type: 'ask'; question: string; file?: string | null; conversationId?: string | null }
+  /** `history`: the conversation so far (a reopened one goes on after a reload). */
+  | { type: 'ask'; question: string; file?: string | null; conversationId?: string | null; history?: ChatTurn[] }
   | { type: 'cancelAsk' }
   | { type: 'indexControl'; action: IndexAction }
   | { type: 'related' }
@@ -56,7 +67,18 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   | { type: 'openSettings'; query: string }
   | { type: 'passage'; key: string; uri: string; range: Range }
-  | { type: 'command'; command: PanelCommand };
+  | { type: 'command'; command: PanelCommand }
+  /** Keep a conversation (after each answer); one without a question is dropped. */
+  | { type: 'saveChat'; id: string; title: string; transcript: unknown[]; file?: string | null }
+  | { type: 'listChats' }
+  | { type: 'openChat'; id: string }
+  | { type: 'deleteChat'; id: string }
+  /** Put a code block of an answer at the last editor's cursor. */
+  | { type: 'insert'; text: string }
+  /** What the Ask box may attach, now. */
+  | { type: 'editorContext' }
+  /** What the welcome may offer to try (the extension answers `examples`). */
+  | { type: 'examples' };
 
 export function isFromWebview(value: unknown): value is FromWebview {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

@@ -5,9 +5,12 @@
  * models it has (`GET /v1/models`, Ollama's `GET /api/tags` — the user's own server, from
  * the extension host, with a short timeout), and the choice is written to
  * `kb.llm.provider`, `kb.llm.baseUrl` and `kb.llm.model`, which the running server applies
- * at once.
+ * at once. The server already configured comes first ("another model on this server"),
+ * and its preset's address box holds the configured address, not the preset's usual one;
+ * each model says whether it calls tools, its size and its context (`modelInfo.ts`).
  */
 import * as vscode from 'vscode';
+import { describe, describeModels, type JsonFetch, type ModelInfo } from './modelInfo';
 import type { LlmProvider } from './protocol';
 import { errorMessage } from './util';
 
@@ -47,7 +50,10 @@ export const PRESETS: readonly ModelPreset[] = [
 /** How long the model server has to answer the list of its models. */
 export const LIST_TIMEOUT_MS = 4000;
 
-export type Fetch = (url: string, init: { signal: AbortSignal; headers?: Record<string, string> }) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
+export type Fetch = (
+  url: string,
+  init: { signal: AbortSignal; headers?: Record<string, string>; method?: string; body?: string },
+) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
 
 /** Is `value` an http(s) URL? An error text for the input box otherwise. */
 export function checkBaseUrl(value: string): string | undefined {
@@ -82,23 +88,34 @@ export function modelNames(provider: LlmProvider, body: unknown): string[] {
   return [...new Set(names)];
 }
 
-/** The models the server at `baseUrl` reports, or why it could not be asked. */
+export type Listed = { models: string[]; info: ModelInfo[] } | { error: string };
+
+/** The models the server at `baseUrl` reports, with what it says of each, or why it
+ * could not be asked. */
 export async function listModels(
   provider: LlmProvider,
   baseUrl: string,
   fetcher: Fetch = fetch,
   timeoutMs = LIST_TIMEOUT_MS,
   apiKey?: string,
-): Promise<{ models: string[] } | { error: string }> {
+): Promise<Listed> {
   const url = modelsUrl(provider, baseUrl);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const headers = apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined;
   try {
-    const response = await fetcher(url, { signal: abort.signal, headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined });
+    const response = await fetcher(url, { signal: abort.signal, headers });
     if (!response.ok) {
       return { error: `${url} answered HTTP ${response.status}.` };
     }
-    return { models: modelNames(provider, await response.json()) };
+    const listing = await response.json();
+    const get: JsonFetch = async (where, init) => {
+      const answer = await fetcher(where, { signal: abort.signal, headers, ...init });
+      return answer.ok ? answer.json() : {};
+    };
+    const names = modelNames(provider, listing);
+    const info = await describeModels(provider, baseUrl, listing, get);
+    return { models: names, info: names.map((name) => info.find((i) => i.name === name) ?? { name }) };
   } catch (err) {
     if (abort.signal.aborted) {
       return { error: `${url} did not answer within ${Math.round(timeoutMs / 1000)} s.` };
@@ -128,64 +145,82 @@ export async function saveChoice(choice: ModelChoice): Promise<void> {
   }
 }
 
+/** The server the settings name now (their defaults included: Ollama on this machine):
+ * its provider, address and model (undefined: the server's first). */
+export function configuredChoice(get: (key: string) => unknown): ModelChoice {
+  const text = (key: string): string => (typeof get(key) === 'string' ? (get(key) as string).trim() : '');
+  const provider: LlmProvider = text('llm.provider') === 'openai' ? 'openai' : 'ollama';
+  const address = text('llm.baseUrl') || (provider === 'ollama' ? text('ollama.host') : '');
+  const model = text('llm.model') || (provider === 'ollama' ? text('ollama.model') : '');
+  return { provider, baseUrl: (address || presetFor(provider, '').baseUrl).replace(/\/+$/, ''), model: model || undefined };
+}
+
+/** The preset a configured server is: its provider, and for an OpenAI-compatible one the
+ * preset listening on the same port; else "another server". */
+export function presetFor(provider: LlmProvider, baseUrl: string): ModelPreset {
+  if (provider === 'ollama') {
+    return PRESETS[0];
+  }
+  const port = (url: string): string => {
+    try {
+      return new URL(url).port;
+    } catch {
+      return '';
+    }
+  };
+  const openai = PRESETS.filter((preset) => preset.provider === 'openai');
+  return openai.find((preset) => preset.baseUrl && port(preset.baseUrl) === port(baseUrl)) ?? openai[openai.length - 1];
+}
+
 interface PresetItem extends vscode.QuickPickItem {
   preset: ModelPreset;
+  /** The configured address: straight to its models. */
+  current?: string;
+}
+
+/** The first pick: the configured server first, then every preset (the configured one's
+ * address shown as it is set). */
+export function presetItems(current: ModelChoice | undefined): PresetItem[] {
+  const mine = current ? presetFor(current.provider, current.baseUrl) : undefined;
+  const items: PresetItem[] = PRESETS.map((preset) => ({
+    label: preset.label,
+    description: preset === mine && current ? `${current.baseUrl} (configured)` : preset.baseUrl,
+    detail: preset.detail,
+    preset,
+  }));
+  if (current && mine) {
+    items.unshift({
+      label: `$(check) Another model at ${current.baseUrl}`,
+      description: current.model ? `now: ${current.model}` : '',
+      detail: `${mine.label.replace(/…$/, '')}, as configured`,
+      preset: mine,
+      current: current.baseUrl,
+    });
+  }
+  return items;
 }
 
 /** The whole flow; resolves to what was saved, or undefined when the user gave up. */
 export async function chooseModel(fetcher?: Fetch): Promise<ModelChoice | undefined> {
-  const picked = await vscode.window.showQuickPick<PresetItem>(
-    PRESETS.map((preset) => ({ label: preset.label, description: preset.baseUrl, detail: preset.detail, preset })),
-    { title: 'KB: Choose a Model — which server runs it?', placeHolder: 'The local server that runs your model', ignoreFocusOut: true },
-  );
+  const config = vscode.workspace.getConfiguration('kb');
+  const current = configuredChoice((key) => config.get(key));
+  const picked = await vscode.window.showQuickPick<PresetItem>(presetItems(current), {
+    title: 'KB: Choose a Model — which server runs it?',
+    placeHolder: 'The local server that runs your model',
+    ignoreFocusOut: true,
+  });
   if (!picked) {
     return undefined;
   }
   const preset = picked.preset;
-  const entered = await vscode.window.showInputBox({
-    title: `KB: Choose a Model — where does ${preset.label.replace(/…$/, '')} run?`,
-    prompt: preset.provider === 'ollama' ? 'Ollama’s address' : 'The server’s address, ending in /v1',
-    value: preset.baseUrl,
-    placeHolder: 'http://127.0.0.1:8080/v1',
-    ignoreFocusOut: true,
-    validateInput: (value) => checkBaseUrl(value),
-  });
-  if (!entered) {
+  const mine = current && presetFor(current.provider, current.baseUrl) === preset ? current.baseUrl : undefined;
+  const baseUrl = picked.current ?? (await askAddress(preset, mine ?? preset.baseUrl));
+  if (!baseUrl) {
     return undefined;
   }
-  const baseUrl = entered.trim().replace(/\/+$/, '');
-  const apiKeyEnv = vscode.workspace.getConfiguration('kb').get<string>('llm.apiKeyEnv');
-  const apiKey = preset.provider === 'openai' && apiKeyEnv ? process.env[apiKeyEnv] : undefined;
-  const listed = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `KB: asking ${baseUrl} for its models…` },
-    () => listModels(preset.provider, baseUrl, fetcher, LIST_TIMEOUT_MS, apiKey),
-  );
-  let model: string | undefined;
-  if ('error' in listed || listed.models.length === 0) {
-    const why = 'error' in listed ? listed.error : `${baseUrl} lists no models.`;
-    const choice = await vscode.window.showWarningMessage(
-      `KB: ${why} Start it (${preset.start}), then choose again — or save the address and a model name now.`,
-      'Save With a Model Name…',
-      'Save the Address',
-    );
-    if (choice === 'Save With a Model Name…') {
-      model = await vscode.window.showInputBox({ title: 'KB: Choose a Model — the model’s name', ignoreFocusOut: true });
-      if (model === undefined) {
-        return undefined;
-      }
-      model = model.trim() || undefined;
-    } else if (choice !== 'Save the Address') {
-      return undefined;
-    }
-  } else {
-    const chosen = await vscode.window.showQuickPick(
-      listed.models.map((name) => ({ label: name })),
-      { title: `KB: Choose a Model — the models at ${baseUrl}`, placeHolder: 'The model that answers questions', ignoreFocusOut: true },
-    );
-    if (!chosen) {
-      return undefined;
-    }
-    model = chosen.label;
+  const model = await pickModel(preset, baseUrl, current?.model, fetcher);
+  if (model === null) {
+    return undefined;
   }
   const saved: ModelChoice = { provider: preset.provider, baseUrl, model };
   await saveChoice(saved);
@@ -193,4 +228,53 @@ export async function chooseModel(fetcher?: Fetch): Promise<ModelChoice | undefi
     `KB: questions now go to ${model ?? 'the first model it lists'} at ${baseUrl} (${preset.label.replace(/…$/, '')}).`,
   );
   return saved;
+}
+
+async function askAddress(preset: ModelPreset, value: string): Promise<string | undefined> {
+  const entered = await vscode.window.showInputBox({
+    title: `KB: Choose a Model — where does ${preset.label.replace(/…$/, '')} run?`,
+    prompt: preset.provider === 'ollama' ? 'Ollama’s address' : 'The server’s address, ending in /v1',
+    value,
+    placeHolder: 'http://127.0.0.1:8080/v1',
+    ignoreFocusOut: true,
+    validateInput: (text) => checkBaseUrl(text),
+  });
+  return entered ? entered.trim().replace(/\/+$/, '') : undefined;
+}
+
+/** The model at `baseUrl` the user picks (undefined: the server's first; null: gave up). */
+async function pickModel(preset: ModelPreset, baseUrl: string, now: string | undefined, fetcher?: Fetch): Promise<string | undefined | null> {
+  const apiKeyEnv = vscode.workspace.getConfiguration('kb').get<string>('llm.apiKeyEnv');
+  const apiKey = preset.provider === 'openai' && apiKeyEnv ? process.env[apiKeyEnv] : undefined;
+  const listed = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `KB: asking ${baseUrl} for its models…` },
+    () => listModels(preset.provider, baseUrl, fetcher, LIST_TIMEOUT_MS, apiKey),
+  );
+  if ('error' in listed || listed.models.length === 0) {
+    return modelWithoutList(preset, 'error' in listed ? listed.error : `${baseUrl} lists no models.`);
+  }
+  const chosen = await vscode.window.showQuickPick(
+    listed.info.map((info) => {
+      const { description, detail } = describe(info);
+      return { label: info.name, description: info.name === now ? `current · ${description}` : description, detail };
+    }),
+    { title: `KB: Choose a Model — the models at ${baseUrl}`, placeHolder: 'The model that answers questions', ignoreFocusOut: true },
+  );
+  return chosen ? chosen.label : null;
+}
+
+async function modelWithoutList(preset: ModelPreset, why: string): Promise<string | undefined | null> {
+  const choice = await vscode.window.showWarningMessage(
+    `KB: ${why} Start it (${preset.start}), then choose again — or save the address and a model name now.`,
+    'Save With a Model Name…',
+    'Save the Address',
+  );
+  if (choice === 'Save the Address') {
+    return undefined;
+  }
+  if (choice !== 'Save With a Model Name…') {
+    return null;
+  }
+  const model = await vscode.window.showInputBox({ title: 'KB: Choose a Model — the model’s name', ignoreFocusOut: true });
+  return model === undefined ? null : model.trim() || undefined;
 }

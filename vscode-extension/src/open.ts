@@ -75,8 +75,11 @@ export interface LinkDeps {
   confirm: (message: string, detail: string) => Thenable<boolean>;
 }
 
-function lineRange(line: number): Range {
-  return { start: { line, character: 0 }, end: { line, character: 0 } };
+/** The lines a link names, selected whole (as a result's passage is); the cursor only,
+ * for one line. */
+function lineRange(target: { line: number; last?: number }): Range {
+  const end = target.last === undefined ? target.line : target.last + 1;
+  return { start: { line: target.line, character: 0 }, end: { line: end, character: 0 } };
 }
 
 export const defaultLinkDeps: LinkDeps = {
@@ -95,12 +98,12 @@ export async function openLink(href: string, deps: LinkDeps = defaultLinkDeps): 
         void vscode.window.showWarningMessage(`KB: ${href} does not exist in the workspace.`);
         return;
       }
-      await deps.open(uri.toString(), lineRange(target.line));
+      await deps.open(uri.toString(), lineRange(target));
       return;
     }
     case 'outside':
       if (await deps.confirm(`Open a file outside the workspace?`, `The link points to ${target.path}, which is not in this workspace.`)) {
-        await deps.open(vscode.Uri.file(target.path).toString(), lineRange(target.line));
+        await deps.open(vscode.Uri.file(target.path).toString(), lineRange(target));
       }
       return;
     case 'web':

@@ -1,6 +1,7 @@
 /**
  * Requests of the wire contract that a server may not offer yet (an older kb-lsp, or a
- * build where the feature is off): `kb/related`, `kb/schema`, `kb/indexControl`. Each
+ * build where the feature is off): `kb/related`, `kb/schema`, `kb/indexControl`,
+ * `kb/stopAsk`, `kb/examples`. Each
  * answers `undefined` when the server says the method does not exist, so the UI can say
  * "not available" instead of failing.
  */
@@ -15,6 +16,10 @@ import {
   type RelatedResponse,
   type SchemaParams,
   type SchemaResponse,
+  type ExamplesParams,
+  type ExamplesResponse,
+  type StopAskParams,
+  type StopAskResponse,
 } from './protocol';
 import { errorCode } from './util';
 
@@ -22,12 +27,16 @@ export const OptionalMethods = {
   related: Methods.related,
   schema: Methods.schema,
   indexControl: Methods.indexControl,
+  stopAsk: Methods.stopAsk,
+  examples: Methods.examples,
 } as const;
 
 interface OptionalTypes {
   'kb/related': [RelatedParams, RelatedResponse];
   'kb/schema': [SchemaParams, SchemaResponse];
   'kb/indexControl': [IndexControlParams, IndexStatus];
+  'kb/stopAsk': [StopAskParams, StopAskResponse];
+  'kb/examples': [ExamplesParams, ExamplesResponse];
 }
 
 const METHOD_NOT_FOUND = -32601;

@@ -7,18 +7,22 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import { passageText, relatedShown, relativeTo } from './format';
+import type { ChatHistory } from './chatHistory';
+import { EditorTracker } from './editorContext';
+import { passageText, readablePassage } from './format';
 import { isFromWebview, type FromWebview, type PanelCommand as FromWebviewCommand, type ToWebview } from './messages';
 import { defaultLinkDeps, openAt, openLink, openResult, type LinkDeps } from './open';
 import { OptionalMethods, optionalRequest } from './optional';
+import { AskRunner } from './panelAsk';
 import { panelHtml } from './panelHtml';
-import { ErrorCodes, Methods, type AskEvent, type AskResponse, type IndexAction, type Range } from './protocol';
+import { RelatedFeed } from './panelRelated';
+import { ErrorCodes, Methods, type AskResponse, type ExamplesResponse, type IndexAction, type Range } from './protocol';
 import { onListChanged, rememberList } from './lastList';
-import { Debouncer, errorCode, errorMessage, LatestOnly, makeNonce } from './util';
+import { errorCode, errorMessage, LatestOnly, makeNonce } from './util';
 
 export const VIEW_ID = 'kb.panel';
 export const CONTAINER_ID = 'kb';
-export const RELATED_LIMIT = 10;
+export { RELATED_LIMIT } from './panelRelated';
 
 export interface PanelDeps {
   open: (uri: string, range: Range) => Promise<unknown>;
@@ -27,6 +31,18 @@ export interface PanelDeps {
   confirm?: LinkDeps['confirm'];
   copy?: (text: string) => Thenable<void>;
   readFile?: (uri: string) => Thenable<Uint8Array>;
+  /** Where conversations are kept (the workspace's state); none: no history. */
+  history?: ChatHistory;
+}
+
+/** What the panel does in VS Code itself (tests give their own). */
+export function defaultPanelDeps(history?: ChatHistory): PanelDeps {
+  return {
+    open: (uri, range) => openAt(uri, range),
+    executeCommand: (command, ...args) => vscode.commands.executeCommand(command, ...args),
+    openExternal: (uri) => vscode.env.openExternal(uri),
+    history,
+  };
 }
 
 export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -34,31 +50,31 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private ready = false;
   private queue: ToWebview[] = [];
   private readonly searches = new LatestOnly(() => new vscode.CancellationTokenSource());
-  private readonly relatedRequests = new LatestOnly(() => new vscode.CancellationTokenSource());
-  private ask: { id: number; source: vscode.CancellationTokenSource; askId?: string } | undefined;
-  private askCounter = 0;
   private lastQuery: string | undefined;
-  private relatedPath: string | null | undefined;
   private wasIndexing = false;
-  private readonly relatedSoon = new Debouncer(150, () => void this.refreshRelated());
+  /** The welcome's examples, and the index they were made from (files/passages). */
+  private examples: { of: string; value: ExamplesResponse | null } | undefined;
+  private readonly related: RelatedFeed;
+  private readonly asks: AskRunner;
+  private readonly editors: EditorTracker;
   private readonly disposables: vscode.Disposable[] = [];
   /** The last message handling in flight, for tests. */
   handling: Promise<void> | undefined;
-  /** The last related-notes refresh, for tests. */
-  relating: Promise<void> | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly backend: KbBackend,
-    private readonly deps: PanelDeps = {
-      open: (uri, range) => openAt(uri, range),
-      executeCommand: (command, ...args) => vscode.commands.executeCommand(command, ...args),
-      openExternal: (uri) => vscode.env.openExternal(uri),
-    },
+    private readonly deps: PanelDeps = defaultPanelDeps(),
   ) {
+    this.related = new RelatedFeed(backend, (message) => this.post(message), () => this.view !== undefined);
+    this.asks = new AskRunner(backend, (message) => this.post(message), deps.history);
+    this.editors = new EditorTracker((context) => this.post({ type: 'editorContext', context }));
     this.disposables.push(
+      this.related,
+      this.asks,
+      this.editors,
       backend.onDidChange(() => this.onBackendChange()),
-      backend.onAskEvent((event) => this.onAskEvent(event)),
+      backend.onAskEvent((event) => this.asks.onAskEvent(event)),
       // The quick pick's lists show here too: one last list, whichever search made it.
       onListChanged((list) => {
         if (list.origin !== 'panel') {
@@ -66,7 +82,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
           this.post({ type: 'results', response: list.response, origin: list.origin });
         }
       }),
-      vscode.window.onDidChangeActiveTextEditor(() => this.relatedSoon.trigger()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.related.soon.trigger()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.related.soon.trigger()),
     );
   }
 
@@ -97,7 +114,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       }),
     );
     if (view.onDidChangeVisibility) {
-      this.disposables.push(view.onDidChangeVisibility(() => view.visible && this.relatedSoon.trigger()));
+      this.disposables.push(view.onDidChangeVisibility(() => view.visible && this.related.soon.trigger()));
     }
   }
 
@@ -125,10 +142,21 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     const indexing = this.backend.state === 'running' && status?.state === 'indexing';
     if (this.wasIndexing && !indexing) {
       // Vectors for the open file may exist now.
-      this.relatedPath = undefined;
-      this.relatedSoon.trigger();
+      this.related.again();
     }
     this.wasIndexing = indexing;
+  }
+
+  /** The welcome's examples, made from the open index (`kb/examples`), when the page asks
+   * (it does when it shows the welcome, and when the index changed). */
+  private async postExamples(): Promise<void> {
+    const status = this.backend.state === 'running' ? this.backend.status : undefined;
+    const of = status && status.state !== 'indexing' ? `${status.files}/${status.chunks}` : '';
+    if (this.examples?.of !== of) {
+      const value = of ? await optionalRequest(this.backend, OptionalMethods.examples, {}).catch(() => undefined) : undefined;
+      this.examples = { of: value ? of : '', value: value ?? null };
+    }
+    this.post({ type: 'examples', examples: this.examples.value });
   }
 
   private postStatus(): void {
@@ -158,8 +186,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         for (const item of queued) {
           this.post(item);
         }
-        this.relatedPath = undefined;
-        this.relatedSoon.trigger();
+        this.related.again();
+        this.post({ type: 'editorContext', context: this.editors.current() });
         return;
       }
       case 'search':
@@ -169,16 +197,16 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'openLink':
         return this.openLink(message.href);
       case 'ask':
-        await this.runAsk(message.question, message.file ?? null, message.conversationId ?? null);
+        await this.asks.run(message.question, message.file ?? null, message.conversationId ?? null, message.history);
         return;
       case 'cancelAsk':
-        this.ask?.source.cancel();
+        this.asks.stop();
         return;
       case 'indexControl':
         return this.indexControl(message.action);
       case 'related':
-        this.relatedPath = undefined;
-        return this.refreshRelated();
+        this.related.again();
+        return this.related.refresh();
       case 'schema':
         return this.schema();
       case 'copy':
@@ -192,6 +220,18 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         return this.passage(message.key, message.uri, message.range);
       case 'command':
         return this.command(message.command);
+      case 'saveChat':
+      case 'listChats':
+      case 'openChat':
+      case 'deleteChat':
+        return this.asks.chat(message);
+      case 'insert':
+        return this.insert(message.text);
+      case 'editorContext':
+        this.post({ type: 'editorContext', context: this.editors.current() });
+        return;
+      case 'examples':
+        return this.postExamples();
     }
   }
 
@@ -220,7 +260,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     const read = this.deps.readFile ?? ((u: string) => vscode.workspace.fs.readFile(vscode.Uri.parse(u)));
     try {
       const text = new TextDecoder().decode(await read(uri));
-      this.post({ type: 'passage', key, text: passageText(text, range) });
+      this.post({ type: 'passage', key, text: readablePassage(passageText(text, range)) });
     } catch {
       this.post({ type: 'passage', key, text: null });
     }
@@ -269,42 +309,19 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   /** Ask in the panel; its steps stream in as `kb/askEvent`s. */
-  async runAsk(question: string, file: string | null, conversationId: string | null = null): Promise<AskResponse | undefined> {
-    this.ask?.source.cancel();
-    const id = ++this.askCounter;
-    const source = new vscode.CancellationTokenSource();
-    this.ask = { id, source };
-    this.post({ type: 'askStarted', id, question, file });
-    try {
-      const response = await this.backend.request(
-        Methods.ask,
-        { question, ...(file ? { file } : {}), ...(conversationId ? { conversationId } : {}) },
-        source.token,
-      );
-      this.backend.noteAnswer?.(response);
-      this.post({ type: 'askDone', id, response });
-      return response;
-    } catch (err) {
-      const cancelled = errorCode(err) === ErrorCodes.requestCancelled || source.token.isCancellationRequested;
-      this.post({ type: 'askFailed', id, message: cancelled ? 'Stopped.' : errorMessage(err) });
-      return undefined;
-    } finally {
-      if (this.ask?.id === id) {
-        this.ask = undefined;
-      }
-      source.dispose();
-    }
+  runAsk(question: string, file: string | null, conversationId: string | null = null): Promise<AskResponse | undefined> {
+    return this.asks.run(question, file, conversationId);
   }
 
-  private onAskEvent(event: AskEvent): void {
-    const ask = this.ask;
-    if (!ask) {
-      return;
-    }
-    // One ask at a time from this client: the first askId seen is this ask's.
-    ask.askId ??= event.askId;
-    if (ask.askId === event.askId) {
-      this.post({ type: 'askEvent', id: ask.id, event });
+  /** Stop the running answer (KB: Stop Answering); false when none runs. */
+  stopAsk(): boolean {
+    return this.asks.stop();
+  }
+
+  /** A code block of an answer at the last editor's cursor. */
+  private async insert(text: string): Promise<void> {
+    if (!(await this.editors.insert(text))) {
+      void vscode.window.showWarningMessage('KB: open an editor to insert the code into (or copy it).');
     }
   }
 
@@ -342,69 +359,14 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  /** The workspace path of the active Markdown editor: a path, null (none), undefined (no editor). */
-  private activeMarkdownPath(): string | null | undefined {
-    const editor = vscode.window.activeTextEditor;
-    if (!editor) {
-      return undefined;
-    }
-    const document = editor.document;
-    if (document.languageId !== 'markdown' || document.uri.scheme !== 'file') {
-      return null;
-    }
-    const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    const relative = relativeTo(roots, document.uri.fsPath);
-    if (relative === undefined) {
-      return null;
-    }
-    // With several folders the server's paths start with the folder's name.
-    if (folders.length > 1) {
-      const folder = folders.find((f) => relativeTo([f.uri.fsPath], document.uri.fsPath) !== undefined);
-      return folder ? `${folder.name}/${relative}` : relative;
-    }
-    return relative;
-  }
-
   /** The Related tab: the nearest notes of the active Markdown file. */
   refreshRelated(): Promise<void> {
-    this.relating = this.doRefreshRelated();
-    return this.relating;
+    return this.related.refresh();
   }
 
-  private async doRefreshRelated(): Promise<void> {
-    if (!this.view || this.backend.state !== 'running') {
-      return;
-    }
-    const path = this.activeMarkdownPath();
-    if (path === undefined || path === this.relatedPath) {
-      return; // no editor (focus is in the panel), or the same file as shown
-    }
-    this.relatedPath = path;
-    if (path === null) {
-      this.post({ type: 'related', path: null, response: null });
-      return;
-    }
-    try {
-      const outcome = await this.relatedRequests.run((source) =>
-        optionalRequest(this.backend, OptionalMethods.related, { path, limit: RELATED_LIMIT, numbered: false }, source.token),
-      );
-      if (!outcome) {
-        return;
-      }
-      const response = outcome.value;
-      this.post(
-        response
-          ? { type: 'related', path, response: { ...response, results: relatedShown(response.results) } }
-          : { type: 'related', path, response: null, message: 'This kb-lsp server does not offer related notes.' },
-      );
-    } catch (err) {
-      if (errorCode(err) === ErrorCodes.requestCancelled) {
-        return;
-      }
-      this.relatedPath = undefined; // try again next time
-      this.post({ type: 'related', path, response: null, message: errorMessage(err) });
-    }
+  /** The last related-notes refresh, for tests. */
+  get relating(): Promise<void> | undefined {
+    return this.related.relating;
   }
 
   private async openLink(href: string): Promise<void> {
@@ -417,9 +379,6 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
 
   dispose(): void {
     this.searches.cancel();
-    this.relatedRequests.cancel();
-    this.relatedSoon.cancel();
-    this.ask?.source.cancel();
     for (const d of this.disposables.splice(0)) {
       d.dispose();
     }

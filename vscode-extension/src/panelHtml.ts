@@ -65,7 +65,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
 <section id="pane-search" class="pane search" role="tabpanel" aria-labelledby="tab-search">
   <div id="search-head" class="search-head">
     <form id="search-form" role="search" class="query-box">
-      <input id="query" type="search" placeholder="Search (tag:name, folder:x, …)" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="completions">
+      <input id="query" type="text" placeholder="Search (tag:name, folder:x, …)" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="completions">
       <ul id="completions" class="completions" role="listbox" aria-label="Filter values" hidden></ul>
     </form>
     <div id="search-notice" class="notice" role="status" hidden></div>
@@ -76,12 +76,7 @@ export function panelHtml(opts: PanelHtmlOptions): string {
   <div id="search-welcome" class="welcome">
     <p>Search your Markdown by meaning and by file name; the results are numbered, so “open result 2” or “summarize file 1” work everywhere.</p>
     <p>Narrow it with filters: <code>tag:runbook</code>, <code>folder:payments</code>, <code>-status:draft</code>, <code>modified&gt;2026-10-01</code>.</p>
-    <p class="welcome-title">Try, on the sample wiki (<code>examples/workspace</code>):</p>
-    <ul class="examples">
-      <li><button type="button" class="example link-button" data-query="mexico payment files">mexico payment files</button></li>
-      <li><button type="button" class="example link-button" data-query="deploy checklist">deploy checklist</button></li>
-      <li><button type="button" class="example link-button" data-query="incident response">incident response</button></li>
-    </ul>
+    <div id="search-examples"></div>
   </div>
   <ol id="results" class="results" role="listbox" aria-label="Results" tabindex="-1"></ol>
   <div id="hover" class="hover-card" role="tooltip" hidden></div>
@@ -93,24 +88,24 @@ export function panelHtml(opts: PanelHtmlOptions): string {
 <section id="pane-ask" class="pane chat" role="tabpanel" aria-labelledby="tab-ask" hidden>
   <div class="chat-bar">
     <span class="chat-title">Ask</span>
+    <button id="history-button" class="link-button" type="button" title="Conversations kept for this workspace" aria-expanded="false">History</button>
     <button id="new-chat" class="link-button" type="button" title="Start a new conversation">New chat</button>
   </div>
+  <div id="history" class="history" hidden></div>
   <div id="model-card" class="model-card" role="alert" hidden></div>
   <div id="transcript" class="transcript" aria-live="polite"></div>
   <div id="ask-welcome" class="welcome ask-welcome">
     <p>Ask about your notes: the answer cites the files it comes from, and each <code>[1]</code> opens its lines.</p>
-    <p>It needs a local model: Ollama, or any OpenAI-compatible server (llama.cpp’s llama-server, LM Studio, vLLM). <button type="button" class="link-button" data-action="chooseModel">Choose a model…</button></p>
-    <p class="welcome-title">Try, on the sample wiki (<code>examples/workspace</code>):</p>
-    <ul class="examples">
-      <li><button type="button" class="example link-button" data-question="What is the cut-off time for Mexico payments?">What is the cut-off time for Mexico payments?</button></li>
-      <li><button type="button" class="example link-button" data-question="When are deploys of the payments service frozen?">When are deploys of the payments service frozen?</button></li>
-    </ul>
+    <p id="ask-needs-model">It needs a local model: Ollama, or any OpenAI-compatible server (llama.cpp’s llama-server, LM Studio, vLLM). <button type="button" class="link-button" data-action="chooseModel">Choose a model…</button></p>
+    <div id="ask-examples"></div>
   </div>
   <form id="ask-form" class="composer">
     <div id="ask-scope" class="scope" hidden>
       <span>About <code id="ask-scope-file"></code></span>
       <button id="ask-scope-clear" class="link-button" type="button" aria-label="Ask about the whole knowledge base">&#x2715;</button>
     </div>
+    <div id="ask-editing" class="editing" hidden></div>
+    <div id="composer-chips" class="composer-chips"></div>
     <textarea id="question" rows="2" placeholder="Ask a question (Enter to ask, Shift+Enter for a new line)" aria-label="Ask a question"></textarea>
     <div class="ask-buttons">
       <button id="ask-button" type="submit" title="Ask (Enter)">Ask</button>

@@ -15,12 +15,14 @@ export const Methods = {
   search: 'kb/search',
   openResult: 'kb/openResult',
   ask: 'kb/ask',
+  stopAsk: 'kb/stopAsk',
   summarize: 'kb/summarize',
   status: 'kb/status',
   reindex: 'kb/reindex',
   related: 'kb/related',
   indexControl: 'kb/indexControl',
   schema: 'kb/schema',
+  examples: 'kb/examples',
 } as const;
 
 export const Notifications = {
@@ -34,12 +36,14 @@ export const ServerCommands = {
   search: 'kb.search',
   openResult: 'kb.openResult',
   ask: 'kb.ask',
+  stopAsk: 'kb.stopAsk',
   summarize: 'kb.summarize',
   status: 'kb.status',
   reindex: 'kb.reindex',
   related: 'kb.related',
   indexControl: 'kb.indexControl',
   schema: 'kb.schema',
+  examples: 'kb.examples',
 } as const;
 
 export type MethodName = (typeof Methods)[keyof typeof Methods];
@@ -49,6 +53,7 @@ export const MAX_QUERY_CHARS = 2000;
 export const MAX_LIMIT = 100;
 export const MAX_PATH_CHARS = 4096;
 export const MAX_PATHS = 64;
+export const MAX_HISTORY_TURNS = 32;
 
 /** JSON-RPC error codes the server uses. */
 export const ErrorCodes = {
@@ -217,14 +222,32 @@ export interface SearchHit {
   marks?: string[];
 }
 
+/**
+ * Something typed that was probably meant otherwise; the search ran anyway, as
+ * typed: a filter typed in the query with a field no file has (`ownr:priya`, searched
+ * as words), a parenthesis without its pair (left out), a value no file has where a
+ * longer one exists (`owner:priya` beside "Priya Raman").
+ */
+export interface QueryWarning {
+  /** Which text it is in. */
+  where: 'query' | 'filter';
+  /** The 0-based character of that text it is at. */
+  position: number;
+  message: string;
+  /** That whole text as it was probably meant, to search instead. */
+  suggestion?: string | null;
+}
+
 export interface SearchResponse {
   query: string;
   results: SearchHit[];
   index: IndexStatus;
   /**
-   * The query with each word the index does not know replaced by the closest word it does know (from the full-text index's own vocabulary); null when every word is known or nothing is close.
+   * The query with each word the index does not know replaced by a word it holds (titles and file names first, then passages' words), such that the same search lists something; null when every word is known or no correction finds anything.
    */
   didYouMean?: string | null;
+  /** What in the query or filter looks mistyped. */
+  warnings?: QueryWarning[];
 }
 
 /**
@@ -248,6 +271,12 @@ export interface OpenResultResponse {
   range: Range;
 }
 
+/** One earlier turn of a conversation, as the client shows it. */
+export interface ChatTurn {
+  question: string;
+  answer: string;
+}
+
 export interface AskParams {
   /** The question. */
   question: string;
@@ -256,6 +285,18 @@ export interface AskParams {
   /** Or: focus on result n of your last search. */
   n?: number | null;
   conversationId?: string | null;
+  /**
+   * The conversation so far, as the client keeps it, oldest first; it replaces what the server remembers of `conversation_id`: a conversation reopened from the client's history (after a restart too), an answer regenerated (the turns before it), a question edited and sent again (the turns before that question).
+   */
+  history?: ChatTurn[] | null;
+}
+
+/** Stop the caller's running asks, as the user's Stop does. */
+export type StopAskParams = Record<string, never>;
+
+export interface StopAskResponse {
+  /** How many asks were told to stop. */
+  stopped: number;
 }
 
 export interface Source {
@@ -353,6 +394,22 @@ export interface SchemaParams {
    * Also list every value a model extracted from each note: kept (with the note's words it was read from) or rejected (with the reason).
    */
   extracted?: boolean;
+}
+
+export type ExamplesParams = Record<string, never>;
+
+/**
+ * Examples made from the open index's own titles, paths and metadata (never from a
+ * sample): what a welcome offers to try. Empty lists where the index has nothing to
+ * show (no files, no tags).
+ */
+export interface ExamplesResponse {
+  /** Queries to search for. */
+  searches?: string[];
+  /** Questions to ask. */
+  questions?: string[];
+  /** Filter terms files of this index have: tag:… */
+  filters?: string[];
 }
 
 export interface SchemaValue {
@@ -458,12 +515,14 @@ export interface RequestTypes {
   'kb/search': [SearchParams, SearchResponse];
   'kb/openResult': [OpenResultParams, OpenResultResponse];
   'kb/ask': [AskParams, AskResponse];
+  'kb/stopAsk': [StopAskParams, StopAskResponse];
   'kb/summarize': [SummarizeParams, SummarizeResponse];
   'kb/status': [StatusParams, IndexStatus];
   'kb/reindex': [ReindexParams, IndexStatus];
   'kb/related': [RelatedParams, RelatedResponse];
   'kb/indexControl': [IndexControlParams, IndexStatus];
   'kb/schema': [SchemaParams, SchemaResponse];
+  'kb/examples': [ExamplesParams, ExamplesResponse];
 }
 
 export interface NotificationTypes {

@@ -35,7 +35,9 @@ def format_schema(schema: Mapping[str, Any]) -> str:
     if not fields:
         return f"No metadata fields in the {schema['files']} indexed files."
     width = max(len(field["name"]) for field in fields)
-    lines = [f"{schema['files']} files; metadata fields (filter with e.g. tag:x, has:owner):"]
+    example = _example(fields)
+    hint = f" (filter with e.g. {example})" if example else ""
+    lines = [f"{schema['files']} files; metadata fields{hint}:"]
     for field in fields:
         values = ", ".join(
             f"{_filter_value(item['value'])} ({item['count']})" for item in field["top"]
@@ -72,6 +74,16 @@ def format_extracted(notes: list[Mapping[str, Any]]) -> str:
             else:
                 lines.append(f"  rejected  {said} — {visible(claim['reason'])}")
     return "\n".join(lines)
+
+
+def _example(fields: list[Mapping[str, Any]]) -> str:
+    """A filter term of this index's own: its commonest tag or written field's value."""
+    for field in sorted(fields, key=lambda f: (f["name"] != "tag", -f["files"])):
+        if field["name"] not in ("folder", "modified", "size", "title", "words"):
+            top = next((item["value"] for item in field["top"] if item["value"]), None)
+            if top is not None:
+                return f"{field['name']}:{_filter_value(top)}"
+    return ""
 
 
 def _filter_value(value: str) -> str:

@@ -5,6 +5,7 @@ else from the index itself.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,6 +67,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         _say(f"{where}{_so_far(index)}; results are partial until it is done")
     elif index["readOnly"]:
         _say(READ_ONLY)
+    _hints(response)
     if args.filter and not response["results"]:
         _unknown_fields(args, folder, args.filter, fields)
     if args.json:
@@ -75,6 +77,15 @@ def cmd_search(args: argparse.Namespace) -> int:
 
         out(format_wire_hits(response["results"], visible))
     return EXIT_NOT_READY if building and not response["results"] else 0
+
+
+def _hints(response: Mapping[str, Any]) -> None:
+    """What looks mistyped, one line each (a server from before these fields sends none)."""
+    for warning in response.get("warnings") or []:
+        _say(f"{warning['where']}, character {warning['position'] + 1}: {warning['message']}")
+    suggestion = response.get("didYouMean")
+    if suggestion:
+        _say(f"did you mean {suggestion!r}? (kb search {shlex.quote(suggestion)})")
 
 
 def _so_far(index: Mapping[str, Any]) -> str:

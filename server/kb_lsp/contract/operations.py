@@ -32,6 +32,8 @@ from kb_lsp.protocol import (
     AskEvent,
     AskParams,
     AskResponse,
+    ExamplesParams,
+    ExamplesResponse,
     IndexControlParams,
     IndexStatus,
     ListChanged,
@@ -46,6 +48,8 @@ from kb_lsp.protocol import (
     SearchResponse,
     StatusParams,
     Step,
+    StopAskParams,
+    StopAskResponse,
     SummarizeParams,
     SummarizeResponse,
 )
@@ -118,6 +122,16 @@ ASK = Operation(
     progress="Asking…",
     cli="ask",
 )
+STOP_ASK = Operation(
+    "kb/stopAsk",
+    StopAskParams,
+    StopAskResponse,
+    # It only sets events the running asks watch.
+    "inline",
+    "Stop the caller's running asks: each is still answered, with stop 'cancelled', what "
+    "was written and its sources (a cancelled request gets no answer).",
+    errors=(InvalidInput,),
+)
 SUMMARIZE = Operation(
     "kb/summarize",
     SummarizeParams,
@@ -172,17 +186,27 @@ SCHEMA = Operation(
     local=True,
     cli="schema",
 )
+EXAMPLES = Operation(
+    "kb/examples",
+    ExamplesParams,
+    ExamplesResponse,
+    "reads",
+    "Searches, questions and filters made from the open index, for a welcome.",
+    errors=(Unavailable,),
+)
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     SEARCH,
     OPEN_RESULT,
     ASK,
+    STOP_ASK,
     SUMMARIZE,
     STATUS,
     REINDEX,
     RELATED,
     INDEX_CONTROL,
     SCHEMA,
+    EXAMPLES,
 )
 BY_METHOD = {op.method: op for op in OPERATIONS}
 BY_CLI = {op.cli: op for op in OPERATIONS if op.cli is not None}

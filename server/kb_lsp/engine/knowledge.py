@@ -22,12 +22,14 @@ from pathlib import Path
 from kb_lsp.config import Settings
 from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.embed.providers import make_embedder
+from kb_lsp.engine.examples import IndexExamples, index_examples
 from kb_lsp.engine.index.extraction import MetadataPhase
 from kb_lsp.engine.index.indexer import Indexer
 from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.memory import release_free_memory
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
+from kb_lsp.engine.metadata.hints import merged_values, query_warnings
 from kb_lsp.engine.metadata.hits import hit_meta
 from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema, note_extractions
 from kb_lsp.engine.records import (
@@ -52,6 +54,7 @@ from kb_lsp.protocol import (
     IndexState,
     IndexStatus,
     LlmStatus,
+    QueryWarning,
     SchemaResponse,
     SearchHit,
     SearchMode,
@@ -322,15 +325,44 @@ class KnowledgeBase:
             filter=node,
         )
 
-    def did_you_mean(self, query: str, filter: str | None = None) -> str | None:
-        """`query` with each word the index does not know replaced by the closest one it
-        does (`search/spelling.py`), or None."""
+    def did_you_mean(
+        self,
+        query: str,
+        filter: str | None = None,
+        *,
+        paths: list[str] | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> str | None:
+        """`query` with each word the index does not know replaced by one it does, such
+        that the same search lists something (`search/spelling.py`), or None."""
         text, _ = self.parse_query(query, filter)
-        return did_you_mean(query, text, [index.store.fts for index in self._snapshot()])
+
+        def finds(suggested: str) -> bool:
+            return bool(self.search(suggested, limit=1, paths=paths, mode=mode, filter=filter))
+
+        return did_you_mean(query, text, [index.store.fts for index in self._snapshot()], finds)
+
+    def query_warnings(self, query: str, filter: str | None = None) -> list[QueryWarning]:
+        """What in `query` or `filter` looks mistyped (`metadata/hints.py`)."""
+        roots = [
+            (
+                lambda term, i=index: bool(i.store.notes.filter_paths(term, i.prefix)),
+                lambda field, fragment, limit, i=index: i.store.notes.values_containing(
+                    field, fragment, limit
+                ),
+            )
+            for index in self._snapshot()
+        ]
+        return query_warnings(query, filter, self.field_names, merged_values(roots))
 
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
-        """The words of `query` and the filter (`filter` AND the one typed in `query`)."""
-        explicit = parse_filter(filter) if filter and filter.strip() else None
+        """The words of `query` and the filter (`filter` AND the one typed in `query`);
+        an error's example is a term of this index (`examples.py`)."""
+
+        def example(name: str) -> str | None:
+            return self.examples().term(name)
+
+        explicit = parse_filter(filter, examples=example) if filter and filter.strip() else None
         if explicit is not None and filter is not None:
             # Typed in the query, an unknown field is a word; given as a filter, a likely
             # typo of a known one is an error that names it.
@@ -339,8 +371,12 @@ class KnowledgeBase:
                 raise problem
         if not any(mark in query for mark in ":<>=("):
             return query, explicit
-        split = split_query(query, self.field_names())
+        split = split_query(query, self.field_names(), examples=example)
         return split.text, combine(explicit, split.filter)
+
+    def examples(self) -> IndexExamples:
+        """Searches, questions and filter terms made from this index (`examples.py`)."""
+        return index_examples(self.schema(), self.files())
 
     def field_names(self) -> set[str]:
         """Every metadata field some indexed file has."""

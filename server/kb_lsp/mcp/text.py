@@ -46,6 +46,13 @@ def search_text(response: SearchResponse) -> str:
             "Read a result with open_result(n), summarize it with summarize_file(n=…), "
             "or read any part of a file with read_file(path, start_line)."
         )
+    for warning in response.warnings:
+        instead = f" Search {warning.suggestion!r} instead?" if warning.suggestion else ""
+        lines.append(
+            f"Note: {warning.where}, character {warning.position + 1}: {warning.message}.{instead}"
+        )
+    if response.did_you_mean:
+        lines.append(f"Did you mean {response.did_you_mean!r}? It finds files.")
     note = index_note(response.index)
     if note:
         lines.append(note)

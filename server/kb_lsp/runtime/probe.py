@@ -43,23 +43,25 @@ def _shown(status: LlmStatus) -> tuple[bool | None, str | None, bool | None, str
 
 class RunningWork:
     """The cancel events of the asks and summaries in flight, so that reopening the
-    knowledge base (new settings, shutdown) can stop them instead of waiting for them."""
+    knowledge base (new settings, shutdown) can stop them instead of waiting for them, and
+    a client can stop its own (`kb/stopAsk`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._events: set[threading.Event] = set()
+        self._events: dict[threading.Event, str | None] = {}
 
-    def add(self, cancel: threading.Event) -> None:
+    def add(self, cancel: threading.Event, owner: str | None = None) -> None:
         with self._lock:
-            self._events.add(cancel)
+            self._events[cancel] = owner
 
     def discard(self, cancel: threading.Event) -> None:
         with self._lock:
-            self._events.discard(cancel)
+            self._events.pop(cancel, None)
 
-    def cancel_all(self) -> int:
+    def cancel_all(self, owner: str | None = None) -> int:
+        """Stop the work in flight (only `owner`'s, when given); how many were stopped."""
         with self._lock:
-            events = list(self._events)
+            events = [e for e, o in self._events.items() if owner is None or o == owner]
         for event in events:
             event.set()
         return len(events)

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from kb_lsp.contract.operations import (
     ASK,
+    EXAMPLES,
     INDEX_CONTROL,
     OPEN_RESULT,
     OPERATIONS,
@@ -26,12 +27,14 @@ from kb_lsp.contract.operations import (
     SCHEMA,
     SEARCH,
     STATUS,
+    STOP_ASK,
     SUMMARIZE,
     Call,
     Operation,
 )
 from kb_lsp.runtime.operations import (
     ask,
+    examples,
     index_control,
     open_result,
     reindex,
@@ -39,6 +42,7 @@ from kb_lsp.runtime.operations import (
     schema,
     search,
     status,
+    stop_ask,
     summarize,
 )
 
@@ -78,12 +82,14 @@ BOUND: dict[str, Bound[Any, Any]] = {
         bind(SEARCH, search.run),
         bind(OPEN_RESULT, open_result.run),
         bind(ASK, ask.run),
+        bind(STOP_ASK, stop_ask.run),
         bind(SUMMARIZE, summarize.run),
         bind(STATUS, status.run),
         bind_deferred(REINDEX, reindex.run),
         bind(RELATED, related.run),
         bind(INDEX_CONTROL, index_control.run),
         bind(SCHEMA, schema.run),
+        bind(EXAMPLES, examples.run),
     )
 }
 assert set(BOUND) == {op.method for op in OPERATIONS}, "a row of the table has no body"

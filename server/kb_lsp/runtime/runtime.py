@@ -48,6 +48,7 @@ from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
 from kb_lsp.runtime.numbered import NumberedLists
 from kb_lsp.runtime.session import Session
 from kb_lsp.runtime.status import gathered
+from kb_lsp.runtime.told import OnceTold
 from kb_lsp.runtime.worker import Job, ProgressHandle
 
 if TYPE_CHECKING:
@@ -72,8 +73,7 @@ class Runtime:
         the two the front ends use."""
         self.hooks = hooks
         self.kind = kind
-        self._told: set[str] = set()
-        self._told_lock = threading.Lock()
+        self._told = OnceTold(hooks)
         self.session = Session(kind, hooks, tell=self.tell, changed=self.changed)
         self.reads = concurrent.futures.ThreadPoolExecutor(
             max_workers=kind.read_workers, thread_name_prefix="kb-read"
@@ -210,21 +210,15 @@ class Runtime:
         if not self.session.closed:
             self.feed.changed()
 
-    # --- messages ---------------------------------------------------------------------------
-
     def tell(self, message: str, severity: Severity = "warning") -> None:
         """Log `message` and show it through the front end, once per distinct message."""
-        with self._told_lock:
-            if message in self._told:
-                return
-            self._told.add(message)
-        log.log(logging.ERROR if severity == "error" else logging.WARNING, message)
-        self.hooks.tell(message, severity)
+        self._told.tell(message, severity)
 
-    def with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event) -> T:
+    def with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event, who: str = "") -> T:
         """`fn(the agent)`, holding the gate; `cancel` is set when the knowledge base is
-        reopened meanwhile. `Unavailable` when it is not open."""
-        self.session.running.add(cancel)
+        reopened meanwhile, or when `who` (a client) stops its asks. `Unavailable` when it
+        is not open."""
+        self.session.running.add(cancel, who)
         try:
             self.opened.result()
             with self.session.gate.read(), store_outages():

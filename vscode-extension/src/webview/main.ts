@@ -11,6 +11,10 @@ import type { ServerFailure } from '../backend';
 import type { FromWebview, ListOrigin, PanelTab, ToWebview } from '../messages';
 import type { AskResponse, IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
 import { resultsIncomplete, suggestedQuery } from '../format';
+import { askedQuestions, before, recall, titleOf, turnsOf } from '../conversation';
+import { renderContextChip, renderEditing, renderExamples, renderHistory, renderModelChip, withCodeTools } from './chatRender';
+import type { ChatSummary } from '../chatHistory';
+import type { EditorContext } from '../editorContext';
 import {
   filterCompletions,
   filterWordAt,
@@ -74,6 +78,8 @@ interface PanelState {
   askId: number | null;
   askFile: string | null;
   conversationId: string | null;
+  /** The kept conversation this transcript is (the workspace's history), once asked in. */
+  chatId: string | null;
   summaries: Record<string, string>;
   searchError?: string;
   /** The visible results were made while indexing ran: search again once it is done. */
@@ -102,6 +108,7 @@ const initial: PanelState = {
   askId: null,
   askFile: null,
   conversationId: null,
+  chatId: null,
   summaries: {},
   rerunWhenReady: false,
   related: null,
@@ -132,6 +139,10 @@ const searchError = el<HTMLElement>('search-error');
 const searchWelcome = el<HTMLElement>('search-welcome');
 const searchHead = el<HTMLElement>('search-head');
 const askWelcome = el<HTMLElement>('ask-welcome');
+const searchExamples = el<HTMLElement>('search-examples');
+const askExamples = el<HTMLElement>('ask-examples');
+/** The index (files/passages) the welcome's examples were asked for. */
+let examplesOf = '';
 const statusText = el<HTMLElement>('status-text');
 const progressBar = el<HTMLProgressElement>('index-progress');
 const pauseButton = el<HTMLButtonElement>('pause-index');
@@ -161,6 +172,15 @@ const askForm = el<HTMLFormElement>('ask-form');
 const questionInput = el<HTMLTextAreaElement>('question');
 const askButton = el<HTMLButtonElement>('ask-button');
 const scopeBox = el<HTMLElement>('ask-scope');
+const composerChips = el<HTMLElement>('composer-chips');
+const historyBox = el<HTMLElement>('history');
+const editingBanner = el<HTMLElement>('ask-editing');
+/** The question (0-based among the conversation's) being edited: sending asks it from there. */
+let editing: number | null = null;
+const historyButton = el<HTMLButtonElement>('history-button');
+const askNeedsModel = el<HTMLElement>('ask-needs-model');
+/** The last editor's file and selection, which the box may attach (null: none). */
+let editorContext: EditorContext | null = null;
 const scopeFile = el<HTMLElement>('ask-scope-file');
 const scopeClear = el<HTMLButtonElement>('ask-scope-clear');
 const transcriptBox = el<HTMLElement>('transcript');
@@ -746,21 +766,138 @@ function scrollTranscript(): void {
 
 function renderAsk(): void {
   const busy = state.askId !== null;
-  transcriptBox.innerHTML = renderTranscript(state.transcript, {
-    pending: busy,
-    streaming: state.streaming,
-    openSteps: new Set(state.openSteps),
-  });
-  // While an answer runs, the Ask button is its Stop button (Escape stops too).
+  transcriptBox.innerHTML = withCodeTools(
+    renderTranscript(state.transcript, {
+      pending: busy,
+      streaming: state.streaming,
+      openSteps: new Set(state.openSteps),
+    }),
+  );
+  // While an answer runs, the Ask button is its Stop button (and KB: Stop Answering's
+  // keybinding stops it); Escape does not, so a stray Esc never costs an answer.
   askButton.textContent = busy ? 'Stop' : 'Ask';
   askButton.classList.toggle('stop', busy);
   askButton.classList.toggle('secondary', busy);
-  askButton.title = busy ? 'Stop this answer (Escape)' : 'Ask (Enter)';
+  askButton.title = busy ? 'Stop this answer (Ctrl+Alt+Backspace)' : 'Ask (Enter)';
   askWelcome.hidden = busy || state.transcript.length > 0;
   scopeBox.hidden = !state.askFile;
   scopeFile.textContent = state.askFile ?? '';
+  addTurnTools(busy);
+  editingBanner.hidden = editing === null;
+  editingBanner.innerHTML = editing === null ? '' : renderEditing(editing);
+  renderChips();
   renderModel();
   scrollTranscript();
+}
+
+/** The box's chips: the model that answers (the picker on a click), and the last editor's
+ * Markdown file to attach — the server's "over this file" mode. */
+function renderChips(): void {
+  const file = editorContext?.markdown ? { path: editorContext.path, markdown: true } : null;
+  composerChips.innerHTML = renderModelChip(state.status?.llm) + renderContextChip(file, file !== null && state.askFile === file.path);
+}
+
+composerChips.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+  const action = button?.dataset.action;
+  if (action === 'chooseModel') {
+    post({ type: 'command', command: 'chooseModel' });
+  } else if (action === 'attach' || action === 'detach') {
+    state.askFile = action === 'attach' ? (editorContext?.path ?? null) : null;
+    renderAsk();
+    save();
+  }
+});
+
+// --- the history of conversations (kept per workspace by the extension) ----------------
+
+/** Keep this conversation in the workspace's history, after each answer. */
+function saveChat(): void {
+  if (state.transcript.some((e) => e.kind === 'question')) {
+    state.chatId ??= `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    post({ type: 'saveChat', id: state.chatId, title: titleOf(state.transcript), transcript: state.transcript, file: state.askFile });
+  }
+}
+
+function showHistory(chats: ChatSummary[]): void {
+  if (!historyBox.hidden) {
+    historyBox.innerHTML = renderHistory(chats, state.chatId, Date.now());
+  }
+}
+
+function reopenChat(id: string, transcript: TranscriptEntry[], file: string | null): void {
+  state.chatId = id;
+  state.transcript = transcript;
+  state.conversationId = null; // the server's may be gone: the turns go with the next question
+  state.askFile = file;
+  state.openSteps = [];
+  historyBox.hidden = true;
+  historyButton.setAttribute('aria-expanded', 'false');
+  renderAsk();
+  save();
+  questionInput.focus();
+}
+
+editingBanner.addEventListener('click', (event) => {
+  if ((event.target as HTMLElement).closest('[data-action="cancelEdit"]')) {
+    editing = null;
+    questionInput.value = '';
+    renderAsk();
+  }
+});
+
+historyButton.addEventListener('click', () => {
+  historyBox.hidden = !historyBox.hidden;
+  historyButton.setAttribute('aria-expanded', String(!historyBox.hidden));
+  if (!historyBox.hidden) {
+    historyBox.textContent = 'Loading…';
+    post({ type: 'listChats' });
+  }
+});
+
+historyBox.addEventListener('click', (event) => {
+  const target = event.target as HTMLElement;
+  const remove = target.closest<HTMLButtonElement>('button.history-delete');
+  const open = target.closest<HTMLButtonElement>('button.history-open');
+  if (remove?.dataset.delete) {
+    post({ type: 'deleteChat', id: remove.dataset.delete });
+    if (remove.dataset.delete === state.chatId) {
+      state.chatId = null; // this transcript is no longer kept: a next question starts anew
+    }
+  } else if (open?.dataset.chat && state.askId === null) {
+    post({ type: 'openChat', id: open.dataset.chat });
+  }
+});
+
+/** Edit on each question, Regenerate on the last answer — once no answer runs. */
+function addTurnTools(busy: boolean): void {
+  if (busy) {
+    return;
+  }
+  transcriptBox.querySelectorAll<HTMLElement>('.question').forEach((question, n) => {
+    question.insertAdjacentHTML('beforeend', ` <span class="turn-tools"><button type="button" class="link-button turn-edit" data-turn="${n}" title="Edit this question and ask it again from here">Edit</button></span>`);
+  });
+  if (state.transcript.at(-1)?.kind === 'answer') {
+    const answers = transcriptBox.querySelectorAll<HTMLElement>('.answer');
+    answers[answers.length - 1]?.insertAdjacentHTML('beforeend', '<div class="turn-tools"><button type="button" class="link-button turn-regenerate" title="Ask the last question again, without this answer">Regenerate</button></div>');
+  }
+}
+
+/** Edit question `n` (its text in the box) or, `regenerate`, ask the last one again now. */
+function askAgain(n: number, regenerate: boolean): void {
+  const kept = before(state.transcript, n);
+  if (!kept || state.askId !== null) {
+    return;
+  }
+  if (regenerate) {
+    state.transcript = kept.kept as TranscriptEntry[];
+    ask(kept.question.text, kept.question.file ?? null);
+  } else {
+    editing = n;
+    questionInput.value = kept.question.text;
+    questionInput.focus();
+  }
+  renderAsk();
 }
 
 function ask(question: string, file: string | null = state.askFile): void {
@@ -768,9 +905,37 @@ function ask(question: string, file: string | null = state.askFile): void {
   if (!text || state.askId !== null) {
     return;
   }
+  const edited = editing === null ? undefined : before(state.transcript, editing);
+  editing = null;
+  if (edited) {
+    // An edited question follows only the turns before it.
+    state.transcript = edited.kept as TranscriptEntry[];
+    renderAsk();
+  }
   state.lastQuestion = { text, file };
-  post({ type: 'ask', question: text, file, conversationId: state.conversationId });
+  // The turns so far go with the question: a conversation reopened after a reload (the
+  // server remembers none of it then) goes on where it was.
+  const history = turnsOf(state.transcript);
+  post({ type: 'ask', question: text, file, conversationId: state.conversationId, ...(history.length ? { history } : {}) });
   questionInput.value = '';
+  recallAt = undefined;
+}
+
+/** Where ↑/↓ recall is among the questions asked (undefined: the box holds what was typed). */
+let recallAt: number | undefined;
+
+/** ↑/↓ in an empty box, or one still holding a recalled question, as a shell's history. */
+function recallQuestion(key: 'ArrowUp' | 'ArrowDown'): boolean {
+  const asked = askedQuestions(state.transcript);
+  const showing = recallAt === undefined ? undefined : asked[recallAt];
+  if (asked.length === 0 || (questionInput.value !== '' && questionInput.value !== showing)) {
+    return false;
+  }
+  const next = recall(asked, recallAt ?? asked.length, key);
+  recallAt = next.at < asked.length ? next.at : undefined;
+  questionInput.value = next.text;
+  questionInput.setSelectionRange(next.text.length, next.text.length);
+  return true;
 }
 
 function stopAsk(): void {
@@ -792,19 +957,12 @@ questionInput.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) {
     event.preventDefault();
     ask(questionInput.value);
+  } else if ((event.key === 'ArrowUp' || event.key === 'ArrowDown') && !event.shiftKey && recallQuestion(event.key)) {
+    event.preventDefault();
   }
 });
 
 ownSelectAll(questionInput);
-
-// Escape stops a running answer, wherever the keyboard is in the Ask tab.
-panes.ask.addEventListener('keydown', (event) => {
-  if (event.key === 'Escape' && state.askId !== null) {
-    event.preventDefault();
-    event.stopPropagation();
-    stopAsk();
-  }
-});
 
 askWelcome.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button');
@@ -827,6 +985,7 @@ newChatButton.addEventListener('click', () => {
   }
   state.transcript = [];
   state.conversationId = null;
+  state.chatId = null;
   state.askFile = null;
   state.askId = null;
   renderAsk();
@@ -864,7 +1023,16 @@ transcriptBox.addEventListener('click', (event) => {
   const choice = target.closest<HTMLElement>('button.choice');
   const copy = target.closest<HTMLButtonElement>('button.copy-answer');
   const link = target.closest<HTMLAnchorElement>('a');
-  if (copy) {
+  const codeTool = target.closest<HTMLButtonElement>('button.code-copy, button.code-insert');
+  const turnTool = target.closest<HTMLButtonElement>('button.turn-edit, button.turn-regenerate');
+  if (turnTool) {
+    const questions = state.transcript.filter((e) => e.kind === 'question').length;
+    askAgain(turnTool.dataset.turn ? Number(turnTool.dataset.turn) : questions - 1, turnTool.classList.contains('turn-regenerate'));
+  } else if (codeTool) {
+    // The code block right below its tools, as its text (no markup).
+    const code = codeTool.closest('.code-tools')?.nextElementSibling?.textContent ?? '';
+    post(codeTool.classList.contains('code-copy') ? { type: 'copy', text: code } : { type: 'insert', text: code });
+  } else if (copy) {
     const entry = state.transcript[Number(copy.dataset.entry)];
     if (entry?.kind === 'answer') {
       post({ type: 'copy', text: entry.response.answer });
@@ -997,6 +1165,11 @@ function onStatus(status: IndexStatus | null): void {
     }
   }
   if (status && status.state !== 'indexing') {
+    const of = `${status.files}/${status.chunks}`;
+    if (of !== examplesOf) {
+      examplesOf = of; // the examples come from the open index: ask again once it changed
+      post({ type: 'examples' });
+    }
     if (wasIndexing) {
       state.schema = null; // fields and tags may have changed
     }
@@ -1010,6 +1183,23 @@ function onStatus(status: IndexStatus | null): void {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
+    case 'chats':
+      showHistory(message.chats);
+      break;
+    case 'chat':
+      if (message.chat) {
+        reopenChat(message.chat.id, message.chat.transcript as TranscriptEntry[], message.chat.file ?? null);
+      }
+      break;
+    case 'editorContext':
+      editorContext = message.context;
+      renderChips();
+      break;
+    case 'examples':
+      // Made from the open index; none to offer shows none (never another workspace's).
+      searchExamples.innerHTML = renderExamples(message.examples, 'searches');
+      askExamples.innerHTML = renderExamples(message.examples, 'questions');
+      break;
     case 'status': {
       const wasFailed = state.server === 'failed';
       state.server = message.server;
@@ -1018,6 +1208,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       state.secondsLeft = message.secondsLeft;
       onStatus(message.status);
       renderStatus();
+      renderChips();
+      // A model that answers needs no "It needs a local model" (defect 9).
+      askNeedsModel.hidden = message.status?.llm?.reachable === true;
       if (wasFailed !== (state.server === 'failed')) {
         renderSearch();
       }
@@ -1117,6 +1310,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       if (message.id === state.askId) {
         finishAsk(message.response);
         renderAsk();
+        saveChat();
       }
       break;
     case 'askFailed':
@@ -1125,6 +1319,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
         abandonAsk(message.message);
         state.askId = null;
         renderAsk();
+        saveChat();
       }
       break;
     case 'summary':

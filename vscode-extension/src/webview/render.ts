@@ -452,6 +452,12 @@ export function renderStep(event: StepEvent): string {
     case 'status':
       return `<div class="step status-step">${escapeHtml(event.text)}</div>`;
     case 'tool_call': {
+      const path = event.args?.path;
+      if (event.tool === 'summarize_document' && typeof path === 'string') {
+        // The server's own summarizer, not a tool a model called (grounded mode calls none):
+        // said as what it does, never as a raw call with its JSON (issue 39, defect 8).
+        return `<div class="step tool-call"><span class="step-kind">Summarizing</span> <code>${escapeHtml(path)}</code></div>`;
+      }
       const args = compactArgs(event.args);
       const text = event.text && !event.tool ? ` ${escapeHtml(event.text)}` : '';
       return (

@@ -24,12 +24,28 @@ export function assertShape(name: ShapeName, value: unknown, optional: readonly 
   }
   for (const [field, inner] of Object.entries(Nested[name] ?? {})) {
     const held: unknown = (value as Record<string, unknown>)[field];
-    for (const item of Array.isArray(held) ? held : [held]) {
+    for (const item of nestedItems(held)) {
       if (item !== null && item !== undefined) {
         assertShape(inner, item);
       }
     }
   }
+}
+
+/** The values a nested field holds: a list's items, or a map of lists' items
+ * (`HitMeta.extracted`: each field's name → its values; `{}` when none), or the one value. */
+function nestedItems(held: unknown): unknown[] {
+  if (Array.isArray(held)) {
+    return held;
+  }
+  if (held === null || held === undefined) {
+    return [];
+  }
+  if (typeof held !== 'object') {
+    return [held]; // not an object: assertShape says so
+  }
+  const values = Object.values(held);
+  return values.every((v) => Array.isArray(v)) ? values.flat() : [held];
 }
 
 export function assertRange(value: unknown): void {

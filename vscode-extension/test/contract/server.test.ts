@@ -260,8 +260,10 @@ describe('the TypeScript protocol layer against the real Python server', () => {
         { value: 'Mariana Costa', count: 1 },
         { value: 'Tomás Okafor', count: 1 },
       ],
-      // No schema in examples/workspace: no field was filled in by a model.
+      // No schema in examples/workspace: no field was filled in by a model, and no model's
+      // kept/rejected counts to show.
       extracted: 0,
+      models: [],
     });
     assert.deepEqual(fields.get('review')?.types, ['date']);
     // The filter those fields allow narrows kb/search.
@@ -278,6 +280,35 @@ describe('the TypeScript protocol layer against the real Python server', () => {
     const inline = await rpcError(request(conn, Methods.search, { query: 'payments review>2027-13' }));
     assert.equal(inline.code, ErrorCodes.invalidParams);
     assert.match(inline.message, /character \d+/);
+  });
+
+  it('kb/search says what looks mistyped beside the results, and a did-you-mean that finds files', async () => {
+    const slip = await request(conn, Methods.search, { query: 'ownr:priya' });
+    assertShape('SearchResponse', slip);
+    const warnings = slip.warnings ?? [];
+    assert.equal(warnings.length, 1);
+    assertShape('QueryWarning', warnings[0]);
+    assert.deepEqual(
+      { ...warnings[0], message: undefined },
+      { where: 'query', position: 0, message: undefined, suggestion: 'owner:"Priya Raman"' },
+    );
+    const typo = await request(conn, Methods.search, { query: 'incidnet respnse' });
+    assert.equal(typo.didYouMean, 'incident response');
+    const fixed = await request(conn, Methods.search, { query: typo.didYouMean ?? '' });
+    assert.equal(fixed.results[0]?.path, 'runbooks/incident-response.md');
+  });
+
+  it('kb/examples offers searches, questions and filters made from the open index', async () => {
+    const examples = await request(conn, Methods.examples, {});
+    assertShape('ExamplesResponse', examples);
+    assert.ok(capabilities.executeCommandProvider?.commands.includes(ServerCommands.examples), 'kb.examples is offered');
+    const searches = examples.searches ?? [];
+    assert.equal(searches.length, 2);
+    for (const query of searches) {
+      const found = await request(conn, Methods.search, { query });
+      assert.ok(found.results.length > 0, query);
+    }
+    assert.deepEqual(examples.filters, ['tag:payments', 'owner:"Priya Raman"']);
   });
 
   it('kb/reindex returns an IndexStatus', async () => {

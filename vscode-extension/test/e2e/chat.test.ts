@@ -168,8 +168,16 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
       assert.deepEqual([...listed].sort(), [...new Set(citedFiles)].sort(), 'each cited file listed once');
       // (An unsupported model text is a markdown block of its own, in the fold.)
       assert.doesNotMatch((await answer.locator('.markdown').allTextContents()).join('\n'), /Sources:/, 'no "Sources:" paragraph besides the list');
-      // Steps fold into one line.
-      assert.ok((await frame.locator('.steps-summary, details.steps summary').count()) <= 1);
+      // Steps fold into one line: this answer searched, so between its question and it
+      // there is exactly one folded summary and no loose step.
+      const between = await answer.evaluate((el) => {
+        const seen: string[] = [];
+        for (let s = el.previousElementSibling; s && !s.classList.contains('question'); s = s.previousElementSibling) {
+          seen.push(s.matches('details.steps') ? 'folded' : s.className);
+        }
+        return seen;
+      });
+      assert.deepEqual(between, ['folded'], `the steps folded into one line: ${between.join(', ')}`);
       await vs.shot('chat-citations.png');
       const first = answer.locator('a.cite:not(.cite-path)').first();
       const title = (await first.getAttribute('title')) ?? '';

@@ -136,8 +136,11 @@ export class CodeServer {
     await tab.waitFor();
     await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+A');
-    // insertText is one edit: no auto-closed brackets or quotes get in the way.
-    await page.keyboard.insertText(JSON.stringify(baseSettings(settings), null, 2));
+    await page.keyboard.press('Delete');
+    // On one line: over several, the editor indents each new line and leaves its own
+    // closing brace after the text, and the file no longer parses (VS Code then reads it
+    // leniently but refuses to write to it: a command's settings were never saved).
+    await page.keyboard.insertText(JSON.stringify(baseSettings(settings)));
     await page.keyboard.press('Control+S');
     await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
     await this.runCommand('View: Close Editor');
@@ -158,7 +161,8 @@ export class CodeServer {
     await tab.waitFor();
     await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(JSON.stringify(settings, null, 2));
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(JSON.stringify(settings)); // on one line: see setSettings
     await page.keyboard.press('Control+S');
     await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
     await this.runCommand('View: Close Editor');

@@ -19,8 +19,9 @@ import json, signal, sys, threading
 from tests.fakes.ollama_server import ScriptedOllama
 from tests.fakes.openai_server import ScriptedOpenAI
 kind, models, default = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
 cls = ScriptedOpenAI if kind == "openai" else ScriptedOllama
-server = cls([], models=models, default=default or None).start()
+server = cls([], models=models, default=default or None, **options).start()
 done = threading.Event()
 for signum in (signal.SIGTERM, signal.SIGINT):
     signal.signal(signum, lambda *_: done.set())
@@ -30,9 +31,16 @@ server.close()
 `;
 
 /** Start a stand-in; resolves once it listens. `default`: the turn every chat gets
- * (tests/fakes/ollama_server.py's dict form: `{content, chunk_chars, delay}`). */
-export function startStandIn(kind: 'openai' | 'ollama', models: string[], defaultTurn: Record<string, unknown> = {}): Promise<StandIn> {
-  const child: ChildProcess = spawn(serverPython(), ['-c', SCRIPT, kind, JSON.stringify(models), JSON.stringify(defaultTurn)], {
+ * (tests/fakes/ollama_server.py's dict form: `{content, chunk_chars, delay}`); `options`:
+ * the stand-in's own keywords (`tools`, `n_ctx`, `capabilities`). */
+export function startStandIn(
+  kind: 'openai' | 'ollama',
+  models: string[],
+  defaultTurn: Record<string, unknown> = {},
+  options: Record<string, unknown> = {},
+): Promise<StandIn> {
+  const args = ['-c', SCRIPT, kind, JSON.stringify(models), JSON.stringify(defaultTurn), JSON.stringify(options)];
+  const child: ChildProcess = spawn(serverPython(), args, {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, relatedShown, RELATED_RATIO, relativeTo, statusView, suggestedQuery, timeLeft } from '../../src/format';
+import { count, hitItem, incompleteNotice, indexLabel, lineSpan, overallFraction, parseResultNumber, passageText, readablePassage, relatedShown, RELATED_RATIO, relativeTo, statusView, suggestedQuery, timeLeft } from '../../src/format';
 import { MIN_SPAN_SECONDS, RateEstimator, WINDOW_SECONDS } from '../../src/estimate';
 import type { IndexPhase, IndexStatus } from '../../src/protocol';
 import { contributedSettings, initializationOptions, needsRestart, restrictedKeysIn, serverSettings } from '../../src/settings';
@@ -51,8 +51,12 @@ describe('format', () => {
     assert.equal(indexLabel({ ...at('vectors', 18, 256, 3038), paused: true }, 600), 'Keyword search ready · embedding 256/3,038 passages · paused');
     assert.equal(timeLeft(2.5 * 3600), 'about 2.5 h left');
     assert.equal(count(3038), '3,038');
-    // The same words on the status bar, with its icon.
-    assert.equal(statusView(at('vectors', 18, 256, 3038), 600).text, '$(sync~spin) KB: Keyword search ready · embedding 256/3,038 passages · about 10 min left · no model');
+    // The status bar, shared with every other extension: the phase and its count, with its
+    // icon; the time left and "no model" are in its tooltip.
+    const bar = statusView(at('vectors', 18, 256, 3038), 600);
+    assert.equal(bar.text, '$(sync~spin) KB: embedding 256/3,038 passages');
+    assert.match(bar.tooltip, /^Indexing: Keyword search ready · embedding 256\/3,038 passages · about 10 min left\nno model\n/);
+    assert.equal(statusView({ ...at('keyword', 38), paused: true }).text, '$(debug-pause) KB: Reading 38/155 files · paused');
     assert.equal(incompleteNotice(at('keyword', 38)), 'Reading 38/155 files — results may be incomplete');
     // The bar over both phases never goes back: the end of reading is below the start of embedding.
     const moments = [at('scanning', 0), at('keyword', 0), at('keyword', 150), at('keyword', 155), at('vectors', 0, 0, 3038), at('vectors', 18, 256, 3038), at('vectors', 155, 3038, 3038)];
@@ -106,6 +110,11 @@ describe('format', () => {
     assert.equal(passageText(text, { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } }), 'b\nc');
     assert.equal(passageText(text, { start: { line: 1, character: 0 }, end: { line: 2, character: 1 } }), 'b\nc');
     assert.equal(passageText(text, { start: { line: 0, character: 0 }, end: { line: 3, character: 0 } }, 2), 'a\nb…');
+  });
+
+  it('leaves the attribute lists of documentation generators out of a passage (issue 39, point 10)', () => {
+    const passage = ['## Add types { #add-types }', '', 'Use `str`.', '{: .note }', 'A {curly} word stays.', '### Two { #two .wide data-x="1" }'].join('\n');
+    assert.equal(readablePassage(passage), ['## Add types', '', 'Use `str`.', 'A {curly} word stays.', '### Two'].join('\n'));
   });
 
   it('makes workspace-relative paths with / and refuses files outside', () => {

@@ -84,6 +84,9 @@ describe('webview rendering', () => {
   });
 
   it('renders steps as Thinking / Calling lines', () => {
+    // A file's summary is the server's summarizer at work, not a model's raw tool call.
+    const summary = renderStep({ kind: 'tool_call', text: 'Calling summarize_document with {"path": "a b.md"}', tool: 'summarize_document', args: { path: 'a b.md' } });
+    assert.equal(summary, '<div class="step tool-call"><span class="step-kind">Summarizing</span> <code>a b.md</code></div>');
     assert.equal(renderStep({ kind: 'thinking', text: 'hmm <x>' }), '<div class="step thinking"><span class="step-kind">Thinking:</span> hmm &lt;x&gt;</div>');
     assert.match(renderStep({ kind: 'tool_call', text: '', tool: 'read_file', args: { path: 'a.md' } }), /Calling<\/span> <code>read_file<\/code> with <code>\{&quot;path&quot;:&quot;a\.md&quot;\}<\/code>/);
     assert.equal(renderStep({ kind: 'answer', text: 'x' }), '');

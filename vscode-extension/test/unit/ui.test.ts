@@ -14,9 +14,11 @@ import { SearchQuickPick } from '../../src/quickPick';
 import { KbStatusBar } from '../../src/statusBar';
 import { listFromServer, rememberList } from '../../src/lastList';
 import { IndexProgressNotification } from '../../src/indexProgress';
+import { FailureNotice } from '../../src/failureNotice';
 import { AnsweredModel } from '../../src/answeredModel';
 import { statusView } from '../../src/format';
 import { checkBaseUrl, listModels, PRESETS } from '../../src/modelPicker';
+import { describe as describeModel, type ModelInfo } from '../../src/modelInfo';
 import { freePort } from '../shared/codeServer';
 import { startStandIn } from '../shared/standIns';
 import { deferred, FakeBackend, hit, READY, searchResponse, tick } from './fakes';
@@ -165,7 +167,8 @@ describe('panel', () => {
     await panel.handle({ type: 'ready' });
     assert.deepEqual(
       posted.map((m) => m.type),
-      ['status', 'focusSearch'],
+      // The queued message after the status; then what the Ask box may attach.
+      ['status', 'focusSearch', 'editorContext'],
     );
   });
 
@@ -208,7 +211,7 @@ describe('panel', () => {
     backend.fireAsk({ askId: 'a1', kind: 'tool_call', text: '', tool: 'read_file', args: { path: 'docs/setup.md' } });
     await panel.handle({ type: 'cancelAsk' });
     await asking;
-    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'How do I install?', file: 'docs/setup.md' });
+    assert.deepEqual(backend.requests.find((r) => r.method === 'kb/ask')?.params, { question: 'How do I install?', file: 'docs/setup.md' });
     const kinds = posted.filter((m) => m.type.startsWith('ask')).map((m) => (m.type === 'askEvent' ? `event:${m.event.text || m.event.tool}` : m.type));
     assert.deepEqual(kinds, ['askStarted', 'event:Look at setup', 'event:read_file', 'askFailed']);
     assert.deepEqual(posted.at(-1), { type: 'askFailed', id: 1, message: 'Stopped.' });
@@ -364,6 +367,8 @@ describe('commands', () => {
     await vscode.commands.executeCommand('kb.reindex');
     assert.deepEqual(backend.requests.at(-1)?.params, { full: true });
     assert.equal(backend.status?.files, 9);
+    // One progress: no "Reindexing" spinner of its own beside the status bar item.
+    assert.deepEqual(vscode.calls.progress, []);
   });
 });
 
@@ -456,6 +461,30 @@ describe('no dead ends', () => {
     assert.deepEqual(opened.at(-1), { uri: 'file:///etc/hosts', line: 0 });
   });
 
+  it('a citation [path:lines] selects its lines, as [n] and L27–33 do; a path may hold spaces', async () => {
+    const ranges: { uri: string; range: unknown }[] = [];
+    const panel = new KbPanel(vscode.Uri.file('/ext') as never, new FakeBackend(), {
+      open: (uri, range) => Promise.resolve(ranges.push({ uri, range })),
+      executeCommand: () => Promise.resolve(undefined),
+      openExternal: () => Promise.resolve(true),
+    });
+    vscode.workspaceFolders.push({ uri: vscode.Uri.file('/ws'), name: 'ws', index: 0 });
+    vscode.existingFiles.add('/ws/payments/mexico-payments.md');
+    vscode.existingFiles.add('/ws/notes/month end.md');
+    const lines = (first: number, last: number) => ({ start: { line: first - 1, character: 0 }, end: { line: last, character: 0 } });
+    await panel.handle({ type: 'openLink', href: 'payments/mexico-payments.md:7-11' });
+    await panel.handle({ type: 'openLink', href: 'payments/mexico-payments.md#L27-L33' });
+    await panel.handle({ type: 'openLink', href: 'notes/month%20end.md:3-4' });
+    await panel.handle({ type: 'openLink', href: 'notes/month end.md:12' });
+    assert.deepEqual(ranges, [
+      { uri: 'file:///ws/payments/mexico-payments.md', range: lines(7, 11) },
+      { uri: 'file:///ws/payments/mexico-payments.md', range: lines(27, 33) },
+      { uri: vscode.Uri.file('/ws/notes/month end.md').toString(), range: lines(3, 4) },
+      // One line: the cursor there, nothing selected.
+      { uri: vscode.Uri.file('/ws/notes/month end.md').toString(), range: { start: { line: 11, character: 0 }, end: { line: 11, character: 0 } } },
+    ]);
+  });
+
   it('KB: Show Status opens a modal with the details', async () => {
     const backend = new FakeBackend().on('kb/status', () => Promise.resolve({ ...INDEXING, skipped: [{ path: 'big.md', reason: 'larger than 2 MiB' }] }));
     const { panel } = makePanel(backend);
@@ -476,7 +505,7 @@ describe('one progress', () => {
     const bar = new KbStatusBar(backend);
     const notification = new IndexProgressNotification(backend);
     backend.updateStatus({ ...INDEXING, progress: { phase: 'scanning', filesDone: 0, filesTotal: 0, chunksDone: 0, chunksTotal: 0 } });
-    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: Scanning files… /, 'no 0/0 while the sync counts its files');
+    assert.match(vscode.statusBarItems[0]?.text ?? '', /KB: Scanning files…$/, 'no 0/0 while the sync counts its files');
     backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, phase: 'keyword', filesTotal: 5, filesDone: 1 } });
     assert.equal(vscode.calls.progress.length, 0, 'no notification for a small sync');
     backend.updateStatus({ ...INDEXING, progress: { phase: 'keyword', filesDone: 150, filesTotal: 155 } });
@@ -488,7 +517,9 @@ describe('one progress', () => {
     backend.updateStatus(INDEXING);
     const label = 'Keyword search ready · embedding 1,204/3,036 passages · about 12 min left';
     assert.equal(shown?.reports.at(-1)?.message, label);
-    assert.equal(vscode.statusBarItems[0]?.text, `$(sync~spin) KB: ${label} · no model`, 'the same words on both');
+    // The status bar has the phase and its count (the same numbers); the rest is its tooltip.
+    assert.equal(vscode.statusBarItems[0]?.text, '$(sync~spin) KB: embedding 1,204/3,036 passages');
+    assert.match(String(vscode.statusBarItems[0]?.tooltip), new RegExp(`^Indexing: ${label}\nno model\n`));
     backend.updateStatus({ ...INDEXING, progress: { ...INDEXING.progress, filesDone: 80, chunksDone: 2000 } });
     assert.equal(shown?.reports.at(-1)?.message, 'Keyword search ready · embedding 2,000/3,036 passages · about 12 min left');
     assert.ok((shown?.reports ?? []).every((r) => r.increment === undefined || r.increment >= 0));
@@ -554,6 +585,15 @@ describe('related notes', () => {
     vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/code.py'), languageId: 'python' } });
     await panel.refreshRelated();
     assert.equal(backend.requests.length, count, 'the same file is not asked again');
+    // The keyboard in the panel keeps the list of the editor still shown; closing every
+    // editor clears it (it said "Notes related to a.md" with no a.md open).
+    vscode.setActiveEditor({ document: { uri: vscode.Uri.file('/ws/notes/a.md'), languageId: 'markdown' } });
+    await until(() => posted.at(-1)?.type === 'related' && (posted.at(-1) as { path: unknown }).path === 'notes/a.md', 'a.md again');
+    vscode.focusOutsideEditors();
+    await panel.refreshRelated();
+    assert.equal((posted.at(-1) as { path: unknown }).path, 'notes/a.md');
+    vscode.closeEditors();
+    await until(() => posted.at(-1)?.type === 'related' && (posted.at(-1) as { path: unknown }).path === null, 'no editor: no list');
   });
 
   it('lists the notes near the closest one, not the far tail', async () => {
@@ -726,10 +766,14 @@ describe('KB: Choose a Model…', () => {
     const openai = await startStandIn('openai', ['smollm2', 'qwen2.5-7b']);
     const ollama = await startStandIn('ollama', ['qwen2.5:7b', 'llama3.1:8b']);
     try {
-      assert.deepEqual(await listModels('openai', openai.url), { models: ['smollm2', 'qwen2.5-7b'] });
-      assert.deepEqual(await listModels('ollama', ollama.url), { models: ['qwen2.5:7b', 'llama3.1:8b'] });
+      const names = async (provider: 'openai' | 'ollama', url: string): Promise<unknown> => {
+        const listed = await listModels(provider, url);
+        return 'error' in listed ? listed : listed.models;
+      };
+      assert.deepEqual(await names('openai', openai.url), ['smollm2', 'qwen2.5-7b']);
+      assert.deepEqual(await names('ollama', ollama.url), ['qwen2.5:7b', 'llama3.1:8b']);
       // Ollama's /v1 address lists its models too (its own API answers).
-      assert.deepEqual(await listModels('ollama', `${ollama.url}/v1`), { models: ['qwen2.5:7b', 'llama3.1:8b'] });
+      assert.deepEqual(await names('ollama', `${ollama.url}/v1`), ['qwen2.5:7b', 'llama3.1:8b']);
       // An OpenAI server asked with Ollama's API: a clear HTTP error, not a crash.
       const wrong = await listModels('ollama', openai.url);
       assert.ok('error' in wrong && /answered HTTP 404/.test(wrong.error), JSON.stringify(wrong));
@@ -771,7 +815,11 @@ describe('KB: Choose a Model…', () => {
       ]);
       const input = vscode.calls.inputBoxes[0] as { value: string };
       assert.equal(input.value, 'http://127.0.0.1:8080/v1', "llama-server's address, to edit");
-      assert.deepEqual(vscode.calls.quickPicks[0]?.items.map((i) => (i as { label: string }).label), PRESETS.map((p) => p.label));
+      // The configured server (here the defaults: Ollama on this machine) first, then the presets.
+      assert.deepEqual(vscode.calls.quickPicks[0]?.items.map((i) => (i as { label: string }).label), [
+        '$(check) Another model at http://127.0.0.1:11434',
+        ...PRESETS.map((p) => p.label),
+      ]);
     } finally {
       server.stop();
     }
@@ -791,6 +839,85 @@ describe('KB: Choose a Model…', () => {
       ['llm.provider', 'openai'],
       ['llm.baseUrl', url],
     ]);
+  });
+});
+
+describe('KB: Choose a Model… remembers the server and describes its models', () => {
+  it('says which models call tools, their size and context (Ollama, llama-server)', async () => {
+    const ollama = await startStandIn('ollama', ['qwen2.5:7b', 'gemma:2b'], {}, { capabilities: ['completion', 'tools'] });
+    const plain = await startStandIn('openai', ['smollm2'], {}, { tools: false, n_ctx: 4096 });
+    try {
+      const fromOllama = await listModels('ollama', ollama.url);
+      assert.ok(!('error' in fromOllama));
+      assert.deepEqual(fromOllama.info[0], { name: 'qwen2.5:7b', tools: true, size: '7.6B · Q4_K_M · 4.7 GB', context: 32768 });
+      assert.deepEqual(describeModel(fromOllama.info[0] as ModelInfo), {
+        description: '$(tools) calls tools: the agent answers',
+        detail: '7.6B · Q4_K_M · 4.7 GB · 32k context',
+      });
+      const fromLlama = await listModels('openai', plain.url);
+      assert.ok(!('error' in fromLlama));
+      assert.deepEqual(fromLlama.info, [{ name: 'smollm2', tools: false, size: undefined, context: 4096 }]);
+      assert.deepEqual(describeModel(fromLlama.info[0] as ModelInfo), { description: 'no tool calling: grounded answers', detail: '4,096 context' });
+    } finally {
+      ollama.stop();
+      plain.stop();
+    }
+  });
+
+  it('offers the configured server first and keeps its address; its model is marked current', async () => {
+    const server = await startStandIn('openai', ['smollm2', 'qwen2.5-7b']);
+    try {
+      const backend = new FakeBackend();
+      const { panel } = makePanel(backend);
+      registerCommands(backend, panel);
+      vscode.configuration.set('llm.provider', 'openai');
+      vscode.configuration.set('llm.baseUrl', server.url);
+      vscode.configuration.set('llm.model', 'smollm2');
+      // Another model on the same server: no address to type again.
+      vscode.responses.quickPick.push((items) => items[0]);
+      vscode.responses.quickPick.push((items) => items.find((i) => i.label === 'qwen2.5-7b'));
+      await vscode.commands.executeCommand('kb.chooseModel');
+      const first = vscode.calls.quickPicks[0]?.items as { label: string; description?: string }[];
+      assert.equal(first[0]?.label, `$(check) Another model at ${server.url}`);
+      assert.equal(first[0]?.description, 'now: smollm2');
+      // Its preset (by port: none of the usual ones) shows the configured address.
+      assert.equal(first.find((i) => i.label.startsWith('Another OpenAI'))?.description, `${server.url} (configured)`);
+      assert.equal(vscode.calls.inputBoxes.length, 0, 'the address is not asked again');
+      const models = vscode.calls.quickPicks[1]?.items as { label: string; description?: string }[];
+      assert.match(models.find((i) => i.label === 'smollm2')?.description ?? '', /^current · \$\(tools\) calls tools/);
+      assert.deepEqual(vscode.calls.configUpdates.map((u) => [u.key, u.value]), [
+        ['llm.provider', 'openai'],
+        ['llm.baseUrl', server.url],
+        ['llm.model', 'qwen2.5-7b'],
+      ]);
+      // Choosing its preset again: the address box holds the configured address, not the usual one.
+      vscode.responses.quickPick.push((items) => items.find((i) => i.label.startsWith('Another OpenAI')));
+      vscode.responses.inputBox.push(undefined);
+      await vscode.commands.executeCommand('kb.chooseModel');
+      assert.equal((vscode.calls.inputBoxes[0] as { value: string }).value, server.url);
+    } finally {
+      server.stop();
+    }
+  });
+});
+
+describe('the notice that the server did not start', () => {
+  it('goes by itself once the server runs, and a new failure replaces the old one', async () => {
+    const notice = new FailureNotice();
+    notice.show('kb-lsp: kb-lsp is not installed in /usr/bin/python3.');
+    const first = vscode.calls.progress[0];
+    assert.ok(first);
+    assert.match(first.options.title ?? '', /^kb-lsp: kb-lsp is not installed in \/usr\/bin\/python3\. \[Open Settings\]\(command:kb\.openServerSettings\)/);
+    assert.equal(first.options.cancellable, true, 'the user may close it');
+    await tick();
+    assert.equal(first.done, false, 'on screen while the server is not running');
+    notice.show('kb-lsp: The server did not start.');
+    await tick();
+    assert.equal(first.done, true, 'the old failure is gone');
+    notice.close(); // the server runs
+    await tick();
+    assert.equal(vscode.calls.progress[1]?.done, true);
+    assert.equal(notice.shown, undefined);
   });
 });
 
@@ -815,6 +942,17 @@ describe('the walkthrough', () => {
       const blocks = readFileSync(join(ROOT, step.media.markdown ?? ''), 'utf8').match(/```[^]*?```/g) ?? [];
       assert.ok(blocks.every((block) => !/pip install kb-lsp\b/.test(block)), blocks.join('\n'));
     }
-    assert.match(readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8'), /python3 -m venv \.venv && \.venv\/bin\/pip install \./);
+    assert.match(readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8'), /python3 -m venv \.venv\n\.venv\/bin\/pip install \./);
+    for (const step of steps) {
+      // A step's description renders links only: a backtick shows as itself.
+      assert.ok(!step.description.includes('`'), step.description);
+      // No sample wiki in a step about the user's own notes.
+      assert.doesNotMatch(step.description, /mexico|examples\/workspace/i);
+      // A command line in the media fits its pane (about 60 characters) instead of being cut off.
+      const blocks = readFileSync(join(ROOT, step.media.markdown ?? ''), 'utf8').match(/```[^]*?```/g) ?? [];
+      for (const line of blocks.flatMap((block) => block.split('\n'))) {
+        assert.ok(line.length <= 60, `${line} (${line.length} characters)`);
+      }
+    }
   });
 });

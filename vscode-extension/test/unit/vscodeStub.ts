@@ -194,10 +194,13 @@ class FakeStatusBarItem {
 export const statusBarItems: FakeStatusBarItem[] = [];
 export const registeredCommands = new Map<string, (...args: unknown[]) => unknown>();
 export let activeTextEditor: unknown;
+let visibleTextEditors: unknown[] = [];
 export const workspaceFolders: { uri: Uri; name: string; index: number }[] = [];
 export const configuration = new Map<string, unknown>();
 
 const activeEditorChanged = new EventEmitter<unknown>();
+const visibleEditorsChanged = new EventEmitter<unknown[]>();
+const selectionChanged = new EventEmitter<{ textEditor: unknown }>();
 
 function message(level: string, text: string, rest: unknown[]): Promise<string | undefined> {
   const options = rest[0];
@@ -213,6 +216,11 @@ export const window = {
   get activeTextEditor(): unknown {
     return activeTextEditor;
   },
+  get visibleTextEditors(): unknown[] {
+    return visibleTextEditors;
+  },
+  onDidChangeVisibleTextEditors: visibleEditorsChanged.event,
+  onDidChangeTextEditorSelection: selectionChanged.event,
   createQuickPick<T>(): FakeQuickPick<T> {
     const pick = new FakeQuickPick<T>();
     quickPicks.push(pick);
@@ -317,7 +325,30 @@ export const env = {
 
 export function setActiveEditor(editor: unknown): void {
   activeTextEditor = editor;
+  if (editor && !visibleTextEditors.includes(editor)) {
+    visibleTextEditors = [editor];
+    visibleEditorsChanged.fire(visibleTextEditors);
+  }
   activeEditorChanged.fire(editor);
+}
+
+/** The user selected something in `editor`. */
+export function changeSelection(editor: unknown): void {
+  selectionChanged.fire({ textEditor: editor });
+}
+
+/** The keyboard goes to a view (the panel): no active editor, the editors still shown. */
+export function focusOutsideEditors(): void {
+  activeTextEditor = undefined;
+  activeEditorChanged.fire(undefined);
+}
+
+/** Every editor closed. */
+export function closeEditors(): void {
+  activeTextEditor = undefined;
+  visibleTextEditors = [];
+  visibleEditorsChanged.fire([]);
+  activeEditorChanged.fire(undefined);
 }
 
 export function reset(): void {
@@ -344,6 +375,7 @@ export function reset(): void {
   workspaceFolders.length = 0;
   configuration.clear();
   activeTextEditor = undefined;
+  visibleTextEditors = [];
 }
 
 // Route `require('vscode')` here.

@@ -289,7 +289,9 @@ describe('panel webview in Chromium', () => {
     // The follow-up carries the conversation.
     await page.fill('#question', 'And roll back?');
     await page.click('#ask-button');
-    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'And roll back?', file: null, conversationId: 'conv-1' });
+    const followUp = (await lastPosted('ask')) as Extract<FromWebview, { type: 'ask' }> | undefined;
+    assert.deepEqual({ ...followUp, history: undefined }, { type: 'ask', question: 'And roll back?', file: null, conversationId: 'conv-1', history: undefined });
+    assert.deepEqual(followUp?.history?.map((turn) => turn.question), ['How do I deploy?'], 'and its turns so far');
   });
 
   it('shows a clarification as numbered choices the user can click', async () => {
@@ -469,9 +471,9 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.textContent('#search-notice'), 'Keyword search ready · embedding 1,800/3,036 passages — results may be incomplete');
     await clearPosted();
     await send({ type: 'status', status: STATUS, server: 'running' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'how do I add CORS' }]);
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'how do I add CORS' }]);
     await send({ type: 'status', status: STATUS, server: 'running' });
-    assert.equal((await posted()).length, 1, 'once');
+    assert.equal((await posted()).filter((m) => m.type === 'search').length, 1, 'once');
     await send({ type: 'results', response: { query: 'how do I add CORS', results: HITS, index: STATUS } });
     assert.equal(await page.isVisible('#search-notice'), false);
   });
@@ -555,7 +557,8 @@ describe('panel webview in Chromium', () => {
         query: '@id:kb.llm.provider @id:kb.llm.baseUrl @id:kb.llm.model @id:kb.ollama.host @id:kb.ollama.model @id:kb.llm.mode @id:kb.ollama.timeout',
       },
       { type: 'command', command: 'probeModel' },
-      { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null },
+      // Asked again, after the turn no model answered (its passages are no answer to go on from).
+      { type: 'ask', question: 'How do I deploy?', file: null, conversationId: null, history: [{ question: 'How do I deploy?', answer: '' }] },
       { type: 'command', command: 'chooseModel' },
     ]);
     // Another host: the card speaks of it; a model that answers clears the card.
@@ -629,17 +632,17 @@ describe('panel webview in Chromium', () => {
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
     await clearPosted();
     await send({ type: 'stale', path: 'runbooks/deploy.md', message: 'runbooks/deploy.md was deleted or moved — the list was refreshed.' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'deploy' }]);
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
     // The index had not caught up yet; once it has (one file fewer), the list is made again.
     await clearPosted();
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 1 }, server: 'running' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }]);
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'deploy' }]);
     await send({ type: 'results', response: { query: 'deploy', results: HITS.slice(1), index: STATUS } });
     assert.match((await page.textContent('#search-info')) ?? '', /^runbooks\/deploy\.md was deleted or moved — the list was refreshed\. 2 files/);
     assert.equal(await page.locator('#results li.hit').count(), 2);
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 2 }, server: 'running' });
-    assert.deepEqual(await posted(), [{ type: 'search', query: 'deploy' }], 'only once');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'deploy' }], 'only once');
     // The index catches up before the first refresh's list comes: both lists keep the note.
     await send({ type: 'stale', path: 'runbooks/b.md', message: 'runbooks/b.md was deleted or moved — the list was refreshed.' });
     await send({ type: 'status', status: { ...STATUS, files: STATUS.files - 3 }, server: 'running' });
@@ -857,7 +860,7 @@ describe('panel webview in Chromium', () => {
     assert.equal(overlaps, false, `the card covers the selected row: ${JSON.stringify(boxes)}`);
   });
 
-  it('streams the answer as it comes; Escape stops it and what came stays, marked', async () => {
+  it('streams the answer as it comes; Escape does not stop it, the Stop button does, and what came stays, marked', async () => {
     await page.click('#tab-ask');
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
     await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'status', text: 'Waiting for the model (smollm2 at http://127.0.0.1:8080/v1)…' } });
@@ -880,6 +883,11 @@ describe('panel webview in Chromium', () => {
     await clearPosted();
     await page.focus('#question');
     await page.keyboard.press('Escape');
+    await page.click('#transcript');
+    await page.keyboard.press('Escape');
+    assert.deepEqual(await posted(), [], 'a stray Escape costs no answer');
+    assert.equal(await page.textContent('#ask-button'), 'Stop');
+    await page.click('#ask-button');
     assert.deepEqual(await posted(), [{ type: 'cancelAsk' }]);
     await send({ type: 'askFailed', id: 1, message: 'Stopped.' });
     assert.equal(await page.textContent('.answer.stop-cancelled .markdown'), 'Deploy with\n');
@@ -950,17 +958,163 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.isVisible('#did-you-mean'), false, 'none for a query the index knows');
   });
 
-  it('welcomes with example searches and questions that run on a click', async () => {
+  it("welcomes with the open index's example searches and questions (none: none), which run on a click", async () => {
     assert.equal(await page.isVisible('#search-welcome'), true);
+    assert.equal(await page.locator('.examples button').count(), 0, "no examples before the index offers its own (never the sample wiki's)");
     await clearPosted();
-    await page.click('#search-welcome button[data-query="mexico payment files"]');
-    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'mexico payment files' }]);
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.deepEqual(await lastPosted('examples'), { type: 'examples' }, 'a ready index: the page asks for its examples');
+    await clearPosted();
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.equal(await lastPosted('examples'), undefined, 'the same index: not asked again');
+    await send({ type: 'examples', examples: { searches: [], questions: [], filters: [] } });
+    assert.equal(await page.locator('#search-welcome .examples, #ask-welcome .examples').count(), 0, 'none to offer shows none');
+    await send({
+      type: 'examples',
+      examples: { searches: ['cors middleware', 'path parameters'], questions: ['How do I add CORS?'], filters: ['tag:tutorial'] },
+    });
+    assert.deepEqual(await page.locator('#search-welcome button[data-query]').allTextContents(), ['cors middleware', 'path parameters']);
+    await page.click('#search-welcome button[data-query="path parameters"]');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'search'), [{ type: 'search', query: 'path parameters' }]);
     assert.equal(await page.isVisible('#search-welcome'), false);
     await page.click('#tab-ask');
     assert.equal(await page.isVisible('#ask-welcome'), true);
     await page.click('#ask-welcome button[data-question]');
-    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What is the cut-off time for Mexico payments?', file: null, conversationId: null });
-    await page.click('#ask-welcome [data-action="chooseModel"]');
-    assert.deepEqual(await lastPosted('command'), { type: 'command', command: 'chooseModel' });
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'How do I add CORS?', file: null, conversationId: null });
+    // A model answers (the status says so): the welcome no longer says one is needed.
+    assert.equal(await page.isVisible('#ask-welcome [data-action="chooseModel"]'), false);
+  });
+
+  it('↑/↓ in an empty Ask box recall the questions asked; text typed is never replaced', async () => {
+    await page.click('#tab-ask');
+    for (const [id, question] of [[1, 'first question'], [2, 'second question']] as const) {
+      await send({ type: 'askStarted', id, question, file: null });
+      const response: AskResponse = { answer: `answer ${id}`, sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'c' };
+      await send({ type: 'askDone', id, response });
+    }
+    await page.focus('#question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'second question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'first question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'first question', 'the oldest stays');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.inputValue('#question'), 'second question');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.inputValue('#question'), '', 'past the newest: the empty box again');
+    await page.keyboard.type('my own words');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.inputValue('#question'), 'my own words', 'typed text is not replaced');
+  });
+
+  it('Escape in the search box keeps the query and its list (Open Result still means them)', async () => {
+    await typeQuery('mexico');
+    await send({ type: 'results', response: { query: 'mexico', results: HITS, index: STATUS } });
+    await page.focus('#query');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.inputValue('#query'), 'mexico');
+    assert.equal(await page.locator('#results li.hit').count(), HITS.length);
+  });
+
+  it('the box shows the model (a click opens the picker) and attaches the open Markdown file; code blocks copy and insert', async () => {
+    await page.click('#tab-ask');
+    assert.equal(await page.isVisible('#ask-needs-model'), true, 'no model known yet: says what it needs');
+    await send({ type: 'status', status: STATUS, server: 'running' });
+    assert.equal(await page.textContent('#composer-chips .model-chip'), '\u2699qwen2.5:7b');
+    assert.equal(await page.isVisible('#ask-needs-model'), false, 'a model answers: no "It needs a local model"');
+    await clearPosted();
+    await page.click('#composer-chips .model-chip');
+    assert.deepEqual(await posted(), [{ type: 'command', command: 'chooseModel' }]);
+    assert.equal(await page.locator('#composer-chips .context-chip').count(), 0, 'no editor: nothing to attach');
+    await send({ type: 'editorContext', context: { path: 'runbooks/deploy.md', markdown: true } });
+    assert.equal(await page.textContent('#composer-chips .context-chip'), '+ runbooks/deploy.md');
+    await page.click('#composer-chips .context-chip');
+    assert.equal(await page.textContent('#composer-chips .context-chip.attached'), 'runbooks/deploy.md \u2715');
+    await page.fill('#question', 'What does it say about rollbacks?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', conversationId: null });
+    await page.click('#composer-chips .context-chip.attached');
+    assert.equal(await page.isVisible('#ask-scope'), false, 'detached: the whole knowledge base again');
+    const response: AskResponse = {
+      answer: 'Roll back with:\n\n```sh\nmake rollback\n```\n\nthen:\n\n```\nmake verify\n```',
+      sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'c',
+    };
+    await send({ type: 'askStarted', id: 1, question: 'How do I roll back?', file: null });
+    await send({ type: 'askDone', id: 1, response });
+    await clearPosted();
+    await page.click('.answer .code-copy[data-block="1"]');
+    await page.click('.answer .code-insert[data-block="0"]');
+    assert.deepEqual(await posted(), [
+      { type: 'copy', text: 'make verify\n' },
+      { type: 'insert', text: 'make rollback\n' },
+    ]);
+  });
+
+  it('keeps each conversation in the history: listed, reopened with its turns sent along, deleted', async () => {
+    await page.click('#tab-ask');
+    await page.fill('#question', 'How do I deploy?');
+    await page.keyboard.press('Enter');
+    const response: AskResponse = { answer: 'Run make deploy.', sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'srv-1' };
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    await send({ type: 'askDone', id: 1, response });
+    const saved = (await lastPosted('saveChat')) as Extract<FromWebview, { type: 'saveChat' }> | undefined;
+    assert.ok(saved, 'the conversation is kept after its answer');
+    assert.equal(saved.title, 'How do I deploy?');
+    assert.deepEqual(saved.transcript.map((e) => (e as { kind: string }).kind), ['question', 'answer']);
+    // A new chat; then the history lists the kept one, and a click reopens it.
+    await page.click('#new-chat');
+    assert.equal(await page.locator('#transcript .question').count(), 0);
+    await clearPosted();
+    await page.click('#history-button');
+    assert.deepEqual(await posted(), [{ type: 'listChats' }]);
+    await send({ type: 'chats', chats: [{ id: saved.id, title: saved.title, updated: Date.now(), questions: 1 }] });
+    assert.deepEqual(await page.locator('#history .history-title').allTextContents(), ['How do I deploy?']);
+    await page.click('#history .history-open');
+    assert.deepEqual(await lastPosted('openChat'), { type: 'openChat', id: saved.id });
+    await send({ type: 'chat', chat: { id: saved.id, title: saved.title, updated: Date.now(), questions: 1, transcript: saved.transcript, file: null } });
+    assert.equal(await page.isVisible('#history'), false);
+    assert.equal(await page.textContent('#transcript .question .q-text'), 'How do I deploy?');
+    assert.match((await page.textContent('#transcript .answer .markdown')) ?? '', /Run make deploy\./);
+    // The next question carries the turns so far (the server may remember none of them).
+    await page.fill('#question', 'And to roll back?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), {
+      type: 'ask',
+      question: 'And to roll back?',
+      file: null,
+      conversationId: null,
+      history: [{ question: 'How do I deploy?', answer: 'Run make deploy.' }],
+    });
+    await page.click('#history-button');
+    await send({ type: 'chats', chats: [{ id: saved.id, title: saved.title, updated: Date.now(), questions: 1 }] });
+    await clearPosted();
+    await page.click('#history .history-delete');
+    assert.deepEqual(await posted(), [{ type: 'deleteChat', id: saved.id }]);
+  });
+
+  it('Regenerate asks the last question again without its answer; Edit resends a question from there', async () => {
+    await page.click('#tab-ask');
+    const answer = (text: string): AskResponse => ({ answer: text, sources: [], stop: 'answer', mode: 'grounded', grounded: true, steps: [], usage: {}, conversationId: 'c' });
+    const turns: [number, string, string][] = [[1, 'First?', 'One.'], [2, 'Second?', 'Two.']];
+    for (const [id, question, text] of turns) {
+      await send({ type: 'askStarted', id, question, file: null });
+      await send({ type: 'askDone', id, response: answer(text) });
+    }
+    assert.equal(await page.locator('.turn-regenerate').count(), 1, 'on the last answer only');
+    await clearPosted();
+    await page.click('.turn-regenerate');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'Second?', file: null, conversationId: 'c', history: [{ question: 'First?', answer: 'One.' }] });
+    assert.deepEqual(await page.locator('#transcript .q-text').allTextContents(), ['First?'], 'the answer it replaces is gone');
+    await send({ type: 'askStarted', id: 3, question: 'Second?', file: null });
+    await send({ type: 'askDone', id: 3, response: answer('Two, again.') });
+    await page.click('.question >> nth=0 >> .turn-edit');
+    assert.equal(await page.inputValue('#question'), 'First?');
+    assert.match((await page.textContent('#ask-editing')) ?? '', /Editing question 1/);
+    await page.fill('#question', 'First, edited?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'First, edited?', file: null, conversationId: 'c' });
+    assert.equal(await page.locator('#transcript .question').count(), 0, 'an edited question follows only the turns before it');
+    assert.equal(await page.isVisible('#ask-editing'), false);
   });
 });

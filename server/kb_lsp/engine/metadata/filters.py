@@ -35,7 +35,7 @@ import calendar
 import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from kb_lsp.errors import InvalidInput
@@ -58,6 +58,16 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?", re.IGNORECASE)
 _DATE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
 _RELATIVE = re.compile(r"-(\d{1,4})([dwmy])", re.IGNORECASE)
+
+# An example term for a field, from the index the filter is for (`engine/examples.py`):
+# `tag:runbook` where files have that tag; None where no file has the field. "" asks for
+# any field's example. Without one, messages give examples only of what every index has.
+ExampleOf = Callable[[str], str | None]
+_EVERY_INDEX = {
+    "modified": "modified>2026-10-01",
+    "size": "size<10kb",
+    "words": "words>500",
+}
 
 
 class FilterError(InvalidInput):
@@ -96,6 +106,7 @@ class Term:
     value_position: int
     number: float | None = None  # the value read as a number, when it is one
     dates: DateRange | None = None  # the value read as a date, when it is one
+    end: int = 0  # just past the term's last character (its value's closing quote)
 
     def __str__(self) -> str:
         return f"{self.field}{self.op}{_quote(self.value)}"
@@ -212,7 +223,7 @@ class _Token:
     problem: FilterError | None = None  # a term-shaped word that is not a valid term
 
 
-def _tokens(text: str, where: str, today: date) -> list[_Token]:
+def _tokens(text: str, where: str, today: date, examples: ExampleOf | None = None) -> list[_Token]:
     out: list[_Token] = []
     i, n = 0, len(text)
     while i < n:
@@ -245,7 +256,7 @@ def _tokens(text: str, where: str, today: date) -> list[_Token]:
         elif word in ("NOT", "-", "!"):
             out.append(_Token("NOT", word, start, i))
         else:
-            out.append(_classify(word, start, i, text, where, today))
+            out.append(_classify(word, start, i, text, where, today, examples))
     return out
 
 
@@ -266,7 +277,15 @@ def _read_quoted(text: str, start: int, where: str) -> tuple[str, int]:
     raise FilterError("this quote is never closed", start, text, where)
 
 
-def _classify(word: str, start: int, end: int, text: str, where: str, today: date) -> _Token:
+def _classify(
+    word: str,
+    start: int,
+    end: int,
+    text: str,
+    where: str,
+    today: date,
+    examples: ExampleOf | None = None,
+) -> _Token:
     negated = word.startswith("-") and len(word) > 1
     body = word[1:] if negated else word
     offset = start + (1 if negated else 0)
@@ -283,9 +302,11 @@ def _classify(word: str, start: int, end: int, text: str, where: str, today: dat
     if raw.startswith('"'):
         value, _ = _read_quoted(text, value_position, where)
     try:
-        term = _term(field, op, value, offset, value_position, text, where, today)
+        term = _term(field, op, value, offset, value_position, text, where, today, examples)
     except FilterError as problem:
         return _Token("word", word, start, end, problem=problem)
+    if isinstance(term, Term):
+        term = replace(term, end=end)
     # `-field:value` is one token: the negation of its term.
     return _Token("negterm" if negated else "term", word, start, end, term=term)
 
@@ -299,15 +320,19 @@ def _term(
     text: str,
     where: str,
     today: date,
+    examples: ExampleOf | None = None,
 ) -> Term | Has:
     def fail(message: str, at: int = value_position) -> FilterError:
         return FilterError(message, at, text, where)
 
+    def eg(of: str) -> str:
+        return _for_example(of, examples)
+
     if value == "":
-        raise fail(f"'{field}{op}' needs a value, e.g. {_example(field)}")
+        raise fail(f"'{field}{op}' needs a value{eg(field)}")
     if field == "has":
         if op not in (":", "="):
-            raise fail("has: takes a field name, e.g. has:owner", position + 3)
+            raise fail(f"has: takes a field name{eg('has')}", position + 3)
         name = value.lower()
         if not _FIELD.fullmatch(name):
             raise fail(f"{value!r} is not a field name")
@@ -320,28 +345,22 @@ def _term(
         raise fail(dates)
     if op in COMPARISONS:
         if field in ("tag", "folder", "title"):
-            raise fail(f"{field}: takes a value with ':', e.g. {_example(field)}", position)
+            raise fail(f"{field}: takes a value with ':'{eg(field)}", position)
         if number is None and dates is None:
             raise fail(f"'{op}' compares numbers and dates; {value!r} is neither")
         if field == "modified" and dates is None:
             raise fail(f"modified compares dates, e.g. modified>2026-10-01; {value!r} is not one")
     if field in ("size", "words") and number is None:
-        raise fail(f"{field} is a number, e.g. {_example(field)}; {value!r} is not one")
+        raise fail(f"{field} is a number{eg(field)}; {value!r} is not one")
     if field == "modified" and dates is None:
         raise fail(f"modified takes a date, e.g. modified>2026-10-01; {value!r} is not one")
     return Term(field, op, value, position, value_position, number, dates)
 
 
-def _example(field: str) -> str:
-    return {
-        "tag": "tag:payments",
-        "folder": "folder:runbooks",
-        "modified": "modified>2026-10-01",
-        "size": "size<10kb",
-        "words": "words>500",
-        "title": "title:payments",
-        "has": "has:owner",
-    }.get(field, f"{field}:value")
+def _for_example(field: str, examples: ExampleOf | None) -> str:
+    """ ", e.g. TERM" for `field`: the index's own example, one every index has, or ""."""
+    term = _EVERY_INDEX.get(field) or (examples(field) if examples is not None else None)
+    return f", e.g. {term}" if term else ""
 
 
 def _number(value: str, field: str) -> float | None:
@@ -412,11 +431,14 @@ def _date_range(value: str, today: date) -> DateRange | str | None:
 
 
 class _Parser:
-    def __init__(self, tokens: Sequence[_Token], text: str, where: str) -> None:
+    def __init__(
+        self, tokens: Sequence[_Token], text: str, where: str, examples: ExampleOf | None = None
+    ) -> None:
         self.tokens = list(tokens)
         self.i = 0
         self.text = text
         self.where = where
+        self.examples = examples
         self.depth = 0
         self.terms = 0
 
@@ -491,9 +513,10 @@ class _Parser:
         if token.problem is not None:
             raise token.problem
         if token.kind == "quoted":
-            raise self.fail('a quoted value needs a field, e.g. owner:"Ana López"', token.start)
+            raise self.fail('a quoted value needs a field: field:"two words"', token.start)
         raise self.fail(
-            f"{token.text!r} is not a filter term: use field:value, e.g. tag:payments",
+            f"{token.text!r} is not a filter term: use field:value"
+            + _for_example("", self.examples),
             token.start,
         )
 
@@ -514,9 +537,17 @@ class _Parser:
         return token.term
 
 
-def parse_filter(text: str, *, today: date | None = None, where: str = "filter") -> Node:
-    """The syntax tree of a filter; raises `FilterError` with the offending position."""
-    return _Parser(_tokens(text, where, today or date.today()), text, where).parse()
+def parse_filter(
+    text: str,
+    *,
+    today: date | None = None,
+    where: str = "filter",
+    examples: ExampleOf | None = None,
+) -> Node:
+    """The syntax tree of a filter; raises `FilterError` with the offending position (its
+    message's examples from `examples`, the index's, when given)."""
+    tokens = _tokens(text, where, today or date.today(), examples)
+    return _Parser(tokens, text, where, examples).parse()
 
 
 # --- filters typed inline in a query ------------------------------------------------------------
@@ -526,10 +557,15 @@ def parse_filter(text: str, *, today: date | None = None, where: str = "filter")
 class SplitQuery:
     text: str  # the words to search for
     filter: Node | None  # the filter typed among them
+    words: tuple[tuple[int, int], ...] = ()  # where each word of `text` is in the query
 
 
 def split_query(
-    query: str, known: Callable[[str], bool] | Iterable[str] = (), *, today: date | None = None
+    query: str,
+    known: Callable[[str], bool] | Iterable[str] = (),
+    *,
+    today: date | None = None,
+    examples: ExampleOf | None = None,
 ) -> SplitQuery:
     """Separate the filter typed in a query from its words (see the module docstring).
 
@@ -544,7 +580,7 @@ def split_query(
         names = {k.lower() for k in known}
         is_known = names.__contains__
     try:
-        tokens = _tokens(query, "query", today or date.today())
+        tokens = _tokens(query, "query", today or date.today(), examples)
     except FilterError:
         return SplitQuery(query.strip(), None)  # an unclosed quote: all text
 
@@ -609,8 +645,8 @@ def split_query(
     picked = [t for t, keep in zip(tokens, chosen, strict=True) if keep]
     words = [t for t, keep in zip(tokens, chosen, strict=True) if not keep]
     text = " ".join(query[t.start : t.end] for t in words)
-    node = _Parser(picked, query, "query").parse() if picked else None
-    return SplitQuery(text, node)
+    node = _Parser(picked, query, "query", examples).parse() if picked else None
+    return SplitQuery(text, node, tuple((t.start, t.end) for t in words))
 
 
 def _matching(tokens: Sequence[_Token], open_index: int) -> int | None:

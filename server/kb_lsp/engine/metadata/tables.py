@@ -174,6 +174,21 @@ def values_of(
     return out
 
 
+def values_containing(
+    db: sqlite3.Connection, field: str, fragment: str, limit: int
+) -> list[tuple[str, int]]:
+    """The values of `field` (as written) whose key holds `fragment` (lower-case), with
+    how many files have each, the most common first."""
+    pattern = "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = db.execute(
+        "SELECT min(value), count(DISTINCT path) AS files FROM file_fields "
+        "WHERE field = ? AND key LIKE ? ESCAPE '\\' GROUP BY key ORDER BY files DESC, key "
+        "LIMIT ?",
+        (field, pattern, limit),
+    )
+    return [(str(value), int(files)) for value, files in rows]
+
+
 @dataclass(frozen=True)
 class FieldSummary:
     name: str

@@ -1,10 +1,12 @@
 """Keyword search over one store: FTS5 BM25 over each chunk's path, title, heading and
-text, FTS5's snippets, and its vocabulary (how many chunks hold a term)."""
+text, FTS5's snippets, and its vocabularies (how many chunks hold a term; the words of
+the files' titles and names, as written)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +24,9 @@ BM25_WEIGHTS = (0.0, 4.0, 3.0, 2.0, 1.0)
 # A restriction to files holding at least this share of the chunks is applied after an
 # unrestricted query deep enough for it (here and in `chroma.py`).
 OVERFETCH_SHARE = 0.1
+
+# A word of a title or a file name: `incident-response.md` holds "incident", "response".
+_NAME_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def overfetch_depth(k: int, share: float) -> int:
@@ -126,17 +131,18 @@ class Fts:
         except sqlite3.OperationalError:  # an index made before the vocabulary table
             return []
 
-    def texts_with(self, term: str, limit: int) -> list[str]:
-        """The text of up to `limit` chunks holding `term` (a term of the vocabulary)."""
+    def texts_with(self, word: str, limit: int) -> list[str]:
+        """The text of up to `limit` chunks holding `word`'s terms (FTS5 stems it as it
+        stemmed the text)."""
         try:
             rows = self._db.reader().execute(
                 "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.rid = f.rowid "
                 "WHERE chunks_fts MATCH ? LIMIT ?",
-                ('"' + term.replace('"', '""') + '"', limit),
+                ('"' + word.replace('"', '""') + '"', limit),
             )
             return [str(text) for (text,) in rows]
         except sqlite3.OperationalError as err:
-            log.debug("FTS texts for %r failed: %s", term, err)
+            log.debug("FTS texts for %r failed: %s", word, err)
             return []
 
     def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
@@ -157,3 +163,20 @@ class Fts:
             for term in missing:
                 known[term] = found.get(term, 0)
         return {term: known[term] for term in terms if known[term]}
+
+    def name_words(self) -> dict[str, int]:
+        """Every word of the indexed files' titles and names (lower-cased, as written, not
+        stemmed), with how many files hold it; kept until something is committed."""
+        return self._db.current("name_words", self._read_name_words)
+
+    def _read_name_words(self) -> dict[str, int]:
+        try:
+            rows = self._db.reader().execute("SELECT path, title FROM files").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        counts: dict[str, int] = {}
+        for path, title in rows:
+            name = str(path).rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            for word in set(_NAME_WORD.findall(f"{name} {title}".lower())):
+                counts[word] = counts.get(word, 0) + 1
+        return counts

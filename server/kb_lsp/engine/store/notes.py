@@ -39,6 +39,15 @@ class Notes:
     def field_names(self) -> set[str]:
         return self._db.read(metadata_tables.field_names, set())
 
+    def values_containing(
+        self, field: str, fragment: str, limit: int = 20
+    ) -> list[tuple[str, int]]:
+        """Values of `field` holding `fragment`, the most common first (`owner:priya` ->
+        "Priya Raman")."""
+        return self._db.read(
+            lambda db: metadata_tables.values_containing(db, field, fragment, limit), []
+        )
+
     def field_summaries(self, top: int) -> list[metadata_tables.FieldSummary]:
         return self._db.read(lambda db: metadata_tables.summarise(db, top), [])
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from kb_lsp.contract.operations import Call
 from kb_lsp.protocol import AskParams, AskResponse
+from kb_lsp.runtime.history import with_history
 
 if TYPE_CHECKING:
     from kb_lsp.engine.agent import AskOutcome
@@ -16,18 +17,19 @@ if TYPE_CHECKING:
 def run(rt: Runtime, params: AskParams, call: Call) -> AskResponse:
     """ "file N" and `n` refer to the caller's last list; a list the agent shows becomes
     the new one. `call.cancel` (or reopening the knowledge base) ends the run with
-    `stop: "cancelled"`."""
+    `stop: "cancelled"`, as does the caller's `kb/stopAsk`."""
     outcome: AskOutcome | None = None
     try:
         outcome = rt.with_agent(
             lambda agent: agent.ask(
-                params,
+                with_history(params, rt.session.conversations),
                 numbered=rt.lists.hits(call.client) or None,
                 numbered_query=rt.lists.query(call.client),
                 on_event=call.on_event,
                 cancel=call.cancel,
             ),
             call.cancel,
+            call.client,
         )
     finally:
         if outcome is None or outcome.response.stop == "error":

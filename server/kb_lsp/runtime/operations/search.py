@@ -13,18 +13,19 @@ if TYPE_CHECKING:
 
 
 def run(rt: Runtime, params: SearchParams, call: Call) -> SearchResponse:
-    """A malformed filter raises `FilterError` (an `InvalidInput` naming its character)."""
+    """A malformed filter raises `FilterError` (an `InvalidInput` naming its character);
+    what only looks mistyped is said beside the list (`warnings`, `did_you_mean`)."""
+    query, filter, paths, mode = params.query, params.filter, params.paths, params.mode
     hits = rt.read(
-        lambda kb: kb.search(
-            params.query,
-            limit=params.limit,
-            paths=params.paths,
-            mode=params.mode,
-            filter=params.filter,
+        lambda kb: kb.search(query, limit=params.limit, paths=paths, mode=mode, filter=filter)
+    )
+    fix, slips = rt.read(
+        lambda kb: (
+            kb.did_you_mean(query, filter, paths=paths, mode=mode),
+            kb.query_warnings(query, filter),
         )
     )
-    suggestion = rt.read(lambda kb: kb.did_you_mean(params.query, params.filter))
-    rt.lists.remember(call.client, params.query, hits, origin=origin_of(call.client))
+    rt.lists.remember(call.client, query, hits, origin=origin_of(call.client))
     return SearchResponse(
-        query=params.query, results=hits, index=rt.status(), did_you_mean=suggestion
+        query=query, results=hits, index=rt.status(), did_you_mean=fix, warnings=slips
     )
