@@ -115,8 +115,10 @@ def gather(
         if len(passages) >= max_passages or used >= budget_chars:
             break
         start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
-        if any(p.path == hit.path and p.start <= end and start <= p.end for p in passages):
-            continue  # overlaps a passage already shown (chunks overlap)
+        lines_left = outside(start, end, [(p.start, p.end) for p in passages if p.path == hit.path])
+        if lines_left is None:
+            continue  # every line of it is in a passage already shown
+        start, end = lines_left
         try:
             lines = read_lines(kb, hit.path)
         except UnreadableFile:
@@ -184,6 +186,23 @@ def grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
         firsts = {h.path: h for h in reversed(candidates)}
         kept += [h for h in firsts.values() if h not in kept]
     return kept
+
+
+def outside(start: int, end: int, shown: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """Lines `start..end` less those of the `shown` ranges of the same file, or None when
+    nothing is left. Chunks overlap by a few lines: a chunk overlapping one already shown
+    gives its own lines (the end of a tldr page, a section's next paragraph) rather than
+    nothing (issue 35, point 3). Where a shown range splits it, the longer side is kept."""
+    for first, last in sorted(shown):
+        if last < start or end < first:
+            continue
+        above = (start, first - 1) if start < first else None
+        below = (last + 1, end) if last < end else None
+        sides = [side for side in (above, below) if side is not None]
+        if not sides:
+            return None
+        start, end = max(sides, key=lambda side: side[1] - side[0])
+    return start, end
 
 
 def with_intro(lines: list[str], start: int) -> int:
