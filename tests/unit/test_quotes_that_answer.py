@@ -159,7 +159,8 @@ def test_lines_outside_shown_ranges_are_inside_the_chunk_and_new(
 
 def test_the_end_of_a_page_cut_by_a_chunk_edge_is_given(tmp_path: Path) -> None:
     """tldr's `tar` page is two overlapping chunks; the second's own lines (the answer,
-    `tar xf … -C`) were dropped as a repeat of the first (bench quotes, tldr)."""
+    `tar xf … -C`) were dropped as a repeat of the first (bench quotes, tldr); they are
+    joined to the first as one passage."""
     workspace = tmp_path / "notes"
     workspace.mkdir()
     items = [
@@ -184,5 +185,7 @@ def test_the_end_of_a_page_cut_by_a_chunk_edge_is_given(tmp_path: Path) -> None:
     finally:
         kb.close()
     assert any("-C {{path/to/target}}" in p.text for p in passages)
+    # ... read as one passage with the page's first chunk: it takes no other file's place.
+    assert [(p.start, p.end) for p in passages if p.path == "tar.md"] == [(0, 40)]
     lines = [line for p in passages for line in range(p.start, p.end + 1)]
     assert len(lines) == len(set(lines))  # no line given twice
