@@ -4,13 +4,19 @@ kind of answer the question asks for and the names it has weigh in the choice.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.fakes.embedder import HashingEmbedder
 
+from kb_lsp.config import Settings
 from kb_lsp.engine.agent import answer_kind, evidence, grounded, prose
+from kb_lsp.engine.knowledge import KnowledgeBase
 
 TAR = """# tar
 
@@ -122,3 +128,90 @@ def test_e_g_does_not_end_a_sentence_and_a_sentence_tail_is_never_quoted() -> No
         "You can wrap the WSGI (e.g. Flask) app with the middleware."
     )
     assert not evidence.quotable("Flask) app with the middleware and more words.")
+
+
+def test_a_chunk_overlapping_a_passage_gives_the_lines_it_adds() -> None:
+    assert grounded.outside(20, 37, [(0, 23)]) == (24, 37)  # the end of a tldr page
+    assert grounded.outside(0, 33, [(24, 37)]) == (0, 23)
+    assert grounded.outside(5, 9, [(0, 23)]) is None  # nothing new
+    assert grounded.outside(0, 30, [(10, 12)]) == (13, 30)  # the longer side
+    assert grounded.outside(0, 9, [(20, 30)]) == (0, 9)  # no overlap
+
+
+@given(
+    st.integers(0, 60),
+    st.integers(0, 30),
+    st.lists(st.tuples(st.integers(0, 60), st.integers(0, 30)), max_size=4),
+)
+def test_lines_outside_shown_ranges_are_inside_the_chunk_and_new(
+    start: int, length: int, spans: list[tuple[int, int]]
+) -> None:
+    shown = [(first, first + extra) for first, extra in spans]
+    left = grounded.outside(start, start + length, shown)
+    new_lines = set(range(start, start + length + 1)) - {
+        line for first, last in shown for line in range(first, last + 1)
+    }
+    if left is None:
+        assert not new_lines
+        return
+    assert start <= left[0] <= left[1] <= start + length
+    assert set(range(left[0], left[1] + 1)) <= new_lines
+
+
+def test_the_end_of_a_page_cut_by_a_chunk_edge_is_given(tmp_path: Path) -> None:
+    """tldr's `tar` page is two overlapping chunks; the second's own lines (the answer,
+    `tar xf … -C`) were dropped as a repeat of the first (bench quotes, tldr); they are
+    joined to the first as one passage."""
+    workspace = tmp_path / "notes"
+    workspace.mkdir()
+    items = [
+        f"- Extract a tar archive into a directory, way {n}:\n\n"
+        f"`tar x{n}f {{{{path/to/source{n}.tar}}}}`\n"
+        for n in range(9)
+    ]
+    items.append(
+        "- Choose where the files go:\n\n`tar xf {{path/to/source.tar}} -C {{path/to/target}}`\n"
+    )
+    (workspace / "tar.md").write_text("# tar\n\n" + "\n".join(items), encoding="utf-8")
+    kb = KnowledgeBase([workspace], Settings(), embedder=HashingEmbedder(), storage=tmp_path / "s")
+    try:
+        kb.sync()
+        question = "extract a tar archive into a given directory"
+        spans = sorted(
+            (h.range.start.line, h.range.end.line)
+            for h in kb.search_in_file("tar.md", question, limit=4)
+        )
+        assert any(a[1] > b[0] for a, b in pairwise(spans))  # overlap
+        passages, _ = grounded.gather(kb, question, [], budget_chars=7500, max_passages=5)
+    finally:
+        kb.close()
+    assert any("-C {{path/to/target}}" in p.text for p in passages)
+    # ... read as one passage with the page's first chunk: it takes no other file's place.
+    assert [(p.start, p.end) for p in passages if p.path == "tar.md"] == [(0, 40)]
+    lines = [line for p in passages for line in range(p.start, p.end + 1)]
+    assert len(lines) == len(set(lines))  # no line given twice
+
+
+class Similar:
+    """An embedder whose cosine with any question is set per sentence."""
+
+    def __init__(self, cosines: dict[str, float]) -> None:
+        self.cosines = cosines
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[self.cosines[t], (1 - self.cosines[t] ** 2) ** 0.5] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0]
+
+
+def test_a_sentence_with_more_of_the_question_s_terms_beats_a_similar_sounding_one() -> None:
+    """A small embedder blurs near-synonyms; the question's own words tell them apart
+    (bench quotes, dev: TERM_WEIGHT 0.2 -> 0.3: one term in six now outweighs 0.04 of
+    cosine)."""
+    near = "Failed payment retries wait overnight before the next attempt."
+    answer = "Failed payment retries wait overnight in the retry queue."
+    passage = P(1, "notes/retries.md", f"{near} {answer}")
+    question = "Which queue keeps the failed payment retries overnight?"
+    quotes = evidence.select([passage], question, Similar({near: 0.90, answer: 0.86}))
+    assert quotes[0].text == answer

@@ -14,6 +14,10 @@ The kb-agent retrieval lessons this project grew from, applied:
   passing ("Add support for X"), so they match most questions and answer none: their
   chunks' scores count `CHANGELOG_WEIGHT` of themselves, unless the question is about
   releases or changes (issue 29 point 3; measured in bench/results/README.md).
+* **A page's next chunk joins it.** Up to `PER_FILE` chunks of each top file compete; a
+  chunk overlapping a passage already given adds only its own lines, joined to that
+  passage while the whole fits a passage's size (issue 35 point 3: the answer of a tldr
+  page or a section often sat in the chunk after the best-matching one).
 * **Usage never in the history.** Earlier turns go back as questions and answers only
   (`Conversations` strips usage and thinking); the sources are given fresh each time.
 
@@ -24,7 +28,7 @@ passages (at least one each, whatever the score), instead of a workspace search.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kb_lsp.engine.agent import prompts
 from kb_lsp.engine.agent.summarize import read_lines
@@ -35,7 +39,7 @@ from kb_lsp.protocol import Range, SearchHit, Source
 
 MAX_PASSAGES = 5
 MAX_FILES = 4  # files of the workspace search whose chunks are candidates
-PER_FILE = 2  # best chunks of each such file
+PER_FILE = 3  # best chunks of each such file (2 left the answering third of a page out)
 PER_FOCUS_FILE = 4
 GRADE_RELATIVE = 0.7  # issue 29: 0.5 gave more passages, none better (bench ask)
 PASSAGE_MAX_CHARS = 1500
@@ -115,8 +119,10 @@ def gather(
         if len(passages) >= max_passages or used >= budget_chars:
             break
         start, end = hit.range.start.line, max(hit.range.start.line, hit.range.end.line - 1)
-        if any(p.path == hit.path and p.start <= end and start <= p.end for p in passages):
-            continue  # overlaps a passage already shown (chunks overlap)
+        lines_left = outside(start, end, [(p.start, p.end) for p in passages if p.path == hit.path])
+        if lines_left is None:
+            continue  # every line of it is in a passage already shown
+        start, end = lines_left
         try:
             lines = read_lines(kb, hit.path)
         except UnreadableFile:
@@ -125,6 +131,10 @@ def gather(
         if end < start:
             continue
         start = with_intro(lines, start)
+        added = _join(passages, hit.path, lines, (start, end), per_passage)
+        if added is not None:
+            used += added
+            continue
         end, text = _cut(lines, start, end, min(per_passage, budget_chars - used))
         if not text.strip():
             continue
@@ -184,6 +194,44 @@ def grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
         firsts = {h.path: h for h in reversed(candidates)}
         kept += [h for h in firsts.values() if h not in kept]
     return kept
+
+
+def _join(
+    passages: list[Passage], path: str, lines: list[str], span: tuple[int, int], limit: int
+) -> int | None:
+    """Joins lines `span` of `path` to the passage of that file they continue (or lead
+    into) when the whole fits `limit` characters: the next chunk of a page read as one
+    passage, not two, so it takes no other file's place (issue 35, point 3). The
+    characters added, or None when no passage was joined."""
+    start, end = span
+    for i, passage in enumerate(passages):
+        if passage.path != path or start > passage.end + 1 or passage.start > end + 1:
+            continue
+        first, last = min(start, passage.start), max(end, passage.end)
+        text = "\n".join(lines[first : last + 1])
+        if len(text) > limit or not text.strip():
+            return None
+        passages[i] = replace(passage, start=first, end=last, text=text)
+        return len(text) - len(passage.text)
+    return None
+
+
+def outside(start: int, end: int, shown: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The longest run of lines `start..end` in none of the `shown` ranges of the same
+    file, or None when there is none. Chunks overlap by a few lines: a chunk overlapping
+    one already shown gives its own lines (the end of a tldr page, a section's next
+    paragraph) rather than nothing (issue 35, point 3)."""
+    best: tuple[int, int] | None = None
+    run_start: int | None = None
+    for line in range(start, end + 2):
+        new = line <= end and not any(first <= line <= last for first, last in shown)
+        if new and run_start is None:
+            run_start = line
+        elif not new and run_start is not None:
+            if best is None or line - 1 - run_start > best[1] - best[0]:
+                best = (run_start, line - 1)
+            run_start = None
+    return best
 
 
 def with_intro(lines: list[str], start: int) -> int:
