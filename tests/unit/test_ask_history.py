@@ -31,7 +31,11 @@ def ollama() -> Iterator[ScriptedOllama]:
 
 def opened(workspace: Path, storage: Path, host: str) -> Runtime:
     runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
-    settings = load_settings({"storage": str(storage), "ollama": {"host": host}}).settings
+    # Agent mode: the scripted replies call no tool, which auto mode would set aside for a
+    # grounded answer (issue 35) — the turns under test are the agent's own messages.
+    settings = load_settings(
+        {"storage": str(storage), "ollama": {"host": host}, "llm": {"mode": "agent"}}
+    ).settings
     runtime.open([workspace], settings, index=False).result()
     runtime.reindex().result()
     return runtime
