@@ -50,11 +50,11 @@ def test_a_one_shot_keyword_search_on_the_command_line_embeds_nothing(
     assert "was embedded" in hybrid.stderr
 
 
-def test_a_one_shot_keyword_search_and_status_load_neither_numpy_pydantic_onnx_nor_chroma(
+def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_or_chroma(
     workspace: Path, storage: Path
 ) -> None:
     # The default embedder (MiniLM on onnxruntime), as a user's `kb` has it: on a current
-    # index a keyword search and a status answer from SQLite (`runtime/quick_search.py`,
+    # index a keyword search, a status and the schema answer from SQLite (`runtime/quick_search.py`,
     # `runtime/quick.py`) and pay none of these imports.
     assert run("index", str(workspace), storage=storage).returncode == 0
     heavy = ("onnxruntime", "tokenizers", "chromadb", "numpy", "pydantic")
@@ -63,6 +63,7 @@ def test_a_one_shot_keyword_search_and_status_load_neither_numpy_pydantic_onnx_n
         (["search", "Mexico payments SPEI", "--mode", "keyword", *where], "1, payments/mexico"),
         (["search", "tag:runbook", "--mode", "keyword", "--json", *where], "{"),
         (["status", *where], "workspace:"),
+        (["schema", *where], "14 files; metadata fields"),
     ]:
         probe = (
             "import sys\n"

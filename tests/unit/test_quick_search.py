@@ -1,6 +1,7 @@
-"""A one-shot keyword search from the store alone (`runtime/quick_search.py`): the same
-`kb/search` payload and the same kept list as the full path, and the full path whenever
-the index is not current or the params are not plain."""
+"""A one-shot keyword search and `kb schema` from the store alone
+(`runtime/quick_search.py`): the same `kb/search` payload and kept list, the same
+`kb/schema` payload as the full path, and the full path whenever the index is not
+current or the params are not plain."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from kb_lsp.runtime import Hooks, Runtime
 from kb_lsp.runtime.list_file import list_file
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.quick import quick_settings
-from kb_lsp.runtime.quick_search import quick_search
+from kb_lsp.runtime.quick_search import quick_schema, quick_search
 
 QUERIES: list[dict[str, Any]] = [
     {"query": "Mexico payments SPEI"},
@@ -142,3 +143,20 @@ def test_no_index_and_settings_it_has_no_rule_for_leave_it_too(
     assert quick_settings({"include": ["**/*.txt"]}, {}, strict=True) is None
     assert quick_settings(None, {"KB_SEARCH_THRESHOLD": "0.9"}, strict=True) is None
     assert quick_settings({"include": ["**/*.txt"]}, {}) is not None  # a status ignores it
+
+
+def test_the_lean_schema_is_the_full_schema_on_the_wire(indexed: Path, storage: Path) -> None:
+    settings = quick_settings({"storage": str(storage)}, {}, strict=True)
+    assert settings is not None
+    got = quick_schema(indexed, settings)
+    assert got is not None and {"tag", "status", "folder"} <= {f["name"] for f in got["fields"]}
+    runtime = Runtime.one_shot(Hooks())
+    try:
+        runtime.open([indexed], load_settings({"storage": str(storage)}).settings).result()
+        runtime.reindex().result()
+        assert got == dump(runtime.schema())
+    finally:
+        runtime.close()
+        gc.collect()
+    (indexed / "new-note.md").write_text("---\ntags: [fresh]\n---\n# New\n")
+    assert quick_schema(indexed, settings) is None  # not current: the full path syncs first

@@ -41,6 +41,11 @@ MODELS: list[type[BaseModel]] = [
     protocol.ExtractedValue,
     protocol.Range,
     protocol.Position,
+    # A one-shot `kb schema`.
+    protocol.SchemaResponse,
+    protocol.SchemaField,
+    protocol.SchemaValue,
+    protocol.FieldExtraction,
 ]
 REQUIRED = "<required>"
 

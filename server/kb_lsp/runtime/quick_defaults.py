@@ -523,6 +523,70 @@ _DATA: dict[str, Any] = json.loads(
     "character",
     "<required>"
    ]
+  ],
+  "SchemaResponse": [
+   [
+    "files",
+    "<required>"
+   ],
+   [
+    "fields",
+    "<required>"
+   ],
+   [
+    "notes",
+    null
+   ]
+  ],
+  "SchemaField": [
+   [
+    "name",
+    "<required>"
+   ],
+   [
+    "types",
+    "<required>"
+   ],
+   [
+    "files",
+    "<required>"
+   ],
+   [
+    "top",
+    []
+   ],
+   [
+    "extracted",
+    0
+   ],
+   [
+    "models",
+    []
+   ]
+  ],
+  "SchemaValue": [
+   [
+    "value",
+    "<required>"
+   ],
+   [
+    "count",
+    "<required>"
+   ]
+  ],
+  "FieldExtraction": [
+   [
+    "model",
+    "<required>"
+   ],
+   [
+    "kept",
+    "<required>"
+   ],
+   [
+    "rejected",
+    "<required>"
+   ]
   ]
  },
  "python": {
@@ -610,6 +674,28 @@ _DATA: dict[str, Any] = json.loads(
   "Position": [
    "line",
    "character"
+  ],
+  "SchemaResponse": [
+   "files",
+   "fields",
+   "notes"
+  ],
+  "SchemaField": [
+   "name",
+   "types",
+   "files",
+   "top",
+   "extracted",
+   "models"
+  ],
+  "SchemaValue": [
+   "value",
+   "count"
+  ],
+  "FieldExtraction": [
+   "model",
+   "kept",
+   "rejected"
   ]
  },
  "required": "<required>",

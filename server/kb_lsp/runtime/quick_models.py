@@ -1,6 +1,7 @@
-"""The wire models a search hit is made of, without pydantic: what a one-shot keyword
-search (`quick_search.py`) gives the engine's hit builder (`search/hits.py`,
-`metadata/hits.py`) in place of `protocol`'s classes.
+"""The wire models a search hit and a schema are made of, without pydantic: what a
+one-shot keyword search or `kb schema` (`quick_search.py`) gives the engine's builders
+(`search/hits.py`, `metadata/hits.py`, `metadata/schema.py`) in place of `protocol`'s
+classes.
 
 Each class takes the same keyword arguments as its `protocol` model (Python names, the
 defaults filled in), and `wire()` is what `protocol.dump` makes of that model: camelCase
@@ -84,3 +85,19 @@ class HitMeta(LiteModel):
 
 class SearchHit(LiteModel):
     model = "SearchHit"
+
+
+class SchemaValue(LiteModel):
+    model = "SchemaValue"
+
+
+class FieldExtraction(LiteModel):
+    model = "FieldExtraction"
+
+
+class SchemaField(LiteModel):
+    model = "SchemaField"
+
+
+class SchemaResponse(LiteModel):
+    model = "SchemaResponse"
