@@ -160,3 +160,29 @@ def test_the_lean_schema_is_the_full_schema_on_the_wire(indexed: Path, storage: 
         gc.collect()
     (indexed / "new-note.md").write_text("---\ntags: [fresh]\n---\n# New\n")
     assert quick_schema(indexed, settings) is None  # not current: the full path syncs first
+
+
+def test_every_stand_in_dumps_as_its_wire_model() -> None:
+    # Built alike both ways, a field named like the class's own bookkeeping (`model`)
+    # included; an extracted value inside a hit's meta, as the search shows it.
+    from kb_lsp import protocol
+    from kb_lsp.runtime import quick_models
+
+    def sample(m: Any) -> Any:
+        place = m.Range(start=m.Position(line=2, character=4), end=m.Position(line=2, character=9))
+        value = m.ExtractedValue(value="42", evidence="forty-two", range=place, start=30, end=39)
+        meta = m.HitMeta(tags=["a"], extracted={"amount": [value]}, extracted_by="ollama/x")
+        hit = m.SearchHit(
+            n=1, uri="file:///w/a.md", path="a.md", root="/w", title="A",
+            label="context match", score=0.5, snippet="s", heading="h",
+            range=m.Range.of_lines(3, 7),
+        )  # fmt: skip
+        field = m.SchemaField(
+            name="amount", types=["number"], files=2,
+            top=[m.SchemaValue(value="42", count=1)],
+            models=[m.FieldExtraction(model="ollama/x", kept=1, rejected=1)],
+        )  # fmt: skip
+        return [hit.model_copy(update={"meta": meta}), m.SchemaResponse(files=2, fields=[field])]
+
+    lite = [item.wire() for item in sample(quick_models)]
+    assert lite == [protocol.dump(item) for item in sample(protocol)]

@@ -18,18 +18,20 @@ from kb_lsp.runtime import quick_defaults as generated
 
 
 class LiteModel:
-    model: ClassVar[str]
+    # Its `protocol` model's name; not `model`, which is a field of some (`FieldExtraction`).
+    wire_model: ClassVar[str]
 
     def __init__(self, **fields: Any) -> None:
-        names = generated.PYTHON[self.model]
+        kind = type(self).wire_model
+        names = generated.PYTHON[kind]
         unknown = set(fields) - set(names)
         if unknown:
-            raise TypeError(f"{self.model} has no field {sorted(unknown)}")
-        for name, (_, default) in zip(names, generated.WIRE[self.model], strict=True):
+            raise TypeError(f"{kind} has no field {sorted(unknown)}")
+        for name, (_, default) in zip(names, generated.WIRE[kind], strict=True):
             if name in fields:
                 value = fields[name]
             elif default == generated.REQUIRED:
-                raise TypeError(f"{self.model}.{name} is required")
+                raise TypeError(f"{kind}.{name} is required")
             else:
                 value = copy.deepcopy(default)
             setattr(self, name, value)
@@ -41,11 +43,9 @@ class LiteModel:
         return copied
 
     def wire(self) -> dict[str, Any]:
-        names = generated.PYTHON[self.model]
-        return {
-            wire_name: as_wire(getattr(self, name))
-            for name, (wire_name, _) in zip(names, generated.WIRE[self.model], strict=True)
-        }
+        kind = type(self).wire_model
+        fields = zip(generated.PYTHON[kind], generated.WIRE[kind], strict=True)
+        return {wire_name: as_wire(getattr(self, name)) for name, (wire_name, _) in fields}
 
 
 def as_wire(value: Any) -> Any:
@@ -60,11 +60,11 @@ def as_wire(value: Any) -> Any:
 
 
 class Position(LiteModel):
-    model = "Position"
+    wire_model = "Position"
 
 
 class Range(LiteModel):
-    model = "Range"
+    wire_model = "Range"
 
     @classmethod
     def of_lines(cls, start_line: int, end_line: int) -> Range:
@@ -76,28 +76,28 @@ class Range(LiteModel):
 
 
 class ExtractedValue(LiteModel):
-    model = "ExtractedValue"
+    wire_model = "ExtractedValue"
 
 
 class HitMeta(LiteModel):
-    model = "HitMeta"
+    wire_model = "HitMeta"
 
 
 class SearchHit(LiteModel):
-    model = "SearchHit"
+    wire_model = "SearchHit"
 
 
 class SchemaValue(LiteModel):
-    model = "SchemaValue"
+    wire_model = "SchemaValue"
 
 
 class FieldExtraction(LiteModel):
-    model = "FieldExtraction"
+    wire_model = "FieldExtraction"
 
 
 class SchemaField(LiteModel):
-    model = "SchemaField"
+    wire_model = "SchemaField"
 
 
 class SchemaResponse(LiteModel):
-    model = "SchemaResponse"
+    wire_model = "SchemaResponse"
