@@ -26,10 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from kb_lsp import __version__, protocol
-from kb_lsp.contract.operations import OPERATIONS, Call, Operation
+from kb_lsp.contract.operations import Call
+from kb_lsp.contract.params import parse_params
 from kb_lsp.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -41,8 +40,7 @@ from kb_lsp.errors import (
 )
 from kb_lsp.json_bounds import MessageError, parse_json
 from kb_lsp.json_bounds import request_id as find_request_id
-from kb_lsp.runtime import deadline
-from kb_lsp.runtime.errors import describe
+from kb_lsp.runtime import deadline, dispatch, registry
 from kb_lsp.runtime.local_socket import (
     CLI_CLIENT,
     HELLO,
@@ -54,6 +52,7 @@ from kb_lsp.runtime.local_socket import (
     private_folder,
     socket_path,
 )
+from kb_lsp.runtime.registry import Bound
 
 if TYPE_CHECKING:
     from kb_lsp.runtime.runtime import Runtime
@@ -62,23 +61,6 @@ log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 32
 IDLE_SECONDS = 15.0  # a command sends its next request at once; an idle one holds a slot
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _params(model: type[protocol._Params], raw: Any, method: str) -> Any:
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise RpcError(InvalidInput.code, f"{method}: params must be an object")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as err:
-        raise RpcError(InvalidInput.code, f"{method}: {describe(err)}") from err
 
 
 class Listener:
@@ -94,9 +76,9 @@ class Listener:
         self.read_timeout = deadline.READ_TIMEOUT
         # The table's `local` rows, on the reads pool with the read deadline (`_serve`).
         self._methods: dict[str, Callable[[Any], Any]] = {HELLO: self._hello}
-        for op in OPERATIONS:
-            if op.local:
-                self._methods[op.method] = functools.partial(self._operation, op)
+        for bound in registry.served():
+            if bound.op.local:
+                self._methods[bound.op.method] = functools.partial(self._operation, bound)
 
     # --- life cycle ------------------------------------------------------------------------
 
@@ -227,14 +209,10 @@ class Listener:
         if handler is None:
             return _error(request_id, METHOD_NOT_FOUND, f"no method {method!r} on this socket")
         try:
-            params = message.get("params")
-            # On the reads pool, as the editor's reads, and with their deadline: a disk
+            # An operation runs on its pool with the read deadline (`dispatch.py`): a disk
             # that stops answering costs this request an error, not its thread for ever.
-            future = self.runtime.submit_read(handler, params)
-            result = deadline.waited(future, self.read_timeout, "socket")
-        except RpcError as err:
-            return _error(request_id, err.code, str(err))
-        except KbError as err:  # a bad filter, an index not open: its kind's code
+            result = handler(message.get("params"))
+        except KbError as err:  # bad params or filter, an index not open: its kind's code
             return _error(request_id, err.code, str(err))
         except RecursionError:  # params within the depth limit that still recurse too far
             return _error(request_id, InvalidInput.code, f"{method}: params nested too deep")
@@ -250,9 +228,11 @@ class Listener:
             "roots": [str(root.resolve()) for root in self.runtime.session.roots],
         }
 
-    def _operation(self, op: Operation[Any, Any], raw: Any) -> dict[str, Any]:
-        params = _params(op.params, raw, op.method)
-        return protocol.dump(op.run(self.runtime, params, Call(CLI_CLIENT)))
+    def _operation(self, bound: Bound[Any, Any], raw: Any) -> dict[str, Any]:
+        """One operation, run by the dispatcher (its pool, the read deadline)."""
+        params = parse_params(bound.op.params, raw, bound.op.method)
+        call = Call(CLI_CLIENT)
+        return protocol.dump(dispatch.waited(self.runtime, bound, params, call, self.read_timeout))
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:

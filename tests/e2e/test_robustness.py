@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from tests.fakes.embedder import HOLD_DIR_VARIABLE
+from tests.fakes.ollama_server import ScriptedOllama
 
 from kb_lsp.protocol import MAX_QUERY_CHARS
 
@@ -234,3 +235,29 @@ async def test_a_workspace_folder_that_disappears(kb: KbClient, workspace: Path)
     status = await kb.status()
     assert "missing" in (status["message"] or "")
     assert status["files"] == 0
+
+
+async def test_an_ollama_embedder_gone_mid_session_is_unavailable_not_internal(
+    workspace: Path, storage: Path
+) -> None:
+    """The embedder's failure is the contract's `Unavailable` (-32000) in Ollama's words,
+    never an internal error; keyword search, which needs no embedder, keeps answering."""
+    ollama = ScriptedOllama().start()
+    options = {
+        "embedder": {"provider": "ollama", "model": "nomic-embed-text"},
+        "ollama": {"host": ollama.url, "timeout": 10},
+    }
+    try:
+        # No factory: the server makes the embedder its settings name, Ollama's.
+        env = {"KB_EMBEDDER_FACTORY": ""}
+        async with running_server([workspace], storage, options=options, env=env) as kb:
+            assert (await kb.status())["embedder"].startswith("ollama:nomic-embed-text")
+            assert (await kb.search("Mexico payments"))["results"]
+            ollama.close()
+            message = await expect_error(kb, "kb/search", {"query": "currency fees"}, -32000)
+            assert "Cannot reach Ollama" in message and ollama.url.split("//")[1] in message
+            keyword = await kb.request("kb/search", {"query": "Mexico", "mode": "keyword"})
+            assert keyword["results"]
+    finally:
+        ollama.close()
+    assert ollama.errors == []

@@ -56,8 +56,10 @@ port to --port-file) and runs until it is terminated.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -255,6 +257,32 @@ class ScriptedOllama:
 
 
 class _Server(ThreadingHTTPServer):
+    """Its open connections are cut when it closes, as a server that goes away cuts
+    them: a client's kept-alive connection must not keep a closed server answering."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.open_connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        with self.connections_lock:
+            cut, self.open_connections = self.open_connections, set()
+        for connection in cut:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client closing its connection (a cancelled stream, a closed keep-alive
         # connection) is normal here; anything else is still reported.

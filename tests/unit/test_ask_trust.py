@@ -347,7 +347,10 @@ def test_a_summary_arrives_as_several_answer_events(kb: KnowledgeBase) -> None:
         assert server.errors == []
     response = done[0].response
     pieces = [e for e in events if e.kind == "answer" and e.args and e.args.get("piece")]
-    assert len(pieces) >= 2 and pieces[0].text.startswith("Mexico payments go")
+    # The first piece is what had come before the stall: a word or more of the summary,
+    # however the flusher's timing cut it on a loaded machine.
+    assert len(pieces) >= 2 and pieces[0].text.strip()
+    assert summary.startswith(pieces[0].text) and pieces[0].text != summary
     assert "".join(p.text for p in pieces).strip() == summary.strip()
     assert response.answer.startswith(summary.strip())
     # The cache keeps the whole summary.

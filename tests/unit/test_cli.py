@@ -17,6 +17,7 @@ from tests.fakes.ollama_server import ScriptedOllama, answer, stall
 from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
 from tests.helpers.runtime import HeldSync
 
+from kb_lsp import cli
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 
@@ -169,7 +170,7 @@ def test_ask_without_a_model_prints_passages_exits_0_and_names_the_variable(
     workspace: Path, storage: Path
 ) -> None:
     """No model: the best passages, and why, in the terminal's words: the setting with
-    the environment variable that sets it. Exit 0: an answer was printed (the README says
+    the environment variable that sets it. Exit 0: an answer was printed (docs/cli.md says
     so); `--json` has `mode: "fallback"` for scripts."""
     ws = ("-w", str(workspace))
     down = {"KB_OLLAMA_HOST": "http://127.0.0.1:9", **HASHED}
@@ -690,3 +691,20 @@ def test_a_filter_may_start_with_a_minus(capsys: pytest.CaptureFixture[str]) -> 
         cli.parse_args(["search", "-f", "-w", ".", "x"])
     assert exited.value.code == 2
     assert "argument --filter/-f: expected one argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["serch", "payments"], "kb: no command 'serch'; did you mean 'search'?"),
+        (["-v", "staus"], "kb: no command 'staus'; did you mean 'status'?"),
+        (["frobnicate"], "kb: no command 'frobnicate'; the commands are serve, index, search"),
+    ],
+)
+def test_a_mistyped_command_gets_the_closest_one(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        cli.main(argv)
+    assert ended.value.code == 2
+    assert capsys.readouterr().err.startswith(said)

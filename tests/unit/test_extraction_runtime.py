@@ -14,8 +14,10 @@ import pytest
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, stall
 
 from kb_lsp.config import load_settings
-from kb_lsp.protocol import IndexStatus, SearchParams
+from kb_lsp.contract.operations import INDEX_CONTROL, SEARCH
+from kb_lsp.protocol import IndexControlParams, IndexStatus, SearchParams
 from kb_lsp.runtime import Runtime
+from kb_lsp.runtime.dispatch import answer as run_operation
 
 HASHING = "tests.fakes.embedder:HashingEmbedder"
 DEADLINE = 60.0
@@ -71,18 +73,23 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
             assert (status.progress.files_done, status.progress.files_total) == (0, 3)
             assert status.keyword_complete  # keyword search is not waiting for the model
             assert status.pending == 0  # notes the model reads are not files to index
-            hits = runtime.search(SearchParams(query="payments globex")).results
+            hits = run_operation(runtime, SEARCH, SearchParams(query="payments globex")).results
             assert "globex.md" in {hit.path for hit in hits}
 
             # A save while the model is silent: indexed without waiting for it.
             (workspace / "umbrella.md").write_text("# Umbrella\n\nPayments to Umbrella Ltd.\n")
-            runtime.notify_changed([workspace / "umbrella.md"])
+            runtime.session.notify_changed([workspace / "umbrella.md"])
             first.result(DEADLINE)
             wait_for(
                 runtime,
                 lambda s: (
                     "umbrella.md"
-                    in {h.path for h in runtime.search(SearchParams(query="umbrella")).results}
+                    in {
+                        h.path
+                        for h in run_operation(
+                            runtime, SEARCH, SearchParams(query="umbrella")
+                        ).results
+                    }
                 ),
                 "the saved note in search",
             )
@@ -93,7 +100,7 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
                 "every note extracted",
             )
             assert done.metadata is not None and done.metadata.total == 4
-            hits = runtime.search(SearchParams(query='counterparty:"umbrella ltd"'))
+            hits = run_operation(runtime, SEARCH, SearchParams(query='counterparty:"umbrella ltd"'))
             assert [hit.path for hit in hits.results] == ["umbrella.md"]
             assert hits.results[0].meta is not None
             (value,) = hits.results[0].meta.extracted["counterparty"]
@@ -118,12 +125,12 @@ def test_pause_stops_the_phase_and_resume_finishes_it(
             runtime.open([workspace], settings, index=False).result()
             first = runtime.reindex()
             assert model.stalled.wait(DEADLINE)
-            runtime.index_control("pause")
+            run_operation(runtime, INDEX_CONTROL, IndexControlParams(action="pause"))
             assert first.result(DEADLINE).cancelled
             status = wait_for(runtime, lambda s: s.paused and s.progress is None, "paused")
             assert status.metadata is not None and status.metadata.extracted == 0
             model.release()
-            runtime.index_control("resume")
+            run_operation(runtime, INDEX_CONTROL, IndexControlParams(action="resume"))
             wait_for(
                 runtime,
                 lambda s: s.metadata is not None and s.metadata.extracted == 3,

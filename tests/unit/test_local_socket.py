@@ -22,9 +22,11 @@ from tests.helpers.cli import HASHING
 from kb_lsp import __version__, cli
 from kb_lsp import listener as listener_module
 from kb_lsp.config import load_settings
+from kb_lsp.contract.operations import SEARCH, Call
 from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.protocol import SearchParams, dump
 from kb_lsp.runtime import Hooks, Runtime
+from kb_lsp.runtime.dispatch import answer
 from kb_lsp.runtime.local_socket import (
     SUPPORTED,
     NotThisServer,
@@ -45,7 +47,7 @@ _LISTENERS: dict[int, listener_module.Listeners] = {}
 def _open(workspace: Path, storage: Path, *, index: bool = True) -> Runtime:
     runtime = Runtime.editor(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
     listeners = _LISTENERS[id(runtime)] = listener_module.Listeners(runtime)
-    runtime.follow_writes(listeners.follow)
+    runtime.session.follow_writes(listeners.follow)
     settings = load_settings({"storage": str(storage)}).settings
     runtime.open([workspace], settings, index=False).result()
     if index:
@@ -84,7 +86,7 @@ def test_search_over_the_socket_is_the_runtimes_answer(
     with client:
         got = client.request("kb/search", {"query": "Mexico payments SPEI", "limit": 5})
         status = client.request("kb/status", {})
-    expected = dump(writer.search(SearchParams(query="Mexico payments SPEI", limit=5)))
+    expected = dump(answer(writer, SEARCH, SearchParams(query="Mexico payments SPEI", limit=5)))
     assert got["results"] and got["results"] == expected["results"]
     assert status == dump(writer.status())
     # The command line's list is the one a later `kb ask "file 1"` reads from disk.
@@ -171,7 +173,7 @@ def test_concurrent_clients_each_get_their_answer(
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         got = list(pool.map(ask, queries))
     for query, paths in zip(queries, got, strict=True):
-        expected = writer.search(SearchParams(query=query), client="check")
+        expected = answer(writer, SEARCH, SearchParams(query=query), Call("check"))
         assert paths == [hit.path for hit in expected.results]
 
 
@@ -393,7 +395,7 @@ def test_a_read_that_hangs_is_cut_off_by_its_deadline(
         release.wait(60)  # a disk that stops answering
         raise AssertionError("released only after the answer")
 
-    monkeypatch.setattr(writer, "search", hung)
+    monkeypatch.setattr(writer, "read", hung)  # what the search reads the index with
     listener = _LISTENERS[id(writer)].listening()[0]
     monkeypatch.setattr(listener, "read_timeout", 0.2)
     client = connect(_store(workspace, storage), workspace)

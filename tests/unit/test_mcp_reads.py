@@ -19,6 +19,7 @@ from kb_lsp.runtime.deadline import READ_TIMEOUT
 @pytest.fixture
 def runtime() -> Iterator[Runtime]:
     runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    runtime.opened.set_result(None)  # operations wait for the opening (`dispatch.py`)
     yield runtime
     runtime.close()
 

@@ -11,7 +11,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from kb_lsp import protocol
 from kb_lsp.contract.operations import OPERATIONS
-from kb_lsp.lsp.errors import parse_params
+from kb_lsp.contract.params import parse_params
+from kb_lsp.errors import InvalidInput
+from kb_lsp.lsp.errors import rpc_error
 
 
 def params_models() -> list[type[BaseModel]]:
@@ -60,9 +62,13 @@ def test_bad_values_are_invalid_params_naming_the_field(
 ) -> None:
     with pytest.raises(ValidationError):
         model.model_validate(raw)
-    with pytest.raises(JsonRpcInvalidParams) as caught:
+    # One parser for the LSP, the socket and MCP: the contract's kind, then each front
+    # end's translation of it (the LSP's shown here).
+    with pytest.raises(InvalidInput) as caught:
         parse_params(model, raw, "kb/test")
-    assert f"{where}:" in caught.value.message
+    assert str(caught.value).startswith("kb/test: ") and f"{where}:" in str(caught.value)
+    answered = rpc_error(caught.value)
+    assert isinstance(answered, JsonRpcInvalidParams) and answered.message == str(caught.value)
 
 
 def test_good_values_still_pass() -> None:

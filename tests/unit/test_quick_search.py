@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from tests.helpers.cli import HASHING
 
 from kb_lsp.config import load_settings
+from kb_lsp.contract.operations import SCHEMA, SEARCH, Call
 from kb_lsp.engine.storage import store_dir_for
-from kb_lsp.protocol import SearchParams, dump
+from kb_lsp.protocol import SchemaParams, SearchParams, dump
 from kb_lsp.runtime import Hooks, Runtime
+from kb_lsp.runtime.dispatch import answer
 from kb_lsp.runtime.list_file import list_file
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 from kb_lsp.runtime.quick import quick_settings
@@ -46,7 +48,8 @@ def full_search(workspace: Path, storage: Path, params: dict[str, Any]) -> dict[
     try:
         runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
         runtime.reindex().result()
-        return dump(runtime.search(SearchParams.model_validate(params), client=CLI_CLIENT))
+        search = SearchParams.model_validate(params)
+        return dump(answer(runtime, SEARCH, search, Call(CLI_CLIENT)))
     finally:
         runtime.close()
         # A closed runtime's store lock goes with the last reference to it, which a cycle
@@ -154,7 +157,7 @@ def test_the_lean_schema_is_the_full_schema_on_the_wire(indexed: Path, storage: 
     try:
         runtime.open([indexed], load_settings({"storage": str(storage)}).settings).result()
         runtime.reindex().result()
-        assert got == dump(runtime.schema())
+        assert got == dump(answer(runtime, SCHEMA, SchemaParams()))
     finally:
         runtime.close()
         gc.collect()

@@ -17,11 +17,19 @@ from tests.helpers.cli import HASHING
 from tests.helpers.runtime import HeldSync
 
 from kb_lsp.config import load_settings
+from kb_lsp.contract.operations import INDEX_CONTROL, OPEN_RESULT, SEARCH, Call
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.protocol import IndexProgress, IndexStatus, SearchParams
-from kb_lsp.runtime import Hooks, InvalidRequest, Runtime, Unavailable
+from kb_lsp.protocol import (
+    IndexControlParams,
+    IndexProgress,
+    IndexStatus,
+    OpenResultParams,
+    SearchParams,
+)
+from kb_lsp.runtime import Hooks, InvalidInput, Runtime, Unavailable
 from kb_lsp.runtime import progress as progress_module
 from kb_lsp.runtime.changes import SettingsChange, settings_change
+from kb_lsp.runtime.dispatch import answer
 from kb_lsp.runtime.embedders import EmbedderFactoryError, embedder_from_environment
 from kb_lsp.runtime.worker import Job
 
@@ -40,16 +48,19 @@ def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_search_numbers_and_open_result_follow_the_client(runtime: Runtime) -> None:
-    response = runtime.search(SearchParams(query="Mexico payments SPEI"), client="a")
+    response = answer(runtime, SEARCH, SearchParams(query="Mexico payments SPEI"), Call("a"))
     assert response.results and response.results[0].path == "payments/mexico-payments.md"
     assert response.index.state == "ready"
-    assert runtime.open_result(1, client="a").path == "payments/mexico-payments.md"
+    assert (
+        answer(runtime, OPEN_RESULT, OpenResultParams(n=1), Call("a")).path
+        == "payments/mexico-payments.md"
+    )
     # Another client has its own (empty) list.
-    with pytest.raises(InvalidRequest, match="no search yet"):
-        runtime.open_result(1, client="b")
+    with pytest.raises(InvalidInput, match="no search yet"):
+        answer(runtime, OPEN_RESULT, OpenResultParams(n=1), Call("b"))
     count = len(response.results)
-    with pytest.raises(InvalidRequest, match=f"the last search returned {count} results"):
-        runtime.open_result(count + 1, client="a")
+    with pytest.raises(InvalidInput, match=f"the last search returned {count} results"):
+        answer(runtime, OPEN_RESULT, OpenResultParams(n=count + 1), Call("a"))
 
 
 def test_read_file_pages_and_reads_only_indexed_files(runtime: Runtime, workspace: Path) -> None:
@@ -60,14 +71,14 @@ def test_read_file_pages_and_reads_only_indexed_files(runtime: Runtime, workspac
     # A page is bounded: at most max_lines lines, and where to go on.
     page = runtime.read_file("glossary.md", max_lines=2)
     assert (page.start_line, page.end_line, page.next_start_line) == (1, 2, 3)
-    with pytest.raises(InvalidRequest, match="numbered from 1"):
+    with pytest.raises(InvalidInput, match="numbered from 1"):
         runtime.read_file("glossary.md", 0)
     # Inside the workspace but not indexed (the knowledge base excludes it): refused too.
     (workspace / "notes.env").write_text("TOKEN=do-not-show\n", encoding="utf-8")
-    with pytest.raises(InvalidRequest, match="not a file of the knowledge base") as refused:
+    with pytest.raises(InvalidInput, match="not a file of the knowledge base") as refused:
         runtime.read_file("notes.env")
     assert "do-not-show" not in str(refused.value)
-    with pytest.raises(InvalidRequest, match=r"Did you mean: payments/mexico-payments\.md"):
+    with pytest.raises(InvalidInput, match=r"Did you mean: payments/mexico-payments\.md"):
         runtime.read_file("payments/mexico.md")
 
 
@@ -75,7 +86,7 @@ def test_file_text_is_the_whole_indexed_file(runtime: Runtime, workspace: Path) 
     info, text = runtime.file_text("payments/mexico-payments.md")
     assert info.path == "payments/mexico-payments.md"
     assert text == (workspace / "payments" / "mexico-payments.md").read_text(encoding="utf-8")
-    with pytest.raises(InvalidRequest, match="Refused"):
+    with pytest.raises(InvalidInput, match="Refused"):
         runtime.file_text("../secret.md")
 
 
@@ -93,7 +104,7 @@ def test_status_is_one_object_with_one_error_slot(runtime: Runtime) -> None:
 def test_reads_after_close_are_unavailable(runtime: Runtime) -> None:
     runtime.close()
     with pytest.raises(Unavailable):
-        runtime.search(SearchParams(query="anything"))
+        answer(runtime, SEARCH, SearchParams(query="anything"))
 
 
 def test_numbered_list_is_kept_on_disk_for_a_later_process(
@@ -116,15 +127,17 @@ def test_numbered_list_is_kept_on_disk_for_a_later_process(
     first = fresh()
     try:
         first.reindex().result()
-        hits = first.search(SearchParams(query="glossary"), client="cli").results
-        first.search(SearchParams(query="glossary"), client="editor")
+        hits = answer(first, SEARCH, SearchParams(query="glossary"), Call("cli")).results
+        answer(first, SEARCH, SearchParams(query="glossary"), Call("editor"))
     finally:
         first.close()
     second = fresh()
     try:
-        assert second.open_result(1, client="cli").path == hits[0].path
-        with pytest.raises(InvalidRequest, match="no search yet"):
-            second.open_result(1, client="editor")  # kept in memory only
+        assert answer(second, OPEN_RESULT, OpenResultParams(n=1), Call("cli")).path == hits[0].path
+        with pytest.raises(InvalidInput, match="no search yet"):
+            answer(
+                second, OPEN_RESULT, OpenResultParams(n=1), Call("editor")
+            )  # kept in memory only
     finally:
         second.close()
 
@@ -290,7 +303,7 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
         note = workspace / "zebra.md"
         note.write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n", encoding="utf-8")
         reader.reindex().result()
-        hits = reader.search(SearchParams(query="quokka ledger")).results
+        hits = answer(reader, SEARCH, SearchParams(query="quokka ledger")).results
         assert hits and hits[0].path == "zebra.md"
     finally:
         held.go.set()
@@ -369,13 +382,13 @@ def test_read_file_gives_lines_confined_to_the_workspace(
     assert whole.uri == (workspace / "glossary.md").as_uri()
     part = runtime.read_file("glossary.md", 2, 3)
     assert (part.start_line, part.end_line, part.text) == (2, 3, "\n".join(lines[1:3]))
-    with pytest.raises(InvalidRequest, match=f"has {len(lines)} lines"):
+    with pytest.raises(InvalidInput, match=f"has {len(lines)} lines"):
         runtime.read_file("glossary.md", len(lines) + 5)
     outside = tmp_path / "secret.md"
     outside.write_text("# Secret\n", encoding="utf-8")
     (workspace / "link.md").symlink_to(outside)
     for path in ("../secret.md", str(outside), "link.md"):
-        with pytest.raises(InvalidRequest):
+        with pytest.raises(InvalidInput):
             runtime.read_file(path)
 
 
@@ -400,13 +413,14 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
 
         read = runtime.submit_read(runtime.read, slow_read)
         assert reading.wait(60)
-        runtime.change_roots([], [other.resolve()])
+        runtime.session.change_roots([], [other.resolve()])
         removed = runtime.session.worker.submit(Job(fn=lambda: None))  # done once the removal is
         go.set()
         assert "other-notes/okapi.md" in read.result(60)  # the store was still open
         removed.result(60)
         assert all(
-            h.path != "okapi.md" for h in runtime.search(SearchParams(query="okapi")).results
+            h.path != "okapi.md"
+            for h in answer(runtime, SEARCH, SearchParams(query="okapi")).results
         )
     finally:
         runtime.close()
@@ -426,7 +440,7 @@ def test_pause_resume_and_cancel_indexing(
         runtime.open([workspace], settings, index=False).result()
         cold = runtime.reindex()
         assert held.holding.wait(60)  # the cold index is at its first file
-        status = runtime.index_control("pause")
+        status = answer(runtime, INDEX_CONTROL, IndexControlParams(action="pause"))
         assert status.paused and status.state == "indexing"
         assert "indexing is paused" in (status.message or "")
         held.go.set()
@@ -435,9 +449,9 @@ def test_pause_resume_and_cancel_indexing(
         # Changes wait while paused; resuming finishes the interrupted sync and them.
         note = workspace / "zebra.md"
         note.write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n", encoding="utf-8")
-        runtime.notify_changed([note])
+        runtime.session.notify_changed([note])
         assert runtime.status().paused
-        runtime.index_control("resume")
+        answer(runtime, INDEX_CONTROL, IndexControlParams(action="resume"))
         wait_until(
             lambda: (s := runtime.status()).state == "ready" and s.files == files + 1,
             "the resumed index to finish",
@@ -445,12 +459,12 @@ def test_pause_resume_and_cancel_indexing(
         assert not runtime.status().paused and not runtime.status().message
 
         # Cancel: the queued rebuild never runs, and the status says the index may lack files.
-        runtime.index_control("pause")
+        answer(runtime, INDEX_CONTROL, IndexControlParams(action="pause"))
         queued = runtime.reindex(full=True)
-        status = runtime.index_control("cancel")
+        status = answer(runtime, INDEX_CONTROL, IndexControlParams(action="cancel"))
         assert queued.cancelled()
         assert "indexing was cancelled" in (status.message or "")
-        runtime.index_control("resume")
+        answer(runtime, INDEX_CONTROL, IndexControlParams(action="resume"))
         assert runtime.reindex().result(60).cancelled is False
         assert not runtime.status().message
     finally:

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from kb_lsp.config import load_settings
-from kb_lsp.protocol import IndexStatus, RelatedParams, SearchParams
-from kb_lsp.runtime import InvalidRequest, Runtime
+from kb_lsp.contract.operations import OPEN_RESULT, RELATED, SEARCH, Call
+from kb_lsp.protocol import IndexStatus, OpenResultParams, RelatedParams, SearchParams
+from kb_lsp.runtime import InvalidInput, Runtime
+from kb_lsp.runtime.dispatch import answer
 
 HASHING = "tests.fakes.embedder:HashingEmbedder"
 DEADLINE = 60.0
@@ -41,7 +43,9 @@ def wait_for_status(runtime: Runtime, ok: object, what: str) -> IndexStatus:
 
 
 def test_related_is_a_numbered_list_unless_asked_not_to(runtime: Runtime, workspace: Path) -> None:
-    response = runtime.related(RelatedParams(path="payments/mexico-payments.md"), client="a")
+    response = answer(
+        runtime, RELATED, RelatedParams(path="payments/mexico-payments.md"), Call("a")
+    )
     assert response.path == "payments/mexico-payments.md"
     paths = [hit.path for hit in response.results]
     assert paths and "payments/mexico-payments.md" not in paths
@@ -49,16 +53,22 @@ def test_related_is_a_numbered_list_unless_asked_not_to(runtime: Runtime, worksp
     assert {hit.label for hit in response.results} == {"related"}
     assert response.index.state == "ready"
     # It is the client's numbered list now: "open result 1" is the first related note.
-    assert runtime.open_result(1, client="a").path == paths[0]
+    assert answer(runtime, OPEN_RESULT, OpenResultParams(n=1), Call("a")).path == paths[0]
 
     # The panel's own refresh does not replace the user's list.
-    search = runtime.search(SearchParams(query="SPEI cut-off"), client="b")
-    runtime.related(RelatedParams(path="glossary.md", numbered=False), client="b")
-    assert runtime.open_result(1, client="b").path == search.results[0].path
+    search = answer(runtime, SEARCH, SearchParams(query="SPEI cut-off"), Call("b"))
+    answer(runtime, RELATED, RelatedParams(path="glossary.md", numbered=False), Call("b"))
+    assert (
+        answer(runtime, OPEN_RESULT, OpenResultParams(n=1), Call("b")).path
+        == search.results[0].path
+    )
 
     # A file URI works too.
     uri = (workspace / "payments" / "brazil-payments.md").resolve().as_uri()
-    assert runtime.related(RelatedParams(uri=uri), client="c").path == "payments/brazil-payments.md"
+    assert (
+        answer(runtime, RELATED, RelatedParams(uri=uri), Call("c")).path
+        == "payments/brazil-payments.md"
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,5 +82,5 @@ def test_related_is_a_numbered_list_unless_asked_not_to(runtime: Runtime, worksp
     ],
 )
 def test_related_says_what_is_wrong(runtime: Runtime, params: RelatedParams, message: str) -> None:
-    with pytest.raises(InvalidRequest, match=message.replace(".", r"\.")):
-        runtime.related(params)
+    with pytest.raises(InvalidInput, match=message.replace(".", r"\.")):
+        answer(runtime, RELATED, params)

@@ -17,24 +17,18 @@ right after a search means result 1 of that search, as in the editor.
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 
 from kb_lsp.cli.common import EXIT_USAGE, CliError, _fail, _flags
-from kb_lsp.cli.parser import build_parser
+from kb_lsp.cli.parser import build_parser, command_names
 from kb_lsp.engine.private import owner_only_umask
-from kb_lsp.errors import KbError
+from kb_lsp.errors import InvalidInput, KbError
 from kb_lsp.terminal.logs import stderr_handler
 from kb_lsp.terminal.words import in_terminal_words
-
-
-def _invalid_input(err: BaseException) -> bool:
-    """Whether `err` is the engine's InvalidInput. Its class lives with the agent, which
-    only a command that opened the runtime has loaded (`kb status` does not)."""
-    errors = sys.modules.get("kb_lsp.engine.agent.errors")
-    return errors is not None and isinstance(err, errors.InvalidInput)
 
 
 def _filter_values(argv: Sequence[str]) -> list[str]:
@@ -58,8 +52,24 @@ def _filter_values(argv: Sequence[str]) -> list[str]:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """The command line `argv` (without the program name) as `main` reads it; a usage
-    error exits 2 with argparse's message on stderr."""
-    return build_parser().parse_args(_filter_values(argv))
+    error exits 2 with argparse's message on stderr, a mistyped command with the closest
+    one (`kb serch`: "did you mean 'search'?")."""
+    parser = build_parser()
+    given = next((token for token in argv if not token.startswith("-")), None)
+    if given is not None and given not in command_names(parser):
+        parser = build_parser(derived=True)  # maybe an operation's own command
+        _refuse_unknown_command(given, command_names(parser))
+    return parser.parse_args(_filter_values(argv))
+
+
+def _refuse_unknown_command(given: str, commands: Sequence[str]) -> None:
+    """Exit 2 naming the command `kb` has instead of an unknown first word. (Python 3.11's
+    argparse lists every choice but suggests none.)"""
+    if given in commands:
+        return
+    close = difflib.get_close_matches(given, commands, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else f"the commands are {', '.join(commands)}"
+    _fail(f"no command {given!r}; {hint}", EXIT_USAGE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,11 +100,9 @@ def _run(args: argparse.Namespace) -> int:
         _fail("interrupted", 130)
     except Exception as err:  # the last line of defence: one line, never a traceback
         flags = _flags(args)
-        if _invalid_input(err):  # a bad filter, result number or file: the user fixes it
+        if isinstance(err, InvalidInput):  # a bad filter, result number or file: fix it
             _fail(in_terminal_words(str(err), flags), EXIT_USAGE)
-        from kb_lsp.engine.embed.embeddings import EmbedderError
-
-        if isinstance(err, EmbedderError | KbError):  # worded for the user already
+        if isinstance(err, KbError):  # the other kinds, worded for the user already
             _fail(in_terminal_words(str(err), flags))
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
         message = str(err)

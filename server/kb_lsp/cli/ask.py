@@ -139,7 +139,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     overrides = model_setting(args.model)
     from pydantic import ValidationError
 
+    from kb_lsp.contract.operations import ASK, Call
     from kb_lsp.protocol import AskParams
+    from kb_lsp.runtime.dispatch import answer
 
     try:
         params = AskParams(question=question, file=args.file)
@@ -151,7 +153,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             _say(READ_ONLY)
         printer = AnswerPrinter()
         steps = None if args.json else partial(_on_event, flags, printer)
-        response = runtime.ask(params, client=CLIENT, on_event=steps)
+        response = answer(runtime, ASK, params, Call(CLIENT, on_event=steps))
     if args.json:
         print_result("ask", response)
     else:

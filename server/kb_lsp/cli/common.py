@@ -185,8 +185,12 @@ def _sync(
     from kb_lsp.runtime import Unavailable
 
     try:
-        report = runtime.reindex(full=full, extract=extract).result()
-    except (ReadOnlyStore, Unavailable):
+        syncing = runtime.reindex(full=full, extract=extract)
+    except Unavailable:  # read-only: another process writes the index
+        return None
+    try:
+        report = syncing.result()
+    except ReadOnlyStore:  # it became read-only meanwhile; a broken embedder is no such case
         return None
     if not quiet or report.chunks_embedded or report.files_removed:
         err(

@@ -20,7 +20,17 @@ from kb_lsp.cli.serve import _limit, _message_size, cmd_mcp, cmd_serve
 from kb_lsp.cli.status import PROBE_SECONDS, cmd_status
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_names(parser: argparse.ArgumentParser) -> list[str]:
+    """The subcommands of `parser`, in the order `kb --help` lists them."""
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
+def build_parser(derived: bool = False) -> argparse.ArgumentParser:
+    """`kb`'s parser; `derived`: with the commands made from the operations table too
+    (`derived.py`; they load pydantic and the runtime, which `kb status` does without)."""
     parser = argparse.ArgumentParser(
         prog="kb", description="A knowledge base for the Markdown in a workspace."
     )
@@ -172,6 +182,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", metavar="NAME", help="the chat model, either provider (kb.llm.model)"
     )
 
+    if derived:
+        _derived_commands(command, workspace, set(commands.choices))
     for sub in subs:  # what a message may tell the user to use (`terminal/words.py`)
         sub.set_defaults(flags=frozenset(o for a in sub._actions for o in a.option_strings))
     return parser
+
+
+def _derived_commands(
+    command: Callable[..., Any], workspace: Callable[..., None], hand_written: set[str]
+) -> None:
+    """`kb NAME` for each operation with `cli="NAME"` that no command above handles."""
+    import functools
+
+    from kb_lsp.cli import derived
+    from kb_lsp.runtime import registry
+
+    for bound in registry.served():
+        name = bound.op.cli
+        if name is None or name in hand_written:
+            continue
+        sub = command(name, functools.partial(derived.run, bound), bound.op.summary)
+        workspace(sub)
+        derived.add_flags(sub, bound.op.params)

@@ -89,12 +89,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if schema is None and not args.extracted:
         schema = _quick_schema(args, folder)
     if schema is None:
-        from kb_lsp.protocol import dump
+        from kb_lsp.contract.operations import SCHEMA
+        from kb_lsp.protocol import SchemaParams, dump
+        from kb_lsp.runtime.dispatch import answer
 
         with _runtime(args, folder) as runtime:
             if _sync(runtime, quiet=True) is None:
                 _say(READ_ONLY)
-            schema = dump(runtime.schema(extracted=args.extracted))
+            schema = dump(answer(runtime, SCHEMA, SchemaParams(extracted=args.extracted)))
     if args.json:
         print_result("schema", schema)
     elif args.extracted:
@@ -117,14 +119,17 @@ def _quick_schema(args: argparse.Namespace, folder: Path) -> dict[str, Any] | No
 def _discover(args: argparse.Namespace, folder: Path) -> int:
     """A proposed `.kb/schema.json` on stdout: the front matter's fields, then the
     model's suggestions from a sample of notes (marked `x-suggested`)."""
+    from kb_lsp.contract.operations import SCHEMA
     from kb_lsp.engine.llm import LlmError, create_llm
     from kb_lsp.engine.metadata.discover import proposal, suggested_fields, written_fields
     from kb_lsp.engine.metadata.user_schema import SCHEMA_FILE
+    from kb_lsp.protocol import SchemaParams
+    from kb_lsp.runtime.dispatch import answer
 
     with _runtime(args, folder) as runtime:
         if _sync(runtime, quiet=True) is None:
             _say(READ_ONLY)
-        written = written_fields(runtime.schema())
+        written = written_fields(answer(runtime, SCHEMA, SchemaParams()))
         files = runtime.files()
         step = max(1, len(files) // max(1, args.sample))
         samples = [(info.title, runtime.file_text(info.path)[1]) for info in files[::step]]

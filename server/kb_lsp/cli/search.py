@@ -138,7 +138,9 @@ def _search_here(
     the fields the indexed files have."""
     from pydantic import ValidationError
 
-    from kb_lsp.protocol import SearchParams, dump
+    from kb_lsp.contract.operations import SCHEMA, SEARCH, Call
+    from kb_lsp.protocol import SchemaParams, SearchParams, dump
+    from kb_lsp.runtime.dispatch import answer
 
     try:
         params = SearchParams.model_validate(wanted)
@@ -146,8 +148,8 @@ def _search_here(
         raise CliError(_invalid(err)) from None
     with _runtime(args, folder) as runtime:
         _sync(runtime, quiet=True)
-        response = dump(runtime.search(params, client=CLIENT))
+        response = dump(answer(runtime, SEARCH, params, Call(CLIENT)))
         fields: set[str] = set()
         if params.filter and not response["results"]:  # to say why, if a field is unknown
-            fields = {field.name for field in runtime.schema().fields}
+            fields = {f.name for f in answer(runtime, SCHEMA, SchemaParams()).fields}
         return response, fields

@@ -2,17 +2,19 @@
 models of `protocol.py`, whose docstrings and field descriptions become TSDoc and tool
 schemas), the pool it runs on, the runtime call, and the kinds of error it may end with.
 
-The front ends iterate over this table: the LSP server registers a handler and a
+Each row's body is a module of `runtime/operations/`, bound to the row by the typed
+registry (`runtime/registry.py`) and run by the dispatcher (`runtime/dispatch.py`). The
+front ends serve what the registry holds: the LSP server registers a handler and a
 `workspace/executeCommand` command per row (`lsp/features.py`), the local socket answers
-the rows marked `local` (`kb search/status/schema` ask the editor's server), and the
-TypeScript protocol is generated from it (`codegen`). Adding an operation is a row here
-and a method on `Runtime` (docs/design.md says the steps).
+the rows marked `local` (`kb search/status/schema` ask the editor's server), MCP makes
+tools of the rows `mcp/tools.py` names, and the TypeScript protocol is generated from
+this table (`codegen`). Adding an operation: docs/design.md says the steps.
 
 Pools (where a call runs, decided here rather than by each front end):
 
 * `reads` — the runtime's reads pool, with the read deadline: searches, status, lists;
 * `asks` — the asks pool: calls to the user's model, that take seconds to minutes;
-* `worker` — the indexing worker: `run` returns a future of the result;
+* `worker` — the indexing worker: its body returns a future of the result;
 * `inline` — on the caller's thread: memory only, never a disk or a lock.
 """
 
@@ -69,8 +71,6 @@ class Operation(Generic[P, R]):
     params: type[P]
     result: type[R]
     pool: Pool
-    # The runtime call (the runtime is typed loosely: the contract sits below it).
-    run: Callable[[Any, P, Call], Any]
     summary: str
     errors: tuple[type[KbError], ...] = (InvalidInput, Unavailable)
     progress: str | None = None  # a work-done progress title, for calls worth watching
@@ -95,7 +95,6 @@ SEARCH = Operation(
     SearchParams,
     SearchResponse,
     "reads",
-    lambda rt, p, c: rt.search(p, client=c.client),
     "The numbered list of files for a query; it becomes the caller's last list.",
     local=True,
     cli="search",
@@ -106,7 +105,6 @@ OPEN_RESULT = Operation(
     OpenResultResponse,
     # This client's numbered list is in memory: nothing here touches a disk.
     "inline",
-    lambda rt, p, c: rt.open_result(p.n, client=c.client),
     "Result n of the caller's last numbered list.",
     errors=(InvalidInput,),
 )
@@ -115,7 +113,6 @@ ASK = Operation(
     AskParams,
     AskResponse,
     "asks",
-    lambda rt, p, c: rt.ask(p, client=c.client, on_event=c.on_event, cancel=c.cancel),
     "The agent's answer to a question, with its sources; every step goes out as an event.",
     errors=(InvalidInput, Unavailable, Cancelled),
     progress="Asking…",
@@ -126,7 +123,6 @@ SUMMARIZE = Operation(
     SummarizeParams,
     SummarizeResponse,
     "asks",
-    lambda rt, p, c: rt.summarize(p, client=c.client, cancel=c.cancel),
     "The cached or a new summary of one file (extractive without a model).",
     errors=(InvalidInput, Unavailable, Cancelled, Failed),
     progress="Summarizing…",
@@ -136,7 +132,6 @@ STATUS = Operation(
     StatusParams,
     IndexStatus,
     "reads",
-    lambda rt, p, c: rt.status(probe=True) if p.probe else rt.status(),
     "The index's state: files, chunks, pending work, embedder, model, progress.",
     errors=(Unavailable,),
     local=True,
@@ -147,7 +142,6 @@ REINDEX = Operation(
     ReindexParams,
     IndexStatus,
     "worker",
-    lambda rt, p, c: rt.reindex_status(full=p.full, cancel=c.cancel),
     "Sync every folder (`full`: read and embed everything again); answers when done.",
     errors=(Unavailable, Cancelled, Failed),
     cli="index",
@@ -157,7 +151,6 @@ RELATED = Operation(
     RelatedParams,
     RelatedResponse,
     "reads",
-    lambda rt, p, c: rt.related(p, client=c.client),
     "The files nearest to one file by meaning, from stored vectors.",
 )
 INDEX_CONTROL = Operation(
@@ -165,7 +158,6 @@ INDEX_CONTROL = Operation(
     IndexControlParams,
     IndexStatus,
     "reads",
-    lambda rt, p, c: rt.index_control(p.action),
     "Pause, resume or cancel the running sync.",
     errors=(Unavailable,),
 )
@@ -174,7 +166,6 @@ SCHEMA = Operation(
     SchemaParams,
     SchemaResponse,
     "reads",
-    lambda rt, p, c: rt.schema(extracted=p.extracted),
     "The metadata fields a filter can use: types, file counts, frequent values, and the "
     "values a model extracted (kept or rejected).",
     errors=(Unavailable,),

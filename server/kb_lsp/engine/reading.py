@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile
+from kb_lsp.errors import InvalidInput
 
 PAGE_LINES = 200  # lines of one page at most
 PAGE_CHARS = 12_000  # characters of one page at most (long lines end a page early)
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 
-class NotIndexed(LookupError):
+class NotIndexed(InvalidInput, LookupError):
     """A path inside the workspace that is not a file of the knowledge base."""
 
     def __init__(self, path: str, similar: list[str]) -> None:
@@ -51,7 +52,7 @@ class NotIndexed(LookupError):
         self.similar = similar
 
 
-class LinesOutOfRange(ValueError):
+class LinesOutOfRange(InvalidInput):
     """Lines the file does not have; the message says how many it has."""
 
 

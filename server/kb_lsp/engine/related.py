@@ -31,6 +31,7 @@ from kb_lsp.engine.metadata.links import wiki_links
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search import SearchSource, make_snippet
 from kb_lsp.engine.store import Store
+from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import Range, SearchHit
 
 # How many nearest chunks name the candidates, per result asked for (at least `MIN_POOL`).
@@ -45,7 +46,7 @@ CENTROID_CACHE = 20_000
 _parser = MarkdownIt("commonmark")
 
 
-class NotIndexed(LookupError):
+class NotIndexed(InvalidInput, LookupError):
     """The file is not in the knowledge base (outside the include globs, skipped, new)."""
 
 

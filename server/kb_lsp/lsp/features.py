@@ -22,12 +22,15 @@ from typing import Any
 
 from lsprotocol import types
 
-from kb_lsp.contract.operations import ASK_EVENT, OPERATIONS, Call, Operation
+from kb_lsp.contract.operations import ASK_EVENT, Call
+from kb_lsp.contract.params import parse_params
 from kb_lsp.errors import KbError
-from kb_lsp.lsp.errors import parse_params, rpc_error
+from kb_lsp.lsp.errors import rpc_error
 from kb_lsp.lsp.progress import WorkProgress
 from kb_lsp.lsp.server import CLIENT, KbLanguageServer, uri_to_path
 from kb_lsp.protocol import AskEvent, Step, dump
+from kb_lsp.runtime import dispatch, registry
+from kb_lsp.runtime.registry import Bound
 
 log = logging.getLogger(__name__)
 
@@ -37,18 +40,19 @@ Handler = Callable[[KbLanguageServer, Any], Awaitable[Any]]
 # --- kb/* --------------------------------------------------------------------------------
 
 
-def _handler(op: Operation[Any, Any]) -> Handler:
-    """The LSP handler of one row of the operations table: parse the params, run the
-    runtime call on the row's pool, answer its result as a payload."""
+def _handler(bound: Bound[Any, Any]) -> Handler:
+    """The LSP handler of one operation: parse the params, run it (`dispatch.py`: its
+    pool, the read deadline), answer its result as a payload."""
+    op = bound.op
 
     async def handle(ls: KbLanguageServer, raw: Any) -> dict[str, Any]:
-        params = parse_params(op.params, raw, op.method)
+        params = parse_params(op.params, _arguments(raw), op.method)
         cancel = threading.Event()
         progress = await WorkProgress.start(ls, raw, op.progress, cancel) if op.progress else None
         call = Call(CLIENT, cancel, _ask_events(ls, progress))
         result = None
         try:
-            result = await _run(ls, op, params, call)
+            result = await dispatch.served(ls.runtime, bound, params, call, ls.read_timeout)
         finally:
             if progress is not None:
                 progress.end(_ended(result))
@@ -58,19 +62,11 @@ def _handler(op: Operation[Any, Any]) -> Handler:
     return handle
 
 
-async def _run(ls: KbLanguageServer, op: Operation[Any, Any], params: Any, call: Call) -> Any:
-    if op.pool == "inline":
-        return op.run(ls.runtime, params, call)
-    if op.pool == "reads":
-        return await ls.read(op.run, ls.runtime, params, call)
-    if op.pool == "asks":
-        return await ls.agent(call.cancel, op.run, ls.runtime, params, call)
-    await asyncio.wrap_future(ls.runtime.opened)
-    try:  # the worker: `run` gives the future of its answer
-        return await asyncio.wrap_future(op.run(ls.runtime, params, call))
-    except asyncio.CancelledError:
-        call.cancel.set()
-        raise
+def _arguments(raw: Any) -> Any:
+    """The params of a request, or of a `workspace/executeCommand` (its first argument)."""
+    if isinstance(raw, (list, tuple)):
+        return raw[0] if raw else None
+    return raw
 
 
 def _ask_events(ls: KbLanguageServer, progress: WorkProgress | None) -> Callable[[Step], None]:
@@ -163,7 +159,7 @@ async def did_change_configuration(
     # applied before the opening, a change would reopen a store not opened yet.
     async with ls.settings_turn:
         loaded = await ls.load_settings()
-        ls.runtime.apply_settings(loaded.settings)
+        ls.runtime.session.apply_settings(loaded.settings)
 
 
 def did_change_workspace_folders(
@@ -171,13 +167,13 @@ def did_change_workspace_folders(
 ) -> None:
     added = _folder_paths(list(params.event.added))
     removed = _folder_paths(list(params.event.removed))
-    ls.runtime.change_roots(added, removed)
+    ls.runtime.session.change_roots(added, removed)
 
 
 def did_save(ls: KbLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     if path is not None:
-        ls.runtime.notify_changed([path])
+        ls.runtime.session.notify_changed([path])
 
 
 def did_change_watched_files(
@@ -185,7 +181,7 @@ def did_change_watched_files(
 ) -> None:
     paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
     if paths:
-        ls.runtime.notify_changed(paths)
+        ls.runtime.session.notify_changed(paths)
 
 
 async def shutdown(ls: KbLanguageServer, params: Any) -> None:
@@ -229,7 +225,7 @@ def register(server: KbLanguageServer) -> None:
     server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_workspace_folders)
     server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(did_save)
     server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
-    for op in OPERATIONS:
-        handler = _handler(op)
-        server.feature(op.method)(_translated(handler))
-        server.command(op.command)(_command(handler))
+    for bound in registry.served():
+        handler = _handler(bound)
+        server.feature(bound.op.method)(_translated(handler))
+        server.command(bound.op.command)(_command(handler))

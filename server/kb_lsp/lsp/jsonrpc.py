@@ -21,7 +21,7 @@ Bodies come from `framing.py` (which answers framing errors) through `receive`:
   never answered).
 * **Params** (-32602 `Invalid params`, naming the method): an LSP request whose params do
   not fit its lsprotocol type (pygls would log and never answer); `kb/*` params are
-  checked by `errors.parse_params`. A notification whose params do not fit is logged
+  checked by `contract/params.py`. A notification whose params do not fit is logged
   and dropped.
 * **Life cycle**: a request before `initialize` gets `ServerNotInitialized` (-32002);
   notifications before it are dropped (except `exit`); a request after `shutdown` gets

@@ -68,7 +68,7 @@ class KbLanguageServer(LanguageServer):
         )
         # `listen`: the `kb` command line asks this server rather than load a second model.
         self.runtime = Runtime.editor(Hooks(tell=self._tell, start_progress=self._start_progress))
-        self.runtime.follow_writes(Listeners(self.runtime).follow)
+        self.runtime.session.follow_writes(Listeners(self.runtime).follow)
         self.runtime.subscribe(self._send_status)
         # One last list: the agent's, the command line's or an MCP client's search becomes
         # this editor's numbered list too, and the panel is told to show it.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import itertools
 import logging
 import threading
@@ -35,13 +34,20 @@ from kb_lsp.contract.operations import Call, Operation
 from kb_lsp.engine.reading import PAGE_CHARS, PAGE_LINES
 from kb_lsp.errors import Cancelled, InvalidInput, KbError, Unavailable
 from kb_lsp.mcp import files, text
-from kb_lsp.mcp.tools import READ_ONLY, TOOLS, ToolRow, params_of, signature, tool_result
+from kb_lsp.mcp.tools import (
+    READ_ONLY,
+    ToolRow,
+    params_of,
+    served_tools,
+    signature,
+    tool_result,
+)
 from kb_lsp.protocol import (
     FileLines,
     FileListResponse,
     Step,
 )
-from kb_lsp.runtime import Runtime, deadline
+from kb_lsp.runtime import Runtime, deadline, dispatch, registry
 
 log = logging.getLogger(__name__)
 
@@ -125,15 +131,6 @@ class KbMcpServer(MCPServer[Any]):
         future = self.runtime.submit_read(fn)
         return await self._outcome(deadline.within(future, self.read_timeout, "mcp"))
 
-    async def _ask(self, fn: Callable[[], T], cancel: threading.Event) -> T:
-        """`fn` on the runtime's asks pool (no deadline of ours: the model's timeout
-        ends it); a cancelled call sets `cancel`, which stops the model stream."""
-        try:
-            return await self._outcome(asyncio.wrap_future(self.runtime.submit_ask(fn)))
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
-
     @staticmethod
     async def _outcome(work: Awaitable[T]) -> T:
         """The runtime's errors as tool errors."""
@@ -145,7 +142,7 @@ class KbMcpServer(MCPServer[Any]):
     # --- tools ------------------------------------------------------------------------------
 
     def _register_tools(self) -> None:
-        for row in TOOLS:
+        for row in served_tools():
             self._table_tool(row)
         self._file_tools()
 
@@ -158,7 +155,7 @@ class KbMcpServer(MCPServer[Any]):
             refused = row.check(values) if row.check is not None else None
             if refused:
                 raise ToolError(refused)
-            params = params_of(row.op.params, **values)
+            params = params_of(row.op.params, row.name, **values)
             on_event = _progress_reporter(ctx) if row.op.pool == "asks" else None
             call = Call(self.client(ctx), threading.Event(), on_event)
             result = await self._run(row.op, params, call)
@@ -176,15 +173,11 @@ class KbMcpServer(MCPServer[Any]):
         )(tool)
 
     async def _run(self, op: Operation[Any, Any], params: Any, call: Call) -> Any:
-        """The operation's runtime call on its pool (the contract says which)."""
-        work = functools.partial(op.run, self.runtime, params, call)
-        if op.pool == "reads":
-            return await self._read(work)
-        if op.pool == "asks":
-            return await self._ask(work, call.cancel)
-        if op.pool == "worker":
-            return await self._outcome(asyncio.wrap_future(work()))
-        return await self._outcome(_now(work))
+        """The operation, run by the dispatcher (its pool, the read deadline)."""
+        bound = registry.BOUND[op.method]
+        return await self._outcome(
+            dispatch.served(self.runtime, bound, params, call, self.read_timeout)
+        )
 
     def _file_tools(self) -> None:
         """The tools that page through files for a model: not operations of the contract."""
@@ -210,7 +203,7 @@ class KbMcpServer(MCPServer[Any]):
             client = self.client(ctx)
 
             def lines_of_result() -> FileLines:
-                opened = runtime.open_result(n, client=client)
+                opened = runtime.lists.get(client, n)
                 first = opened.range.start.line + 1
                 last = max(first, opened.range.end.line)  # the range's end is exclusive
                 return files.file_lines(runtime.read_file(opened.path, first, last, **PAGE), n=n)
@@ -339,10 +332,6 @@ class KbMcpServer(MCPServer[Any]):
         return [ReadResourceContents(content=body, mime_type="text/markdown")]
 
 
-async def _now(work: Callable[[], T]) -> T:
-    return work()
-
-
 def _progress_reporter(ctx: Context) -> Callable[[Step], None]:
     """The agent's steps (on a worker thread) as MCP progress notifications, for clients
     that asked for progress: a run takes seconds to minutes."""
@@ -368,7 +357,7 @@ def _log_failure(sent: concurrent.futures.Future[None]) -> None:
 
 def _tool_message(err: KbError) -> str:
     """A runtime error as the model reads it: what went wrong and what to do next."""
-    if isinstance(err, InvalidInput):  # the runtime's InvalidRequest, the agent's refusals
+    if isinstance(err, InvalidInput):  # a bad filter or result number, a file refused
         return _actionable(str(err))
     if isinstance(err, Unavailable):
         return f"{err} Call status() to see the index state."

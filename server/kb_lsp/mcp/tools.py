@@ -18,9 +18,11 @@ from typing import Annotated, Any, TypeVar, cast
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from kb_lsp.contract.operations import ASK, SCHEMA, SEARCH, STATUS, SUMMARIZE, Operation
+from kb_lsp.contract.params import parse_params
+from kb_lsp.errors import InvalidInput
 from kb_lsp.mcp import text
 from kb_lsp.protocol import IndexStatus, dump
 
@@ -147,17 +149,28 @@ def _annotated(kind: Any, *metadata: Any) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
-def params_of(model: type[M], **values: Any) -> M:
-    """The runtime's params model; what it refuses (beyond the tool's schema) is a tool
-    error naming the argument."""
+_REGISTERED: list[ToolRow] = []
+
+
+def register(row: ToolRow) -> Callable[[], None]:
+    """A tool for one more operation (`runtime/registry.register`'s): an MCP server made
+    after this call serves it. Returns its removal."""
+    _REGISTERED.append(row)
+    return lambda: _REGISTERED.remove(row)
+
+
+def served_tools() -> tuple[ToolRow, ...]:
+    """The operations' tools: the table's, then those registered."""
+    return (*TOOLS, *_REGISTERED)
+
+
+def params_of(model: type[M], tool: str, **values: Any) -> M:
+    """The runtime's params model, read by the one params parser (`contract/params.py`);
+    what it refuses (beyond the tool's schema) is a tool error naming the argument."""
     try:
-        return model(**values)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
-            for error in err.errors()
-        )
-        raise ToolError(f"Invalid arguments: {problems}.") from err
+        return parse_params(model, values, f"Invalid arguments to {tool}")
+    except InvalidInput as err:
+        raise ToolError(f"{err}.") from err
 
 
 def tool_result(message: str, data: BaseModel) -> CallToolResult:

@@ -264,7 +264,7 @@ def run(roots: list[Path], settings: Settings, http: HttpOptions | None = None) 
     token = http_token(http) if http is not None else None
     # `listen`: `kb search` / `kb status` ask this server too while it writes the index.
     runtime = Runtime.editor()
-    runtime.follow_writes(Listeners(runtime).follow)
+    runtime.session.follow_writes(Listeners(runtime).follow)
     runtime.open(roots, settings)
     server = KbMcpServer(runtime)
     try:

@@ -10,7 +10,7 @@ import concurrent.futures
 import logging
 from typing import TypeVar
 
-from kb_lsp.runtime.errors import Unavailable
+from kb_lsp.errors import Unavailable
 
 T = TypeVar("T")
 

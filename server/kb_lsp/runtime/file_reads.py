@@ -1,6 +1,6 @@
 """A workspace file for a caller: the file a path or URI names, a page of its lines or
 its whole text read confined (`engine/reading.py`), the files related to it; the
-engine's refusals as `InvalidRequest` worded for the caller."""
+engine's refusals as `InvalidInput` worded for the caller."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from urllib.parse import unquote, urlsplit
 from kb_lsp.engine import reading
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, NotIndexed
 from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile
+from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import SearchHit
-from kb_lsp.runtime.errors import InvalidRequest
 
 T = TypeVar("T")
 
@@ -37,20 +37,20 @@ class FileText:
 
 
 def confined(path: str, read: Callable[[], T]) -> T:
-    """`read()`, with the reader's refusals as `InvalidRequest` worded for the caller."""
+    """`read()`, with the reader's refusals as `InvalidInput` worded for the caller."""
     try:
         return read()
     except PathOutsideWorkspace as err:
-        raise InvalidRequest(
+        raise InvalidInput(
             f"Refused: {err}. Only files inside the workspace's knowledge base can be read; "
             "give a path relative to the workspace, as search shows them."
         ) from err
     except (reading.NotIndexed, reading.LinesOutOfRange) as err:
-        raise InvalidRequest(str(err)) from err
+        raise InvalidInput(str(err)) from err
     except UnreadableFile as err:
-        raise InvalidRequest(f"{path} cannot be read: {err.reason}") from err
+        raise InvalidInput(f"{path} cannot be read: {err.reason}") from err
     except OSError as err:
-        raise InvalidRequest(f"{path} cannot be read now: {err.strerror or err}") from err
+        raise InvalidInput(f"{path} cannot be read now: {err.strerror or err}") from err
 
 
 def page(
@@ -96,17 +96,17 @@ def whole(kb: KnowledgeBase, path: str) -> tuple[FileInfo, str]:
 
 def given_file(path: str | None, uri: str | None) -> str | Path:
     """The file a caller names: a workspace path as search shows it, else a file: URI
-    (`InvalidRequest` for anything else)."""
+    (`InvalidInput` for anything else)."""
     if path:
         return path
     if uri:
         parts = urlsplit(uri)
         if parts.scheme != "file":
-            raise InvalidRequest(f"{uri}: only file: URIs are in the workspace")
+            raise InvalidInput(f"{uri}: only file: URIs are in the workspace")
         from urllib.request import url2pathname  # 40 ms to import: only here
 
         return Path(url2pathname(unquote(parts.path)))
-    raise InvalidRequest("kb/related: give the file as `uri` or `path`")
+    raise InvalidInput("kb/related: give the file as `uri` or `path`")
 
 
 def related(
@@ -115,9 +115,9 @@ def related(
     """The workspace path of `given` and the files nearest to it (`Runtime.related`)."""
     path = given if isinstance(given, str) else kb.display_path(given.resolve())
     if path is None:
-        raise InvalidRequest(f"{given} is not inside the workspace")
+        raise InvalidInput(f"{given} is not inside the workspace")
     try:
         hits = kb.related(path, limit=limit, exclude_linked=exclude_linked)
     except (NotIndexed, PathOutsideWorkspace) as err:
-        raise InvalidRequest(str(err)) from err
+        raise InvalidInput(str(err)) from err
     return path, hits

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import ListOrigin, SearchHit, dump
-from kb_lsp.runtime.errors import InvalidRequest
 from kb_lsp.runtime.list_file import list_file, save_list
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 
@@ -110,13 +110,13 @@ class NumberedLists:
         return entry.query if entry is not None else None
 
     def get(self, client: str, n: int) -> SearchHit:
-        """Result `n` (1-based) of the client's last list; `InvalidRequest` saying what
+        """Result `n` (1-based) of the client's last list; `InvalidInput` saying what
         exists otherwise."""
         entry = self._entry(client)
         if entry is None:
-            raise InvalidRequest(f"No result {n}: there has been no search yet")
+            raise InvalidInput(f"No result {n}: there has been no search yet")
         if not entry.hits:
-            raise InvalidRequest(
+            raise InvalidInput(
                 f"No result {n}: the last search ({entry.query!r}) returned no results"
             )
         for hit in entry.hits:
@@ -124,7 +124,7 @@ class NumberedLists:
                 return hit
         count = len(entry.hits)
         plural = "result" if count == 1 else "results"
-        raise InvalidRequest(f"No result {n}: the last search returned {count} {plural}")
+        raise InvalidInput(f"No result {n}: the last search returned {count} {plural}")
 
     def forget(self, client: str) -> None:
         with self._lock:

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from kb_lsp.engine.knowledge import ReadOnlyStore, SyncReport
+from kb_lsp.errors import Failed, KbError, Unavailable
 from kb_lsp.protocol import IndexStatus
-from kb_lsp.runtime.errors import Failed, KbError, Unavailable
 
 T = TypeVar("T")
 

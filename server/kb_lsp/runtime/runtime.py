@@ -1,11 +1,14 @@
-"""`Runtime`: the operations on one workspace's knowledge base, for any front end.
+"""`Runtime`: what every operation on one workspace's knowledge base shares, for any
+front end — the pools, the gated reads of the knowledge base and the agent, the status,
+the numbered lists and the messages.
 
-The language server, the `kb` command line and the MCP server are thin adapters over
-this class: they call these methods (the rows of `contract/operations.py`) and turn the
-results and errors into their own terms. The life cycle (opening, settings, folders, the
-watcher, takeover, closing) is the `Session`'s (`session.py`); `open`, `apply_settings`,
-`change_roots`, `notify_changed`, `follow_writes` and `close` hand it on. The process
-kind (`kind.py`): `Runtime.editor(hooks)` or `Runtime.one_shot(hooks)`.
+The language server, the `kb` command line and the MCP server are thin adapters over it:
+the dispatcher (`dispatch.py`) runs each operation's body (`operations/`, bound to its row
+of `contract/operations.py` in `registry.py`) and they turn the results and errors into
+their own terms. The life cycle (opening, settings, folders, the watcher, takeover,
+closing) is the `Session`'s (`session.py`, `runtime.session`); `open` and `close` start
+and stop the runtime's own parts with it. The process kind (`kind.py`):
+`Runtime.editor(hooks)` or `Runtime.one_shot(hooks)`.
 
 Threads, and who may block:
 
@@ -34,35 +37,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.knowledge import (
-    FileInfo,
-    KnowledgeBase,
-    ReadOnlyStore,
-    SyncReport,
-)
-from kb_lsp.engine.llm import LlmCancelled, LlmError
-from kb_lsp.protocol import (
-    AskParams,
-    AskResponse,
-    IndexAction,
-    IndexStatus,
-    OpenResultResponse,
-    RelatedParams,
-    RelatedResponse,
-    SchemaResponse,
-    SearchParams,
-    SearchResponse,
-    Step,
-    SummarizeParams,
-    SummarizeResponse,
-)
+from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport
+from kb_lsp.engine.store.outage import store_outages
+from kb_lsp.errors import Unavailable
+from kb_lsp.protocol import IndexStatus
 from kb_lsp.runtime import file_reads
-from kb_lsp.runtime.errors import Unavailable
 from kb_lsp.runtime.feed import StatusFeed, Subscriber
 from kb_lsp.runtime.file_reads import FileText
 from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
-from kb_lsp.runtime.numbered import NumberedLists, origin_of
-from kb_lsp.runtime.reindexing import status_after
+from kb_lsp.runtime.numbered import NumberedLists
 from kb_lsp.runtime.session import Session
 from kb_lsp.runtime.status import gathered
 from kb_lsp.runtime.worker import Job, ProgressHandle
@@ -76,7 +59,6 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 STATUS_INTERVAL = 0.25  # seconds: at most four status changes a second to subscribers
-DEFAULT_CLIENT = "default"
 
 READ_ONLY_REINDEX = (
     "This window's index is read-only: another kb-lsp server (another window) is "
@@ -123,18 +105,6 @@ class Runtime:
         self.feed.start()
         return done
 
-    def apply_settings(self, settings: Settings) -> None:
-        self.session.apply_settings(settings)
-
-    def change_roots(self, added: list[Path], removed: list[Path]) -> None:
-        self.session.change_roots(added, removed)
-
-    def notify_changed(self, paths: list[Path]) -> None:
-        self.session.notify_changed(paths)
-
-    def follow_writes(self, follow: Callable[[list[Path]], None]) -> None:
-        self.session.follow_writes(follow)
-
     def close(self) -> None:
         """Stop the watcher and the workers, close the knowledge base. Idempotent."""
         if self.session.close(before_closing=self.feed.stop):
@@ -169,30 +139,6 @@ class Runtime:
         future: concurrent.futures.Future[SyncReport] = self.session.worker.submit(job)
         return future
 
-    def reindex_status(
-        self, *, full: bool = False, cancel: threading.Event | None = None
-    ) -> concurrent.futures.Future[IndexStatus]:
-        """`reindex`, answered with the status once the sync ended; a read-only index is
-        `Unavailable`, a sync that broke `Failed` (the contract's kinds)."""
-        # The status is read on the reads pool: the worker may still hold the gate then.
-        return status_after(
-            self.reindex(full=full, cancel=cancel), lambda: self.submit_read(self.status)
-        )
-
-    def index_control(self, action: IndexAction) -> IndexStatus:
-        """The user's say over indexing: `pause` (the running sync stops at its next
-        step; changes queue), `resume` (what queued runs, the interrupted sync finishes),
-        `cancel` (the running and queued syncs stop; the next change or reindex catches
-        up). Returns the status after it."""
-        if action == "pause":
-            self.session.worker.pause()
-        elif action == "resume":
-            self.session.worker.resume()
-        else:
-            self.session.worker.cancel_syncs()
-        log.info("indexing: %s (asked by the user)", action)
-        return self.status()
-
     # --- reads (any thread; each has a pool to run on) --------------------------------------
 
     def submit_read(
@@ -208,56 +154,14 @@ class Runtime:
         return self.asks.submit(fn, *args, **kwargs)
 
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
-        """`fn(knowledge base)`, holding the gate. Waits while the knowledge base is being
-        opened (a second or so), never for indexing; `Unavailable` when it is not open."""
+        """`fn(knowledge base)`, holding the gate. Waits while it is being opened (a second
+        or so), never for indexing; `Unavailable` when it is not open or cannot answer."""
         self.opened.result()
-        with self.session.gate.read():
+        with self.session.gate.read(), store_outages():
             kb = self.session.kb
             if kb is None:
                 raise Unavailable(self.session.error or "The knowledge base is not open.")
             return fn(kb)
-
-    def search(self, params: SearchParams, *, client: str = DEFAULT_CLIENT) -> SearchResponse:
-        """The numbered list for `params`; it becomes `client`'s last list. A malformed
-        filter raises `FilterError` (an `InvalidInput` naming its character)."""
-        hits = self.read(
-            lambda kb: kb.search(
-                params.query,
-                limit=params.limit,
-                paths=params.paths,
-                mode=params.mode,
-                filter=params.filter,
-            )
-        )
-        suggestion = self.read(lambda kb: kb.did_you_mean(params.query, params.filter))
-        self.lists.remember(client, params.query, hits, origin=origin_of(client))
-        index = self.status()
-        return SearchResponse(
-            query=params.query, results=hits, index=index, did_you_mean=suggestion
-        )
-
-    def related(self, params: RelatedParams, *, client: str = DEFAULT_CLIENT) -> RelatedResponse:
-        """The files nearest to one file by meaning (`KnowledgeBase.related`, from stored
-        vectors). With `params.numbered` they become `client`'s last list. `InvalidRequest`
-        for a file outside the workspace or not in the index."""
-        given = file_reads.given_file(params.path, params.uri)
-        path, hits = self.read(
-            lambda kb: file_reads.related(
-                kb, given, limit=params.limit, exclude_linked=params.exclude_linked
-            )
-        )
-        if params.numbered:
-            self.lists.remember(client, f"related to {path}", hits)
-        return RelatedResponse(path=path, results=hits, index=self.status())
-
-    def open_result(self, n: int, *, client: str = DEFAULT_CLIENT) -> OpenResultResponse:
-        """Result `n` of `client`'s last list; `InvalidRequest` naming what exists."""
-        hit = self.lists.get(client, n)
-        return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
-
-    def schema(self, *, extracted: bool = False) -> SchemaResponse:
-        """The fields of the indexed files (`KnowledgeBase.schema`), `extracted` too."""
-        return self.read(lambda kb: kb.schema(extracted=extracted))
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """The indexed files (optionally those matching a glob on the workspace path)."""
@@ -276,7 +180,7 @@ class Runtime:
         indexed file as it is on disk now, at most `max_lines` lines and `max_chars`
         characters when given (a page: `next_start_line` says where to go on). Read
         confined (`reading.py`: never a link out, a FIFO or a file over `kb.maxFileSize`,
-        nor a file the knowledge base excludes). `InvalidRequest` for a path leading out of
+        nor a file the knowledge base excludes). `InvalidInput` for a path leading out of
         the workspace, a file that is not indexed or cannot be read, lines it does not have."""
         return self.read(
             lambda kb: file_reads.page(
@@ -286,63 +190,8 @@ class Runtime:
 
     def file_text(self, path: str) -> tuple[FileInfo, str]:
         """The whole text of an indexed file as it is on disk now (within
-        `kb.maxFileSize`), read confined; `InvalidRequest` as for `read_file`."""
+        `kb.maxFileSize`), read confined; `InvalidInput` as for `read_file`."""
         return self.read(lambda kb: file_reads.whole(kb, path))
-
-    def ask(
-        self,
-        params: AskParams,
-        *,
-        client: str = DEFAULT_CLIENT,
-        on_event: Callable[[Step], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> AskResponse:
-        """The agent's answer. "file N" and `n` refer to `client`'s last list; a list the
-        agent shows becomes the new one. `cancel` (or reopening the knowledge base) ends
-        the run with `stop: "cancelled"`."""
-        cancel = cancel or threading.Event()
-        outcome = None
-        try:
-            outcome = self._with_agent(
-                lambda agent: agent.ask(
-                    params,
-                    numbered=self.lists.hits(client) or None,
-                    numbered_query=self.lists.query(client),
-                    on_event=on_event,
-                    cancel=cancel,
-                ),
-                cancel,
-            )
-        finally:
-            if outcome is None or outcome.response.stop == "error":
-                # The model may have gone away: say so soon.
-                self.session.probe.refresh(self.session.made_agent)
-        if outcome.numbered is not None:
-            self.lists.remember(client, params.question, outcome.numbered, origin="agent")
-        return outcome.response
-
-    def summarize(
-        self,
-        params: SummarizeParams,
-        *,
-        client: str = DEFAULT_CLIENT,
-        cancel: threading.Event | None = None,
-    ) -> SummarizeResponse:
-        """The cached or a new summary of one file (`file`, or `n` of `client`'s last
-        list). Raises the agent's `InvalidInput`, `LlmCancelled` and `LlmError`s."""
-        cancel = cancel or threading.Event()
-        try:
-            return self._with_agent(
-                lambda agent: agent.summarize(
-                    params.file, params.n, numbered=self.lists.hits(client) or None, cancel=cancel
-                ),
-                cancel,
-            )
-        except LlmCancelled:
-            raise
-        except LlmError:
-            self.session.probe.refresh(self.session.made_agent)
-            raise
 
     def status(self, *, probe: bool = False) -> IndexStatus:
         """The one status (any thread, never waits for indexing); `probe`: ask the model now."""
@@ -372,13 +221,13 @@ class Runtime:
         log.log(logging.ERROR if severity == "error" else logging.WARNING, message)
         self.hooks.tell(message, severity)
 
-    # --- inside ---------------------------------------------------------------------------
-
-    def _with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event) -> T:
+    def with_agent(self, fn: Callable[[Agent], T], cancel: threading.Event) -> T:
+        """`fn(the agent)`, holding the gate; `cancel` is set when the knowledge base is
+        reopened meanwhile. `Unavailable` when it is not open."""
         self.session.running.add(cancel)
         try:
             self.opened.result()
-            with self.session.gate.read():
+            with self.session.gate.read(), store_outages():
                 agent = self.session.agent()
                 if agent is None:
                     raise Unavailable(self.session.error or "The knowledge base is not open.")
@@ -388,7 +237,6 @@ class Runtime:
 
 
 __all__ = [
-    "DEFAULT_CLIENT",
     "READ_ONLY_REINDEX",
     "FileText",
     "Hooks",

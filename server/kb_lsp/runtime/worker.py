@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from kb_lsp.engine.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
+from kb_lsp.errors import Unavailable
 from kb_lsp.protocol import IndexProgress
 from kb_lsp.runtime.progress import LOG_EVERY, SyncMonitor
 
@@ -287,7 +288,7 @@ class IndexingWorker:
     def _sync(self, job: Job) -> SyncReport:
         kb = self._knowledge()
         if kb is None:
-            raise RuntimeError("the knowledge base is not open")
+            raise Unavailable("The knowledge base is not open.")
         if kb.read_only:
             raise ReadOnlyStore("another kb-lsp process holds this workspace's index")
 

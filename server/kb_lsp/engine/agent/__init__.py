@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from kb_lsp.engine.agent.errors import InvalidInput
+from kb_lsp.errors import InvalidInput
 
 if TYPE_CHECKING:
     from kb_lsp.engine.agent.facade import Agent

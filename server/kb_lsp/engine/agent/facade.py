@@ -11,7 +11,6 @@ from kb_lsp.config import Settings
 from kb_lsp.engine.agent import sampling
 from kb_lsp.engine.agent.ask import run as run_request
 from kb_lsp.engine.agent.conversations import Conversations
-from kb_lsp.engine.agent.errors import InvalidInput
 from kb_lsp.engine.agent.focus import no_list
 from kb_lsp.engine.agent.request import AskOutcome, Request, cut_off_note
 from kb_lsp.engine.agent.summarize import Summarizer
@@ -19,6 +18,7 @@ from kb_lsp.engine.agent.tools import Toolbox, ToolError
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.llm import ChatModel, ModelUnavailable, create_llm
 from kb_lsp.engine.workspace.files import UnreadableFile
+from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import AskParams, SearchHit, Step, SummarizeResponse
 
 log = logging.getLogger(__name__)

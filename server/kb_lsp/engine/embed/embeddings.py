@@ -21,11 +21,15 @@ from typing import Protocol, cast
 import numpy as np
 import numpy.typing as npt
 
+from kb_lsp.errors import Unavailable
+
 Matrix = npt.NDArray[np.float32]
 
 
-class EmbedderError(RuntimeError):
-    """The embedder cannot work; the message says what to install, start or configure."""
+class EmbedderError(Unavailable):
+    """The embedder cannot work; the message says what to install, start or configure.
+    The contract's `Unavailable` (a `RuntimeError` too): the request was fine, the
+    embedder cannot serve it now, and every front end says so in the embedder's words."""
 
 
 # Not runtime_checkable on purpose: on Python 3.11 isinstance() against a protocol reads its

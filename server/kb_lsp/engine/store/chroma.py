@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from kb_lsp.engine.store.db import Database
+from kb_lsp.engine.store.outage import StoreUnavailable
 from kb_lsp.engine.store.vectors import Neighbour, VectorEntry
 
 log = logging.getLogger("kb_lsp.engine.store")
@@ -111,7 +113,8 @@ class ChromaIndex:
         except Exception:
             # A rebuild switched collections and dropped the one this reader held: the
             # live one is named in meta by then.
-            return self._query(self._live(again=True), vector, k, where)
+            with _unavailable("search"):
+                return self._query(self._live(again=True), vector, k, where)
 
     @staticmethod
     def _query(
@@ -142,7 +145,8 @@ class ChromaIndex:
 
     def upsert(self, entries: Sequence[VectorEntry]) -> None:
         if entries:
-            self._upsert_into(self._collection, entries)
+            with _unavailable("store vectors in"):
+                self._upsert_into(self._collection, entries)
 
     def _upsert_into(self, collection: Any, entries: Sequence[VectorEntry]) -> None:
         for start in range(0, len(entries), self._max_batch):
@@ -156,8 +160,9 @@ class ChromaIndex:
     def delete(self, ids: Sequence[str]) -> None:
         if not ids or self._collection is None:
             return
-        for start in range(0, len(ids), self._max_batch):
-            self._collection.delete(ids=list(ids[start : start + self._max_batch]))
+        with _unavailable("delete vectors from"):
+            for start in range(0, len(ids), self._max_batch):
+                self._collection.delete(ids=list(ids[start : start + self._max_batch]))
 
     def opened(self) -> bool:
         return self._collection is not None
@@ -198,6 +203,19 @@ class ChromaIndex:
     def collection(self) -> Any | None:
         """The live Chroma collection (for tests and tools that look inside it)."""
         return self._live()
+
+
+@contextmanager
+def _unavailable(doing: str) -> Iterator[None]:
+    """Chroma failing (its files, its server, its own errors: chromadb raises many types)
+    as the contract's `Unavailable`, at this boundary."""
+    try:
+        yield
+    except Exception as err:
+        raise StoreUnavailable(
+            f"Cannot {doing} the vector index (Chroma: {type(err).__name__}: {err}). "
+            "Keyword search still works; if it persists, rebuild the index."
+        ) from err
 
 
 def _client(db: Database, url: str | None) -> Any:

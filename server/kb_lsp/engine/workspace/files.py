@@ -53,6 +53,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from kb_lsp.engine.workspace.names import NOT_TEXT, escaped, is_text
+from kb_lsp.errors import Failed, InvalidInput
 from kb_lsp.globs import GlobList, GlobRefused
 
 if TYPE_CHECKING:
@@ -110,12 +111,13 @@ _MIB = 1024 * 1024
 _GITIGNORE_MAX_SIZE = 4 * _MIB
 
 
-class PathOutsideWorkspace(ValueError):
+class PathOutsideWorkspace(InvalidInput):
     """A path that does not stay inside the workspace root; the message says which."""
 
 
-class UnreadableFile(Exception):
-    """A file that cannot be indexed; `reason` is worded for a person."""
+class UnreadableFile(Failed):
+    """A file that cannot be indexed; `reason` is worded for a person. (Reading it was
+    tried and failed: the contract's `Failed`; a caller who named it hears `InvalidInput`.)"""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
