@@ -50,25 +50,32 @@ def test_a_one_shot_keyword_search_on_the_command_line_embeds_nothing(
     assert "was embedded" in hybrid.stderr
 
 
-def test_a_one_shot_keyword_search_loads_neither_onnxruntime_nor_chroma(
+def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_or_chroma(
     workspace: Path, storage: Path
 ) -> None:
-    # The default embedder (MiniLM on onnxruntime), as a user's `kb` has it: a keyword
-    # search answers from SQLite and never pays the inference runtime's import.
+    # The default embedder (MiniLM on onnxruntime), as a user's `kb` has it: on a current
+    # index a keyword search, a status and the schema answer from SQLite (`runtime/quick_search.py`,
+    # `runtime/quick.py`) and pay none of these imports.
     assert run("index", str(workspace), storage=storage).returncode == 0
-    probe = (
-        "import sys\n"
-        "from kb_lsp.cli import main\n"
-        "code = main(['search', 'Mexico payments SPEI', '--mode', 'keyword', "
-        f"'-w', {str(workspace)!r}])\n"
-        "print('loaded:', sorted(m for m in ('onnxruntime', 'tokenizers', 'chromadb') "
-        "if m in sys.modules))\n"
-        "raise SystemExit(code)\n"
-    )
-    env = {**os.environ, "KB_STORAGE": str(storage), "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("1, payments/mexico-payments.md"), done.stdout
-    assert "loaded: []" in done.stdout
+    heavy = ("onnxruntime", "tokenizers", "chromadb", "numpy", "pydantic")
+    where = ["-w", str(workspace)]
+    for argv, first in [
+        (["search", "Mexico payments SPEI", "--mode", "keyword", *where], "1, payments/mexico"),
+        (["search", "tag:runbook", "--mode", "keyword", "--json", *where], "{"),
+        (["status", *where], "workspace:"),
+        (["schema", *where], "14 files; metadata fields"),
+    ]:
+        probe = (
+            "import sys\n"
+            "from kb_lsp.cli import main\n"
+            f"code = main({argv!r})\n"
+            f"print('loaded:', sorted(m for m in {heavy!r} if m in sys.modules))\n"
+            "raise SystemExit(code)\n"
+        )
+        env = {**os.environ, "KB_STORAGE": str(storage), "PYTHONPATH": str(REPO)}
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(first), done.stdout
+        assert "loaded: []" in done.stdout, (argv, done.stdout)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import (
     READ_ONLY,
+    _cli_settings,
     _from_server,
     _runtime,
     _say,
@@ -97,6 +98,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         return _discover(args, folder)
     params = {"extracted": True} if args.extracted else {}
     schema = _from_server(args, folder, METHODS["schema"], params)
+    if schema is None and not args.extracted:
+        schema = _quick_schema(args, folder)
     if schema is None:
         from kb_lsp.contract.operations import SCHEMA
         from kb_lsp.protocol import SchemaParams, dump
@@ -113,6 +116,16 @@ def cmd_schema(args: argparse.Namespace) -> int:
     else:
         out(format_schema(schema))
     return 0
+
+
+def _quick_schema(args: argparse.Namespace, folder: Path) -> dict[str, Any] | None:
+    """The schema from the store alone when the index is current, without loading
+    pydantic, numpy or the model (`runtime/quick_search.py`); None: the full path."""
+    from kb_lsp.runtime.quick import quick_settings
+    from kb_lsp.runtime.quick_search import quick_schema
+
+    settings = quick_settings(_cli_settings(args), strict=True)
+    return None if settings is None else quick_schema(folder, settings)
 
 
 def _discover(args: argparse.Namespace, folder: Path) -> int:

@@ -21,6 +21,7 @@ from kb_lsp.cli.common import (
     EXIT_NOT_READY,
     READ_ONLY,
     CliError,
+    _cli_settings,
     _from_server,
     _invalid,
     _runtime,
@@ -52,6 +53,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     fields: set[str] | None = None  # the indexed files' fields, when known here
     response = _from_server(args, folder, METHODS["search"], wanted)
     served = response is not None
+    if response is None:
+        response = _quick_search(args, folder, wanted)
     if response is None:
         response, fields = _search_here(args, folder, wanted)
     # While another process builds the index (read-only here, or the server that answered
@@ -122,6 +125,21 @@ def _unknown_fields(
     for name in unknown:
         if name.lower() not in known:
             _say(f"no indexed file has the field {name!r} (kb schema lists the fields)")
+
+
+def _quick_search(
+    args: argparse.Namespace, folder: Path, wanted: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A keyword search from the store alone when the index is current, without loading
+    pydantic, numpy or the model (`runtime/quick_search.py`); None: the full path."""
+    from kb_lsp.runtime.quick import quick_settings
+    from kb_lsp.runtime.quick_search import quick_search
+
+    settings = quick_settings(_cli_settings(args), strict=True)
+    response = None if settings is None else quick_search(folder, settings, wanted, CLIENT)
+    if response is not None and args.filter and not response["results"]:
+        return None  # the full path says which field no file has (`_unknown_fields`)
+    return response
 
 
 def _search_here(

@@ -6,9 +6,9 @@ know of them without loading pydantic (`runtime/quick.py`).
 * `ENV`: each variable → the wire key it sets: other programs' ones (`FOREIGN_ENV`)
   first, as they weigh less, then each `KB_*` one;
 * `CHOICES`: the allowed values of a setting that is one of a few words;
-* `WIRE`: for the status payloads, each field's wire name in order, with its default
-  (`REQUIRED` when it has none);
-* `MAX_LIMIT`: the most results a search lists;
+* `WIRE`: for the status and search payloads, each field's wire name in order, with its
+  default (`REQUIRED` when it has none); `PYTHON`: the same fields' Python names;
+* `MAX_LIMIT`, `MAX_QUERY_CHARS`: the most results a search lists, the longest query;
 * `METHODS`: the request names a command sends a running server (`local_socket.py`);
 * `COMMANDS`: each `kb` command whose `--json` prints an operation's result → its method;
 * `ERROR_CODES`: the JSON-RPC error codes the server answers with.
@@ -34,6 +34,18 @@ MODELS: list[type[BaseModel]] = [
     protocol.SkippedFile,
     protocol.FileProblem,
     protocol.MetadataStatus,
+    # A one-shot keyword search (`quick_models.py`).
+    protocol.SearchResponse,
+    protocol.SearchHit,
+    protocol.HitMeta,
+    protocol.ExtractedValue,
+    protocol.Range,
+    protocol.Position,
+    # A one-shot `kb schema`.
+    protocol.SchemaResponse,
+    protocol.SchemaField,
+    protocol.SchemaValue,
+    protocol.FieldExtraction,
 ]
 REQUIRED = "<required>"
 
@@ -57,8 +69,10 @@ NAMES: dict[str, list[str]] = _DATA["names"]
 ENV: dict[str, str] = _DATA["env"]
 CHOICES: dict[str, list[str]] = _DATA["choices"]
 WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
+PYTHON: dict[str, list[str]] = _DATA["python"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
+MAX_QUERY_CHARS: int = _DATA["maxQueryChars"]
 METHODS: dict[str, str] = _DATA["methods"]
 COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]
@@ -104,8 +118,10 @@ def data() -> dict[str, Any]:
     }
     _walk(Settings, (), (), out)
     out["wire"] = {model.__name__: _wire(model) for model in MODELS}
+    out["python"] = {model.__name__: list(model.model_fields) for model in MODELS}
     out["required"] = REQUIRED
     out["maxLimit"] = protocol.MAX_LIMIT
+    out["maxQueryChars"] = protocol.MAX_QUERY_CHARS
     # The operations the command line may ask a running server (`local`), by short name.
     out["methods"] = {op.method.removeprefix("kb/"): op.method for op in OPERATIONS if op.local}
     out["commands"] = {op.cli: op.method for op in OPERATIONS if op.cli is not None}

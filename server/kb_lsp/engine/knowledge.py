@@ -28,7 +28,6 @@ from kb_lsp.engine.index.indexer import Indexer
 from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.memory import release_free_memory
 from kb_lsp.engine.metadata.filters import Node as FilterNode
-from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
 from kb_lsp.engine.metadata.hints import merged_values, query_warnings
 from kb_lsp.engine.metadata.hits import hit_meta
 from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema, note_extractions
@@ -40,7 +39,8 @@ from kb_lsp.engine.records import (
     SyncReport,
 )
 from kb_lsp.engine.related import NotIndexed, outgoing_links, related_files
-from kb_lsp.engine.search import Searcher, SearchSource, query_terms
+from kb_lsp.engine.search import Searcher, SearchSource
+from kb_lsp.engine.search.query import parse_query, ranked
 from kb_lsp.engine.search.spelling import did_you_mean
 from kb_lsp.engine.storage import default_storage as default_storage  # its home before storage.py
 from kb_lsp.engine.storage import store_dir_for
@@ -311,18 +311,11 @@ class KnowledgeBase:
         lists the files it keeps, most recently modified first. Raises `FilterError`
         (a `ValueError` with the offending character) for a malformed filter.
         """
-        text, node = self.parse_query(query, filter)
+        parsed = parse_query(query, filter, self.field_names, examples=self._example)
         sources = [index.source for index in self._snapshot()]
-        if node is not None and not query_terms(text):
-            return self.searcher.list_matching(sources, node, limit=limit, paths=paths)
-        return self.searcher.search(
-            sources,
-            text,
-            limit=limit,
-            threshold=self.settings.search.threshold,
-            paths=paths,
-            mode=mode,
-            filter=node,
+        threshold = self.settings.search.threshold
+        return ranked(
+            self.searcher, sources, parsed, limit=limit, threshold=threshold, paths=paths, mode=mode
         )
 
     def did_you_mean(
@@ -358,21 +351,11 @@ class KnowledgeBase:
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
         """The words of `query` and the filter (`filter` AND the one typed in `query`);
         an error's example is a term of this index (`examples.py`)."""
+        parsed = parse_query(query, filter, self.field_names, examples=self._example)
+        return parsed.text, parsed.filter
 
-        def example(name: str) -> str | None:
-            return self.examples().term(name)
-
-        explicit = parse_filter(filter, examples=example) if filter and filter.strip() else None
-        if explicit is not None and filter is not None:
-            # Typed in the query, an unknown field is a word; given as a filter, a likely
-            # typo of a known one is an error that names it.
-            problem = unknown_field(explicit, self.field_names, filter)
-            if problem is not None:
-                raise problem
-        if not any(mark in query for mark in ":<>=("):
-            return query, explicit
-        split = split_query(query, self.field_names(), examples=example)
-        return split.text, combine(explicit, split.filter)
+    def _example(self, name: str) -> str | None:
+        return self.examples().term(name)
 
     def examples(self) -> IndexExamples:
         """Searches, questions and filter terms made from this index (`examples.py`)."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kb_lsp.errors import Unavailable
-from kb_lsp.protocol import IndexPhase, IndexProgress
+
+if TYPE_CHECKING:
+    from kb_lsp.protocol import IndexPhase, IndexProgress
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,8 @@ class SyncProgress:
 
     def as_wire(self) -> IndexProgress:
         """The wire contract's `IndexStatus.progress` of this moment."""
+        from kb_lsp.protocol import IndexProgress  # the wire models load only when asked for
+
         return IndexProgress(
             phase=self.phase,
             files_done=self.done,

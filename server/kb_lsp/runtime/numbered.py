@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,11 +25,11 @@ from pydantic import ValidationError
 
 from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import ListOrigin, SearchHit, dump
+from kb_lsp.runtime.list_file import list_file, save_list
 from kb_lsp.runtime.local_socket import CLI_CLIENT
 
 log = logging.getLogger(__name__)
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # MCP sessions are clients named `mcp` or `mcp-<session id>` (mcp/server.py).
 MCP_CLIENT = "mcp"
 
@@ -145,19 +144,13 @@ class NumberedLists:
 
     def _file(self, client: str) -> Path | None:
         folder = self._folder()
-        return None if folder is None else folder / f"numbered-{_UNSAFE.sub('_', client)}.json"
+        return None if folder is None else list_file(folder, client)
 
     def _save(self, client: str, entry: _List) -> None:
         path = self._file(client)
         if path is None:
             return
-        payload = {"query": entry.query, "hits": [dump(hit) for hit in entry.hits]}
-        try:
-            temp = path.with_suffix(".tmp")
-            temp.write_text(json.dumps(payload), encoding="utf-8")
-            temp.replace(path)
-        except OSError as err:
-            log.debug("could not save the numbered list of %s: %s", client, err)
+        save_list(path, entry.query, [dump(hit) for hit in entry.hits])
 
     def _load(self, client: str) -> _List | None:
         path = self._file(client)

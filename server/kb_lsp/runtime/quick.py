@@ -63,9 +63,15 @@ def _tree(values: Any) -> Any:
 
 
 def quick_settings(
-    overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    strict: bool = False,
 ) -> Settings | None:
-    """The settings a status reads (see the module's docstring); None: load them fully."""
+    """The settings a status reads (see the module's docstring); None: load them fully.
+    `strict`: None too when any other setting is given (a one-shot keyword search reads
+    more of them — the workspace's file rules, the threshold — and takes them at their
+    defaults only)."""
     environ = os.environ if environ is None else environ
     layers = [
         {key: environ[var] for var, key in generated.ENV.items() if environ.get(var)},
@@ -76,6 +82,8 @@ def quick_settings(
         for key, raw in layer.items():
             rule = RULES.get(key)
             if rule is None:
+                if strict:
+                    return None
                 continue  # not read by a status
             try:
                 value = rule(raw)

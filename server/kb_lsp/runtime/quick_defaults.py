@@ -391,10 +391,321 @@ _DATA: dict[str, Any] = json.loads(
     "message",
     null
    ]
+  ],
+  "SearchResponse": [
+   [
+    "query",
+    "<required>"
+   ],
+   [
+    "results",
+    "<required>"
+   ],
+   [
+    "index",
+    "<required>"
+   ],
+   [
+    "didYouMean",
+    null
+   ],
+   [
+    "warnings",
+    []
+   ]
+  ],
+  "SearchHit": [
+   [
+    "n",
+    "<required>"
+   ],
+   [
+    "uri",
+    "<required>"
+   ],
+   [
+    "path",
+    "<required>"
+   ],
+   [
+    "root",
+    "<required>"
+   ],
+   [
+    "title",
+    "<required>"
+   ],
+   [
+    "label",
+    "<required>"
+   ],
+   [
+    "score",
+    "<required>"
+   ],
+   [
+    "snippet",
+    "<required>"
+   ],
+   [
+    "heading",
+    "<required>"
+   ],
+   [
+    "range",
+    "<required>"
+   ],
+   [
+    "meta",
+    null
+   ],
+   [
+    "marks",
+    []
+   ]
+  ],
+  "HitMeta": [
+   [
+    "tags",
+    []
+   ],
+   [
+    "status",
+    null
+   ],
+   [
+    "modified",
+    null
+   ],
+   [
+    "extracted",
+    {}
+   ],
+   [
+    "extractedBy",
+    null
+   ]
+  ],
+  "ExtractedValue": [
+   [
+    "value",
+    "<required>"
+   ],
+   [
+    "evidence",
+    "<required>"
+   ],
+   [
+    "range",
+    "<required>"
+   ],
+   [
+    "start",
+    "<required>"
+   ],
+   [
+    "end",
+    "<required>"
+   ]
+  ],
+  "Range": [
+   [
+    "start",
+    "<required>"
+   ],
+   [
+    "end",
+    "<required>"
+   ]
+  ],
+  "Position": [
+   [
+    "line",
+    "<required>"
+   ],
+   [
+    "character",
+    "<required>"
+   ]
+  ],
+  "SchemaResponse": [
+   [
+    "files",
+    "<required>"
+   ],
+   [
+    "fields",
+    "<required>"
+   ],
+   [
+    "notes",
+    null
+   ]
+  ],
+  "SchemaField": [
+   [
+    "name",
+    "<required>"
+   ],
+   [
+    "types",
+    "<required>"
+   ],
+   [
+    "files",
+    "<required>"
+   ],
+   [
+    "top",
+    []
+   ],
+   [
+    "extracted",
+    0
+   ],
+   [
+    "models",
+    []
+   ]
+  ],
+  "SchemaValue": [
+   [
+    "value",
+    "<required>"
+   ],
+   [
+    "count",
+    "<required>"
+   ]
+  ],
+  "FieldExtraction": [
+   [
+    "model",
+    "<required>"
+   ],
+   [
+    "kept",
+    "<required>"
+   ],
+   [
+    "rejected",
+    "<required>"
+   ]
+  ]
+ },
+ "python": {
+  "IndexStatus": [
+   "state",
+   "files",
+   "chunks",
+   "pending",
+   "embedder",
+   "store",
+   "llm",
+   "read_only",
+   "roots",
+   "skipped",
+   "problems",
+   "message",
+   "progress",
+   "keyword_complete",
+   "vectors_ready",
+   "paused",
+   "metadata"
+  ],
+  "LlmStatus": [
+   "host",
+   "model",
+   "reachable",
+   "provider",
+   "message",
+   "tools"
+  ],
+  "SkippedFile": [
+   "path",
+   "reason"
+  ],
+  "FileProblem": [
+   "path",
+   "line",
+   "message"
+  ],
+  "MetadataStatus": [
+   "schema_file",
+   "model",
+   "extracted",
+   "total",
+   "message"
+  ],
+  "SearchResponse": [
+   "query",
+   "results",
+   "index",
+   "did_you_mean",
+   "warnings"
+  ],
+  "SearchHit": [
+   "n",
+   "uri",
+   "path",
+   "root",
+   "title",
+   "label",
+   "score",
+   "snippet",
+   "heading",
+   "range",
+   "meta",
+   "marks"
+  ],
+  "HitMeta": [
+   "tags",
+   "status",
+   "modified",
+   "extracted",
+   "extracted_by"
+  ],
+  "ExtractedValue": [
+   "value",
+   "evidence",
+   "range",
+   "start",
+   "end"
+  ],
+  "Range": [
+   "start",
+   "end"
+  ],
+  "Position": [
+   "line",
+   "character"
+  ],
+  "SchemaResponse": [
+   "files",
+   "fields",
+   "notes"
+  ],
+  "SchemaField": [
+   "name",
+   "types",
+   "files",
+   "top",
+   "extracted",
+   "models"
+  ],
+  "SchemaValue": [
+   "value",
+   "count"
+  ],
+  "FieldExtraction": [
+   "model",
+   "kept",
+   "rejected"
   ]
  },
  "required": "<required>",
  "maxLimit": 100,
+ "maxQueryChars": 2000,
  "methods": {
   "search": "kb/search",
   "status": "kb/status",
@@ -421,8 +732,10 @@ NAMES: dict[str, list[str]] = _DATA["names"]
 ENV: dict[str, str] = _DATA["env"]
 CHOICES: dict[str, list[str]] = _DATA["choices"]
 WIRE: dict[str, list[list[Any]]] = _DATA["wire"]
+PYTHON: dict[str, list[str]] = _DATA["python"]
 REQUIRED: str = _DATA["required"]
 MAX_LIMIT: int = _DATA["maxLimit"]
+MAX_QUERY_CHARS: int = _DATA["maxQueryChars"]
 METHODS: dict[str, str] = _DATA["methods"]
 COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.embed.embeddings import Embedder
+from kb_lsp.engine.index.fresh import needs_reading
 from kb_lsp.engine.index.prepare import embedding_text as embedding_text  # its old home
 from kb_lsp.engine.index.prepare import failure, prepare_file
 from kb_lsp.engine.index.prepare import text_hash as text_hash
@@ -145,13 +146,7 @@ class Indexer:
         # step, so searches meanwhile find every file (the knowledge base then rebuilds
         # the vector collection beside the live one: `Store.rebuild_vectors`).
         changed = [
-            entry
-            for entry in entries
-            if full
-            or (record := manifest.get(entry.path)) is None
-            or record.state != "ok"
-            or record.size != entry.size
-            or record.mtime_ns != entry.mtime_ns
+            entry for entry in entries if full or needs_reading(entry, manifest.get(entry.path))
         ]
         listed = {e.path for e in entries}  # an escaped name (`names.py`) may spell one of them
         removed_skipped = [s.path for s in skipped if s.path in manifest and s.path not in listed]

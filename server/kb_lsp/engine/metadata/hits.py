@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kb_lsp.engine.metadata.claims import Kept, Span
-from kb_lsp.protocol import ExtractedValue, HitMeta, Position, Range
+
+if TYPE_CHECKING:
+    from kb_lsp.protocol import ExtractedValue, HitMeta, Range
 
 
 class _Modified(Protocol):
@@ -58,8 +60,20 @@ def local_date(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
 
 
-def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
-    """path -> its `HitMeta`, for the given paths of one store."""
+def wire_models(models: Any = None) -> Any:
+    """The classes a hit is built of: `protocol`'s own, or what a caller gives in their
+    place — duck-typed, with the same names and fields (a one-shot keyword search builds
+    its hits without pydantic: `runtime/quick_models.py`)."""
+    if models is None:
+        from kb_lsp import protocol
+
+        return protocol
+    return models
+
+
+def hit_meta(store: MetaSource, paths: Sequence[str], models: Any = None) -> dict[str, HitMeta]:
+    """path -> its `HitMeta`, for the given paths of one store (`models`: `wire_models`)."""
+    models = wire_models(models)
     values = store.notes.field_values(paths, ["tag", "status"])
     try:
         records = store.catalog.records(paths)
@@ -71,7 +85,7 @@ def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
         record = records.get(path)
         fields = values.get(path, {})
         status = fields.get("status")
-        out[path] = HitMeta(
+        out[path] = models.HitMeta(
             tags=fields.get("tag", [])[:MAX_TAGS_SHOWN],
             status=status[0] if status else None,
             modified=local_date(record.mtime_ns) if record is not None else None,
@@ -79,25 +93,28 @@ def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
         applied = extracted.get(path)
         if applied is not None and applied.fields:
             out[path].extracted = {
-                name: [extracted_value(k) for k in kept] for name, kept in applied.fields.items()
+                name: [extracted_value(k, models) for k in kept]
+                for name, kept in applied.fields.items()
             }
             out[path].extracted_by = applied.model
     return out
 
 
-def span_range(span: Span) -> Range:
-    return Range(
-        start=Position(line=span.line, character=span.character),
-        end=Position(line=span.end_line, character=span.end_character),
+def span_range(span: Span, models: Any = None) -> Range:
+    models = wire_models(models)
+    return models.Range(  # type: ignore[no-any-return]
+        start=models.Position(line=span.line, character=span.character),
+        end=models.Position(line=span.end_line, character=span.end_character),
     )
 
 
-def extracted_value(kept: Kept) -> ExtractedValue:
+def extracted_value(kept: Kept, models: Any = None) -> ExtractedValue:
+    models = wire_models(models)
     span = kept.span
-    return ExtractedValue(
+    return models.ExtractedValue(  # type: ignore[no-any-return]
         value=kept.value.text,
         evidence=span.evidence,
-        range=span_range(span),
+        range=span_range(span, models),
         start=span.start,
         end=span.end,
     )

@@ -5,18 +5,14 @@ field a model extracts, how many of its values each model had kept and rejected.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from kb_lsp.engine.metadata.claims import StoredClaim
-from kb_lsp.engine.metadata.hits import span_range
+from kb_lsp.engine.metadata.hits import span_range, wire_models
 from kb_lsp.engine.metadata.tables import FieldSummary
-from kb_lsp.protocol import (
-    ExtractedClaim,
-    FieldExtraction,
-    NoteExtraction,
-    SchemaField,
-    SchemaResponse,
-    SchemaValue,
-)
+
+if TYPE_CHECKING:
+    from kb_lsp.protocol import NoteExtraction, SchemaResponse
 
 TOP_VALUES = 10
 # Built-in fields every file has, from the manifest rather than `file_fields`.
@@ -27,9 +23,11 @@ KIND_ORDER = ("string", "list", "number", "date", "bool")
 
 
 def build_schema(
-    files: int, per_root: Sequence[list[FieldSummary]], top: int = TOP_VALUES
+    files: int, per_root: Sequence[list[FieldSummary]], top: int = TOP_VALUES, wire: Any = None
 ) -> SchemaResponse:
-    """Merge the fields of every root; fields with the most files first, then by name."""
+    """Merge the fields of every root; fields with the most files first, then by name
+    (built of `wire`: `hits.wire_models`)."""
+    m = wire_models(wire)
     merged: dict[str, tuple[dict[str, int], int, dict[str, int]]] = {}
     extracted: dict[str, int] = {}
     models: dict[str, dict[str, tuple[int, int]]] = {}
@@ -47,19 +45,19 @@ def build_schema(
                 values[value] = values.get(value, 0) + n
             merged[summary.name] = (kinds, count + summary.files, values)
     fields = [
-        SchemaField(
+        m.SchemaField(
             name=name,
             types=sorted(kinds, key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else 9, k)),
             files=count,
             top=[]
             if name in NO_TOP
             else [
-                SchemaValue(value=value, count=n)
+                m.SchemaValue(value=value, count=n)
                 for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))[:top]
             ],
             extracted=extracted.get(name, 0),
             models=[
-                FieldExtraction(model=model, kept=kept, rejected=rejected)
+                m.FieldExtraction(model=model, kept=kept, rejected=rejected)
                 for model, (kept, rejected) in sorted(models.get(name, {}).items())
             ],
         )
@@ -67,17 +65,19 @@ def build_schema(
     ]
     if files:
         fields += [
-            SchemaField(name=name, types=[kind], files=files)
+            m.SchemaField(name=name, types=[kind], files=files)
             for name, kind in MANIFEST_FIELDS
             if name not in merged
         ]
     fields.sort(key=lambda f: (-f.files, f.name))
-    return SchemaResponse(files=files, fields=fields)
+    return m.SchemaResponse(files=files, fields=fields)  # type: ignore[no-any-return]
 
 
 def note_extractions(prefix: str, claims: Sequence[StoredClaim]) -> list[NoteExtraction]:
     """Every note's extracted values, kept and rejected (`kb schema --extracted`), in the
     store's order (by path); `prefix`: the root's, before each path."""
+    from kb_lsp.protocol import ExtractedClaim, NoteExtraction
+
     out: list[NoteExtraction] = []
     for claim in claims:
         path = prefix + claim.path

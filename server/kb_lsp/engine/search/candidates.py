@@ -8,17 +8,23 @@ import concurrent.futures
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata.cards import Card
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search.weights import CARD_CANDIDATES, Fusion
-from kb_lsp.engine.store import KeywordHit, Store, chunk_id
+from kb_lsp.engine.store import KeywordHit, chunk_id
 from kb_lsp.engine.terms import all_of, fts_query, terms_of
 from kb_lsp.globs import GlobList
-from kb_lsp.protocol import SearchMode
+
+# numpy and the wire models load with the vector side only: a keyword search in a one-shot
+# process reads SQLite alone (`store/reader.py`).
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kb_lsp.engine.store import Store
+    from kb_lsp.protocol import SearchMode
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,8 @@ def allowed_paths(
 def fill_cosines(source: SearchSource, candidates: Sequence[Candidate], vector: np.ndarray) -> None:
     if not candidates:
         return
+    import numpy as np
+
     vectors = source.store.cache.get(c.chunk.text_hash for c in candidates)
     for cand in candidates:
         stored = vectors.get(cand.chunk.text_hash)

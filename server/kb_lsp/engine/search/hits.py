@@ -4,14 +4,17 @@ readable text, read in one query per root), marks and key metadata."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from kb_lsp.engine.metadata.hits import hit_meta
+from kb_lsp.engine.metadata.hits import hit_meta, wire_models
 from kb_lsp.engine.search.candidates import Candidate, FileScore
 from kb_lsp.engine.search.names import alias_share, file_uri, path_share
 from kb_lsp.engine.search.snippet import make_snippet, snippet_marks
 from kb_lsp.engine.search.weights import FILENAME_MATCH
-from kb_lsp.engine.store import Store
-from kb_lsp.protocol import Label, Range, SearchHit
+
+if TYPE_CHECKING:
+    from kb_lsp.engine.store import Store
+    from kb_lsp.protocol import Label, SearchHit
 
 
 def numbered_hits(
@@ -20,9 +23,12 @@ def numbered_hits(
     label: Label | None,
     marked: Sequence[str],
     match: str,
+    models: Any = None,
 ) -> list[SearchHit]:
-    """The numbered hits of `files`. A chunk without readable text shows FTS's own
-    snippet: those are asked for together, per root, after a first pass finds them."""
+    """The numbered hits of `files` (built of `models`: `wire_models`). A chunk without
+    readable text shows FTS's own snippet: those are asked for together, per root, after a
+    first pass finds them."""
+    models = wire_models(models)
     wanted: dict[int, int] = {}  # hit index -> its FTS row
 
     def later(i: int, rowid: int) -> Callable[[], str | None]:
@@ -33,7 +39,7 @@ def numbered_hits(
         return note
 
     hits = [
-        hit(n, f, terms, label, marked=marked, fts=fts_source(f, later, n - 1))
+        hit(n, f, terms, label, marked=marked, fts=fts_source(f, later, n - 1), models=models)
         for n, f in enumerate(files, start=1)
     ]
     if not wanted or not match:
@@ -45,7 +51,8 @@ def numbered_hits(
         store = files[indexes[0]].source.store
         snippets = store.fts.snippets(match, (wanted[i] for i in indexes))
         for i in indexes:
-            hits[i] = hit(i + 1, files[i], terms, label, marked=marked, fts=snippets.get(wanted[i]))
+            fts = snippets.get(wanted[i])
+            hits[i] = hit(i + 1, files[i], terms, label, marked=marked, fts=fts, models=models)
     return hits
 
 
@@ -64,7 +71,9 @@ def hit(
     *,
     marked: Sequence[str] = (),
     fts: str | Callable[[], str | None] | None = None,
+    models: Any = None,
 ) -> SearchHit:
+    models = wire_models(models)
     shown = file.shown or file.best
     chunk = shown.chunk
     if label is None:
@@ -76,7 +85,7 @@ def hit(
         )
         label = "filename match" if named else "context match"
     snippet = snippet_of(file, shown, terms, marked, fts)
-    return SearchHit(
+    return models.SearchHit(  # type: ignore[no-any-return]
         n=n,
         uri=file_uri(file.source.root, chunk.path),
         path=file.source.display(chunk.path),
@@ -86,7 +95,7 @@ def hit(
         score=round(file.score, 4),
         snippet=snippet,
         heading=chunk.heading,
-        range=Range.of_lines(chunk.start_line, chunk.end_line),
+        range=models.Range.of_lines(chunk.start_line, chunk.end_line),
         marks=snippet_marks(snippet, marked),
     )
 
@@ -105,14 +114,16 @@ def snippet_of(
     return make_snippet(shown.chunk.text, terms, fts, distinctive=marked)
 
 
-def with_meta(hits: list[SearchHit], files: Sequence[FileScore]) -> list[SearchHit]:
-    """Each hit with its file's key metadata (`SearchHit.meta`)."""
+def with_meta(
+    hits: list[SearchHit], files: Sequence[FileScore], models: Any = None
+) -> list[SearchHit]:
+    """Each hit with its file's key metadata (`SearchHit.meta`, built of `models`)."""
     by_store: dict[int, tuple[Store, list[str]]] = {}
     for file in files:
         by_store.setdefault(id(file.source.store), (file.source.store, []))[1].append(file.path)
     metas = {}
     for store, paths in by_store.values():
-        for path, meta in hit_meta(store, paths).items():
+        for path, meta in hit_meta(store, paths, models).items():
             metas[(id(store), path)] = meta
     return [
         hit.model_copy(update={"meta": metas.get((id(file.source.store), file.path))})

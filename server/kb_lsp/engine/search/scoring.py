@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kb_lsp.engine.search.candidates import (
     Candidate,
@@ -21,7 +20,11 @@ from kb_lsp.engine.search.names import alias_share, chunk_stems, name_share, pat
 from kb_lsp.engine.search.weights import COMMON_SHARE, FILENAME_MATCH, Fusion
 from kb_lsp.engine.terms import name_stems
 from kb_lsp.engine.terms import word_stems as _word_stems
-from kb_lsp.protocol import SearchMode
+
+if TYPE_CHECKING:  # numpy with the vector side only (`candidates.py`)
+    import numpy as np
+
+    from kb_lsp.protocol import SearchMode
 
 
 def chunk_score(
@@ -103,6 +106,8 @@ def score_cards(
             if vector is None:
                 score = 0.7 * coverage + 0.3 * rank_score
             else:
+                import numpy as np
+
                 stored = vectors.get(card.card_hash or "")
                 cosine = float(np.dot(stored, vector)) if stored is not None else 0.0
                 stretched = float(

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.search.candidates import (
@@ -40,13 +38,25 @@ from kb_lsp.engine.search.scoring import (
 from kb_lsp.engine.search.weights import DEFAULT_FUSION, Fusion
 from kb_lsp.engine.store import FileRecord, KeywordHit
 from kb_lsp.engine.terms import fts_query, query_terms, query_words
-from kb_lsp.protocol import SearchHit, SearchMode
+
+# numpy, the embedder and the wire models load with the vector side (or the first hit
+# built as a wire model): a one-shot keyword search reads SQLite alone (`lean.py`).
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kb_lsp.engine.embed.embeddings import Embedder
+    from kb_lsp.protocol import SearchHit, SearchMode
 
 
 class Searcher:
-    def __init__(self, embedder: Embedder, fusion: Fusion = DEFAULT_FUSION) -> None:
+    def __init__(
+        self, embedder: Embedder, fusion: Fusion = DEFAULT_FUSION, models: Any = None
+    ) -> None:
         self.embedder = embedder
         self.fusion = fusion
+        # What hits are built of: the wire models, or a one-shot keyword search's
+        # pydantic-free stand-ins for them (`hits.wire_models`).
+        self.models = models
 
     def search(
         self,
@@ -67,7 +77,8 @@ class Searcher:
         kept = [f for f in ranked if f.score >= threshold][:limit]
         marked = marked_terms(stats, terms) if kept else []
         match = fts_query(query_words(query))
-        return with_meta(numbered_hits(kept, terms, None, marked, match), kept)
+        hits = numbered_hits(kept, terms, None, marked, match, self.models)
+        return with_meta(hits, kept, self.models)
 
     def list_matching(
         self,
@@ -94,7 +105,8 @@ class Searcher:
             if first is not None:
                 cand = Candidate(source, first)
                 kept.append(FileScore(source, record.path, record.title, cand, 1.0, 0.0))
-        return with_meta(numbered_hits(kept, [], "context match", [], ""), kept)
+        hits = numbered_hits(kept, [], "context match", [], "", self.models)
+        return with_meta(hits, kept, self.models)
 
     def passages(
         self,
@@ -112,6 +124,8 @@ class Searcher:
         record = source.store.catalog.file(path)
         title = record.title if record else PurePosixPath(path).stem
         terms = query_terms(query)
+        import numpy as np
+
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         candidates = [Candidate(source, c) for c in chunks]
         fill_cosines(source, candidates, vector)
@@ -123,7 +137,8 @@ class Searcher:
         kept = [c for c in best if c.score >= threshold][:limit]
         marked = marked_terms(TermStats.of([source], terms), terms) if kept else []
         files = [FileScore(source, path, title, c, c.score, 0.0) for c in kept]
-        return numbered_hits(files, terms, "context match", marked, fts_query(query_words(query)))
+        match = fts_query(query_words(query))
+        return numbered_hits(files, terms, "context match", marked, match, self.models)
 
     def _rank_files(
         self,
@@ -225,6 +240,8 @@ class Searcher:
         allowed_by_root: dict[str, list[str] | None],
     ) -> tuple[np.ndarray, dict[str, list[VectorHit]]]:
         """The query's vector and each root's `k` nearest chunks (on the query pool)."""
+        import numpy as np
+
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         return vector, {
             s.root: s.store.vector_search(vector, k, allowed_by_root[s.root]) for s in sources

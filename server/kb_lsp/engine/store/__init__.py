@@ -29,14 +29,40 @@ hold the vector of a chunk id's previous text; each vector carries the text hash
 made from, and search ignores one that no longer matches the chunk (`nearest.py`).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from kb_lsp.engine.storage import store_dir_for
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.chunks import NewChunk, chunk_id
 from kb_lsp.engine.store.figures import StoreFigures
 from kb_lsp.engine.store.fts import KeywordHit
-from kb_lsp.engine.store.shared import TEAM_MEANWHILE, TeamUnavailable
-from kb_lsp.engine.store.store import Store
-from kb_lsp.engine.store.vectors import Neighbour, VectorEntry, VectorIndex
+
+if TYPE_CHECKING:
+    from kb_lsp.engine.store.shared import TEAM_MEANWHILE, TeamUnavailable
+    from kb_lsp.engine.store.store import Store
+    from kb_lsp.engine.store.vectors import Neighbour, VectorEntry, VectorIndex
+
+# The facade and the vector side load numpy, the settings (pydantic) and the team index's
+# client: they load on first use, so a one-shot keyword search that reads the text side
+# alone (`reader.py`) never pays for them.
+_LATER = {
+    "TEAM_MEANWHILE": "shared",
+    "TeamUnavailable": "shared",
+    "Store": "store",
+    "Neighbour": "vectors",
+    "VectorEntry": "vectors",
+    "VectorIndex": "vectors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "TEAM_MEANWHILE",
