@@ -20,7 +20,8 @@ import { ServerNotRunning } from './backend';
 import { AnsweredModel } from './answeredModel';
 import { RateEstimator } from './estimate';
 import { Notifications, type AskEvent, type AskResponse, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
-import { choosePython, diagnoseLaunch, type PreflightResult, type PythonChoice, type PythonExtensionApi } from './python';
+import type { ServerEnvironment } from './managedServer';
+import { diagnoseLaunch, type PreflightResult, type PythonChoice, type PythonExtensionApi } from './python';
 import { remoteIgnoredUserValue, remoteSettingsMessage, SettingsMemory } from './remoteSettings';
 import {
   contributedSettings,
@@ -144,7 +145,14 @@ export class KbServer implements KbBackend, vscode.Disposable {
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly output: vscode.OutputChannel,
+    /** Which interpreter runs the server, set up when it must be (managedServer.ts). */
+    private readonly environment: ServerEnvironment,
   ) {}
+
+  /** The `kb` command of the server's environment, for the terminal. */
+  get cli(): string | undefined {
+    return this.environment.kbCommand(this.python);
+  }
 
   private setState(state: ServerState, failure?: ServerFailure): void {
     this.state = state;
@@ -256,18 +264,29 @@ export class KbServer implements KbBackend, vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settings = this.readSettings();
     void this.tellRestricted(settings);
-    const python = await choosePython(settings.get('server.python'), pythonExtensionApi, folder?.uri);
+    const chosen = await this.environment.choose(settings.get('server.python'), folder?.uri);
+    if (generation !== this.generation) {
+      return;
+    }
+    if ('problem' in chosen) {
+      this.python = undefined;
+      this.fail(chosen.problem.facts, chosen.problem.kind, chosen.problem.command); // told with its actions already
+      return;
+    }
+    const python = chosen.python;
     this.python = python;
     this.output.appendLine(`kb-lsp: starting the server with ${python.command} -m kb_lsp (interpreter from ${python.source})`);
     const check = await preflight(python.command, folder?.uri.fsPath);
-    const problem = diagnoseLaunch(python, check, vscode.env.remoteName !== undefined);
+    const problem = diagnoseLaunch(python, check, vscode.env.remoteName !== undefined, this.environment.wheel?.path);
     if (problem) {
       this.output.appendLine(problem.message);
       if (check.stderr.trim()) {
         this.output.appendLine(check.stderr.trim());
       }
       this.fail(problem.facts, problem.problem, problem.install);
-      void this.notifyFailure(problem.message);
+      if (!this.environment.didNotStart(python)) {
+        void this.notifyFailure(problem.message);
+      }
       return;
     }
     const storage = (this.context.storageUri ?? this.context.globalStorageUri).fsPath;
@@ -351,6 +370,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       return;
     }
     this.setState('running');
+    this.environment.started(python);
     try {
       this.updateStatus(await client.sendRequest(Methods.status, {}));
     } catch (err) {

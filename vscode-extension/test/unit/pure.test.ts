@@ -298,6 +298,22 @@ describe('python', () => {
     const other = diagnoseLaunch(py, { error: { code: 1, message: 'exit 1' }, stderr: 'Traceback\nImportError: bad' });
     assert.match(other?.message ?? '', /ImportError: bad/);
   });
+
+  it('with a bundled wheel, a kb.server.python without kb-lsp gets the command that installs it there, or the setting cleared', () => {
+    const wheel = '/ext/server-wheel/kb_lsp-0.1.0-py3-none-any.whl';
+    const setting = { command: '/v/bin/python', source: 'setting' as const };
+    const noPkg = diagnoseLaunch(setting, { error: { code: 1, message: 'exit 1' }, stderr: "No module named 'kb_lsp'" }, false, wheel);
+    assert.deepEqual(noPkg?.facts, [
+      'The kb-lsp server is not installed in kb.server.python (/v/bin/python).',
+      'The command below installs the kb-lsp server this extension carries there.',
+      'Or clear kb.server.python, and the extension sets up a server of its own.',
+    ]);
+    assert.equal(noPkg?.install, `/v/bin/python -m pip install ${wheel}`);
+    const missing = diagnoseLaunch(setting, { error: { code: 'ENOENT', message: 'x' }, stderr: '' }, true, wheel);
+    assert.equal(missing?.install, undefined, 'nothing to install into');
+    assert.match(missing?.message ?? '', /Or clear kb\.server\.python/);
+    assert.doesNotMatch(missing?.message ?? '', /Remote settings/, 'the setting was read, so it is where it applies');
+  });
 });
 
 describe('util', () => {
