@@ -34,6 +34,7 @@ BENCHMARKS = {
     "speed": "bench.search_speed",
     "cli": "bench.cli",
     "ask": "bench.ask",
+    "quotes": "bench.quotes",
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",
     "globs": "bench.globs",

@@ -32,7 +32,11 @@ citing a passage of a file that answers the question; the share of answers that 
 anything`, the old "grounded"); citation validity (a cited number is
 one of the passages given, and its source's lines hold exactly the text the model was
 shown); how often a passage of an answering file was given at all (the ceiling for the
-first share); stop reasons; tokens in/out per answer; seconds per answer (median, p95).
+first share); stop reasons; the median seconds to the verdict (it comes with the final
+response) and the share of answers stopped early because the model's text degenerated
+(`stop: "degenerate"`, issue 35); tokens in/out per answer; seconds per answer (median,
+p95). Then the quotes table of `python -m bench quotes` (`bench/quotes.py`) for the
+contexts run (`--no-quotes` leaves it out).
 
 What the user is shown besides the model's text: every answer opens with the passages'
 own best sentences (`engine/agent/evidence.py`), quoted as plain text with `[path:lines]`
@@ -63,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import grounding_heldout
+from bench import quotes as quote_bench
 from bench.quality import build, load_queries
 from bench.report import percentiles, table, write_json
 from kb_lsp.config import load_settings
@@ -70,6 +75,7 @@ from kb_lsp.devtools import llama
 from kb_lsp.engine.agent import Agent, evidence, grounded
 from kb_lsp.engine.agent.grounding import judge
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.llm import ChatResult, Delta
 from kb_lsp.engine.snippets import inline_text
 from kb_lsp.protocol import AskParams
 
@@ -78,6 +84,7 @@ _CITE = re.compile(r"\[\s*(\d{1,3})\s*\]")
 # `- “sentence” [n]` (the lead of before 2026-11-27, in saved runs).
 _QUOTE = re.compile(r"^- “(.*)” \[(?:(\d{1,3})|(.+?):(\d+)(?:-(\d+))?)\]$")
 _MARKUP = re.compile(r"\*\*|`|<[a-z/]|\]\(")  # Markdown or HTML left in a quote
+_COMMAND = re.compile(r"`[^`]+`$")  # the command a quote ends with
 _MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)*")  # a list item's or quote's
 # The passages of a grounded prompt: today's tags, and the header lines of before issue 29
 # (so that a saved run from then can be judged: `--judge`).
@@ -141,7 +148,10 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
             lines = (root / path).read_text(encoding="utf-8").splitlines()
             held = lines[int(first) - 1 : int(last or first)]
             said = text.removesuffix(evidence.ELLIPSIS)  # an introducing sentence's colon
-            verbatim += said in inline_text(" ".join(_MARKER.sub("", line) for line in held))
+            whole = inline_text(" ".join(_MARKER.sub("", line) for line in held))
+            # Letters and digits: a quote may join a sentence with the command or list
+            # item it introduces, across a blank line (issue 35).
+            verbatim += quote_bench.normalized(said) in quote_bench.normalized(whole)
     return {
         "evidence": bool(lead),
         "evidence_quotes": len(quotes),
@@ -149,7 +159,8 @@ def shown(answer: str, prompt: str, expected: set[str], root: Path | None = None
         "evidence_answering_file": bool(set(paths) & expected),
         "evidence_first_answering_file": bool(paths) and paths[0] in expected,
         "evidence_colon": sum(text.endswith(":") for text, *_ in quotes),
-        "evidence_markup": sum(bool(_MARKUP.search(text)) for text, *_ in quotes),
+        # A command a quote carries is a code span by design (issue 35): not counted.
+        "evidence_markup": sum(bool(_MARKUP.search(_COMMAND.sub("", t))) for t, *_ in quotes),
         "changelog_given": any(grounded.CHANGELOG.search(g.path) for g in given.values()),
     }
 
@@ -170,15 +181,19 @@ def ask_all(
     agent = Agent(kb, settings)
     prompts: list[str] = []
     raws: list[str] = []
-    chat = agent.llm.chat
+    stream = agent.llm.chat_stream
 
-    def recording_chat(messages: Any, *args: Any, **kwargs: Any) -> Any:
+    def recording_stream(messages: Any, *args: Any, **kwargs: Any) -> Any:
         prompts.append(str(messages[-1]["content"]))
-        result = chat(messages, *args, **kwargs)
-        raws.append(result.content)
-        return result
+        raws.append("")
+        for item in stream(messages, *args, **kwargs):
+            if isinstance(item, Delta) and item.kind == "content":
+                raws[-1] += item.text  # what it wrote, up to where it was stopped early
+            elif isinstance(item, ChatResult):
+                raws[-1] = item.content
+            yield item
 
-    agent.llm.chat = recording_chat  # type: ignore[method-assign]
+    agent.llm.chat_stream = recording_stream  # type: ignore[method-assign]
     rows: list[dict[str, Any]] = []
     for item in questions:
         before = len(prompts)
@@ -279,6 +294,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             sum(r["valid_lines"] for r in rows) / cited_sources if cited_sources else None
         ),
         "stops": dict(Counter(r["stop"] for r in rows)),
+        # Issue 35: the verdict comes with the final response, so the time to it is the
+        # answer's time; a degenerate stream stopped early ends with stop "degenerate".
+        "verdict_seconds_p50": statistics.median(times),
+        "stopped_early": sum(r["stop"] == "degenerate" for r in rows) / n,
         "modes": dict(Counter(r["mode"] for r in rows)),
         "prompt_tokens_mean": statistics.mean(r["prompt_tokens"] for r in rows),
         "completion_tokens_mean": statistics.mean(r["completion_tokens"] for r in rows),
@@ -347,6 +366,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             kb.close()
     which = f"questions {args.questions}" if args.questions else f"{len(questions)}"
     report(out, f"Grounded answers, {which} fastapi questions")
+    if not args.no_quotes:
+        # The quotes come before any model is asked: one table for the contexts run.
+        with tempfile.TemporaryDirectory(prefix="kb-bench-quotes-") as tmp:
+            contexts = tuple(dict.fromkeys([8192, args.context]))
+            out["quotes"] = quote_bench.measure(args.store or Path(tmp), contexts)
+        quote_bench.report(out["quotes"])
     return out
 
 
@@ -371,6 +396,8 @@ def report(out: dict[str, Any], title: str) -> None:
                 "-" if m["citation_number_validity"] is None else m["citation_number_validity"],
                 "-" if m["citation_line_validity"] is None else m["citation_line_validity"],
                 stops,
+                m.get("verdict_seconds_p50", "-"),
+                m.get("stopped_early", "-"),
                 round(m["prompt_tokens_mean"]),
                 round(m["completion_tokens_mean"]),
                 m["seconds"]["p50"],
@@ -393,6 +420,8 @@ def report(out: dict[str, Any], title: str) -> None:
             "valid [n]",
             "valid lines",
             "stops",
+            "s to the verdict p50",
+            "stopped early",
             "tokens in",
             "tokens out",
             "s p50",
@@ -446,6 +475,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--judge", type=Path, help="judge a saved run's answers, run nothing")
     parser.add_argument(
         "--heldout-from", type=Path, help="a saved run's answers as cases to label, run nothing"
+    )
+    parser.add_argument(
+        "--no-quotes", action="store_true", help="leave out the quotes table (bench quotes)"
     )
     args = parser.parse_args(argv)
     if args.judge:

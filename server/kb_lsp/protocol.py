@@ -30,12 +30,20 @@ Label = Literal["filename match", "context match", "related"]
 IndexState = Literal["indexing", "ready", "error"]
 IndexPhase = Literal["scanning", "keyword", "vectors", "metadata"]
 IndexAction = Literal["pause", "resume", "cancel"]
-# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry).
-StopReason = Literal["answer", "clarify", "step_limit", "length", "empty", "error", "cancelled"]
+# "length": the model was cut off (partial answer); "empty": it said nothing (after a retry);
+# "degenerate": its text degenerated (repeating itself, writing the prompt's markup back,
+# nothing new) and was stopped early, the text before that kept.
+StopReason = Literal[
+    "answer", "clarify", "step_limit", "length", "degenerate", "empty", "error", "cancelled"
+]
 # How an answer was made: "agent" (the model called tools), "grounded" (retrieve, grade,
 # answer from numbered passages: models without tool calling), "fallback" (no model
 # answered: the best passages or an extractive summary).
 AskMode = Literal["agent", "grounded", "fallback"]
+# The one verdict on an answer: "supported" (the check found the model's text in the
+# passages it cites), "unsupported" (it did not: the text is a claim to check), "no_model"
+# (no model answered: the best passages). None for a question back, an error, a stop.
+AskVerdict = Literal["supported", "unsupported", "no_model"]
 LlmProvider = Literal["ollama", "openai"]
 # "status": a line about the run itself (mode chosen, waiting for the model), not the model.
 # Who set a numbered list the editor did not ask for: the agent's search during an ask,
@@ -208,14 +216,26 @@ class SearchParams(_Params):
     )
 
 
+class ExtractedValue(_Payload):
+    """A value a model read from a note, and where: the note's own words it was checked
+    against (a value without such words is never stored)."""
+
+    value: str
+    evidence: str  # the note's words the value was read from, as the file has them
+    range: Range  # where those words are (0-based lines and code-point columns)
+    start: int  # code-point offsets of the words in the file's text
+    end: int
+
+
 class HitMeta(_Payload):
     """A file's key metadata, for display beside a hit."""
 
     tags: list[str] = Field(default_factory=list)
     status: str | None = None
     modified: str | None = None  # ISO date of the file's last change
-    # Fields a model extracted from the note's text (front matter wins), and which model.
-    extracted: dict[str, list[str]] = Field(default_factory=dict)
+    # Fields a model extracted from the note's text (front matter wins), each value with
+    # the span it was read from, and which model.
+    extracted: dict[str, list[ExtractedValue]] = Field(default_factory=dict)
     extracted_by: str | None = None  # `ollama/qwen2.5:7b`
 
 
@@ -323,6 +343,22 @@ class AskResponse(_Payload):
         description="Citations the model wrote that name no passage it was given (as it "
         "wrote them: `[7]`, `[docs/x.md:3]`), taken out of the answer.",
     )
+    verdict: AskVerdict | None = Field(
+        default=None,
+        description="The one verdict to show: supported / not supported by the notes / no "
+        "model; null for a question back, an error or a stop. `mode` is its small print.",
+    )
+    mode_reason: str | None = Field(
+        default=None,
+        description="Why the answer was made in its mode: `smollm2 does not call tools`, "
+        "`qwen2.5:7b claims to call tools, but it answered without calling a tool`.",
+    )
+    folded: str | None = Field(
+        default=None,
+        description="The model's text when the check found it unsupported: it is in "
+        "`answer` after the quotes, and a client folds it (\"The model's answer is not "
+        'supported by your notes — show it").',
+    )
 
 
 class AskEvent(_Payload):
@@ -372,12 +408,27 @@ class RelatedResponse(_Payload):
 
 
 class SchemaParams(_Params):
-    pass
+    extracted: StrictBool = Field(
+        default=False,
+        description=(
+            "Also list every value a model extracted from each note: kept (with the "
+            "note's words it was read from) or rejected (with the reason)."
+        ),
+    )
 
 
 class SchemaValue(_Payload):
     value: str
     count: int
+
+
+class FieldExtraction(_Payload):
+    """How many values of one field one model gave: kept (the note says them) and
+    rejected (not stored)."""
+
+    model: str
+    kept: int
+    rejected: int
 
 
 class SchemaField(_Payload):
@@ -386,11 +437,35 @@ class SchemaField(_Payload):
     files: int
     top: list[SchemaValue] = Field(default_factory=list)
     extracted: int = 0  # of `files`, how many have a value a model extracted
+    models: list[FieldExtraction] = Field(default_factory=list)
+
+
+class ExtractedClaim(_Payload):
+    """One value a model gave for a note: kept, with the span of the note's words it was
+    read from, or rejected, with the reason and the words the model gave."""
+
+    field: str
+    value: str
+    kept: bool
+    # For a rejected value: whether it was of the field's type (rejected for its
+    # evidence) — a value that is not even that says nothing about the note.
+    valid: bool = True
+    reason: str | None = None
+    evidence: str  # kept: the note's words; rejected: what the model quoted
+    range: Range | None = None  # kept: where the words are
+
+
+class NoteExtraction(_Payload):
+    path: str
+    model: str
+    values: list[ExtractedClaim]
 
 
 class SchemaResponse(_Payload):
     files: int
     fields: list[SchemaField]
+    # With `extracted`: every note's extracted values, kept and rejected.
+    notes: list[NoteExtraction] | None = None
 
 
 # --- MCP-only shapes (`kb mcp`: read_file, open_result, list_files) -------------------------

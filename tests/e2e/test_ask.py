@@ -34,8 +34,9 @@ def ollama() -> Iterator[ScriptedOllama]:
 
 @pytest.fixture
 async def kb(workspace: Path, storage: Path, ollama: ScriptedOllama) -> AsyncIterator[KbClient]:
-    """A server whose model is the scripted stand-in."""
-    options = {"ollama": {"host": ollama.url, "timeout": 30}}
+    """A server whose model is the scripted stand-in, in the tool loop whatever it does
+    (`kb.llm.mode: agent`: a scripted answer without a tool call is then the answer)."""
+    options = {"ollama": {"host": ollama.url, "timeout": 30}, "llm": {"mode": "agent"}}
     async with running_server([workspace], storage, options=options) as client:
         yield client
 
@@ -174,27 +175,38 @@ async def test_summarize_file_1_after_a_search(kb: KbClient, ollama: ScriptedOll
     assert (await kb.request("kb/openResult", {"n": 2}))["path"] == results[1]["path"]
 
 
+@pytest.fixture
+def two_budget_briefs(workspace: Path) -> Path:
+    """A second budget_brief.md, so that the file name alone names two files."""
+    (workspace / "archive").mkdir()
+    (workspace / "archive" / "budget_brief.md").write_text(
+        "# Brief: 2026 treasury budget\n\nHeadcount stayed at 6.\n", encoding="utf-8"
+    )
+    return workspace
+
+
 async def test_ambiguous_reference_asks_which_and_numbers_the_candidates(
-    kb: KbClient, ollama: ScriptedOllama
+    two_budget_briefs: Path, kb: KbClient, ollama: ScriptedOllama
 ) -> None:
-    response = await ask(kb, "summarize my brief")
+    assert (two_budget_briefs / "archive" / "budget_brief.md").is_file()  # before the server
+    response = await ask(kb, "summarize budget_brief.md")
     assert response["stop"] == "clarify"
-    assert "1. `projects/budget_brief.md`" in response["answer"]
-    assert "2. `projects/policy_brief.md`" in response["answer"]
+    assert "1. `archive/budget_brief.md`" in response["answer"]
+    assert "2. `projects/budget_brief.md`" in response["answer"]
     assert kb.ask_events[-1]["kind"] == "clarify"
     assert ollama.chat_requests == []
 
     # The candidates are the client's numbered list: "open result 2" is the second one.
     opened = await kb.request("kb/openResult", {"n": 2})
-    assert opened["path"] == "projects/policy_brief.md"
+    assert opened["path"] == "projects/budget_brief.md"
     message = await expect_error(kb, "kb/openResult", {"n": 3}, -32602)
     assert "returned 2 results" in message
 
     # And the reply "the second one" continues the question that was asked.
-    ollama.add(answer("One approval policy for every entity."))
+    ollama.add(answer("Headcount goes from 6 to 7 in the 2027 budget."))
     follow = await ask(kb, "the second one", conversationId=response["conversationId"])
     assert follow["stop"] == "answer"
-    assert follow["sources"][0]["path"] == "projects/policy_brief.md"
+    assert follow["sources"][0]["path"] == "projects/budget_brief.md"
 
 
 async def test_out_of_range_n_gets_a_clear_answer(kb: KbClient, ollama: ScriptedOllama) -> None:
@@ -417,7 +429,7 @@ async def test_status_says_the_model_is_reachable(kb: KbClient, ollama: Scripted
 async def test_ask_and_summarize_as_commands(
     workspace: Path, storage: Path, ollama: ScriptedOllama
 ) -> None:
-    options = {"ollama": {"host": ollama.url, "timeout": 30}}
+    options = {"ollama": {"host": ollama.url, "timeout": 30}, "llm": {"mode": "agent"}}
     async with running_server([workspace], storage, initialize=False) as kb:
         result = await initialize_like_vscode(kb, [workspace], storage, options)
         commands = result.capabilities.execute_command_provider
@@ -471,7 +483,9 @@ async def test_openai_provider_without_tools_answers_grounded(
     )
     # The evidence first, then the model's text, then its sources.
     lead, text, sources = response["answer"].split("\n\n")
-    assert lead.startswith("From your notes:\n- “") and sources.startswith("Sources: [")
+    assert lead.startswith("From your notes:\n- “")
+    assert sources.startswith("Passages the model was given: [")
+    assert response["verdict"] == "supported" and response["folded"] is None
     # It streamed in that order as appends: the lead before the model's text, the sources
     # only in the final answer.
     pieces = pieces_of(kb)

@@ -95,8 +95,16 @@ def test_the_terminal_gets_text_never_escapes(wiki: Path, tmp_path: Path) -> Non
         runs = [
             on_a_terminal("search", "Mexico payments", *ws, storage=storage, **env),
             on_a_terminal("status", *ws, storage=storage, **env),
-            on_a_terminal("schema", *ws, storage=storage, **env),
-            on_a_terminal("ask", "When are Mexico payments sent?", *ws, storage=storage, **env),
+            on_a_terminal("schema", "--extracted", *ws, storage=storage, **env),
+            # Grounded: an agent-mode attempt that calls no tool is set aside (issue 35).
+            on_a_terminal(
+                "ask",
+                "When are Mexico payments sent?",
+                *ws,
+                storage=storage,
+                **env,
+                KB_LLM_MODE="grounded",
+            ),
             on_a_terminal("search", "Mexico payments", *ws, "--json", storage=storage, **env),
         ]
     for shown, stderr, code in runs:
@@ -110,7 +118,7 @@ def test_the_terminal_gets_text_never_escapes(wiki: Path, tmp_path: Path) -> Non
     assert "\\x1b]0;owned\\x07" in search and "\\x1b[2J\\rforged\\nline.md" in search
     assert not any(line.startswith("forged") for line in search.splitlines())
     assert "Acme \\x1b]0;owned" not in schema_shown and "Acme ]0;owned" in schema_shown
-    assert "SPEI \\x1b]0;owned\\x07" in asked
+    assert "SPEI \\x1b]0;owned\\x07" in asked, asked
     assert "\\u009b" in as_json
 
 

@@ -13,7 +13,7 @@ import pytest
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer
 
 from .conftest import wait_for
-from .mcp_harness import Kb, connect, mcp_env, structured
+from .mcp_harness import Kb, connect, mcp_env, structured, text_of
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -29,8 +29,19 @@ MEXICO = "payments/mexico-payments.md"
 def reply(body: dict[str, Any]) -> Turn:
     note = body["messages"][-1]["content"]
     if "Acme Servicios" in note:  # what the Mexico runbook of examples/workspace says
-        return answer(json.dumps({"counterparty": "Acme Servicios", "amount": 25000}))
-    return answer(json.dumps({"counterparty": None, "amount": None}))
+        return answer(
+            json.dumps(
+                {
+                    "counterparty": {
+                        "evidence": "subsidiary, Acme Servicios",
+                        "value": "Acme Servicios",
+                    },
+                    "amount": {"evidence": "Two approvers above MXN 2,000,000", "value": 2000000},
+                }
+            )
+        )
+    # Elsewhere a guess without the note's words: rejected, never a filter's match.
+    return answer(json.dumps({"counterparty": "Banorte", "amount": None}))
 
 
 async def test_the_search_tool_filters_on_extracted_fields(workspace: Path, storage: Path) -> None:
@@ -49,10 +60,25 @@ async def test_the_search_tool_filters_on_extracted_fields(workspace: Path, stor
 
             status = await wait_for(extracted, "every note's metadata")
             assert status["metadata"]["model"] == "ollama/qwen2.5:7b"
-            found = structured(await kb.ok("search", query="payments", filter="amount>10000"))
+            result = await kb.ok("search", query="payments", filter="amount>10000")
+            found = structured(result)
             assert [hit["path"] for hit in found["results"]] == [MEXICO]
-            assert found["results"][0]["meta"]["extracted"]["counterparty"] == ["Acme Servicios"]
+            (value,) = found["results"][0]["meta"]["extracted"]["counterparty"]
+            assert value["value"] == "Acme Servicios"
+            assert value["evidence"] == "subsidiary, Acme Servicios"
+            assert value["range"]["start"]["line"] == 8  # 0-based: the note's line 9
+            # The text a calling model reads says the same, with the line from 1.
+            assert (
+                "counterparty: Acme Servicios (extracted by ollama/qwen2.5:7b, from L9: "
+                "“subsidiary, Acme Servicios”)" in text_of(result)
+            )
+            banorte = structured(
+                await kb.ok("search", query="Banorte", filter="counterparty:banorte")
+            )
+            assert banorte["results"] == []
             schema = structured(await kb.ok("schema"))
             fields = {field["name"]: field for field in schema["fields"]}
             assert fields["counterparty"]["extracted"] == 1
+            (counts,) = fields["counterparty"]["models"]
+            assert counts["kept"] == 1 and counts["rejected"] == status["metadata"]["total"] - 1
         assert ollama.errors == []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, stall
+from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, stall
 
 from .conftest import KbClient, initialize_like_vscode, running_server, wait_for
 
@@ -67,8 +67,12 @@ async def test_threshold_change_keeps_the_numbered_list_and_the_conversation(
     assert results and results[0]["path"] == MEXICO
     assert (await kb.search(OFF_TOPIC))["results"] == []  # below the default threshold
     results = (await kb.search("Mexico payments SPEI cut-off"))["results"]
-    # It cites its file: history keeps grounded answers only.
-    ollama.add(answer(f"Before 14:30 [{MEXICO}:9-11]."))
+    # It cites its file: history keeps grounded answers only. It calls a tool first: a
+    # model that claims tools and calls none is answered in grounded mode (issue 35).
+    ollama.add(
+        call("search_knowledge_base", query="mexico cut-off"),
+        answer(f"Before 14:30 [{MEXICO}:9-11]."),
+    )
     first = await kb.request("kb/ask", {"question": "When is the Mexico cut-off?"})
     assert first["stop"] == "answer"
 
@@ -82,12 +86,12 @@ async def test_threshold_change_keeps_the_numbered_list_and_the_conversation(
 
     # The conversation goes on: the model is given the earlier turn.
     def sees_the_first_turn(request: dict[str, Any]) -> Turn:
-        contents = [message["content"] for message in request["messages"]]
+        contents = [message.get("content") or "" for message in request["messages"]]
         assert any("When is the Mexico cut-off?" in text for text in contents)
         assert any("Before 14:30" in text for text in contents)
         return answer("Yes, every business day.")
 
-    ollama.add(sees_the_first_turn)
+    ollama.add(call("search_knowledge_base", query="mexico every day"), sees_the_first_turn)
     follow = await kb.request(
         "kb/ask", {"question": "Every day?", "conversationId": first["conversationId"]}
     )

@@ -6,7 +6,8 @@ agent loop and the real LSP server run against it unchanged. It answers:
 * `GET /api/tags` — the configured models; `GET /api/version`; `GET /api/ps`;
 * `POST /api/show` — details of a configured model (its `capabilities`: `["completion",
   "tools"]` unless `capabilities=` says otherwise, e.g. `["completion"]` for a model that
-  does not call tools), 404 for any other;
+  does not call tools; its `template`: a chat template, or with `chat_template=False`
+  Ollama's `{{ .Prompt }}` of a model that has none), 404 for any other;
 * `POST /api/chat` — the next turn of the script, streamed as Ollama streams (NDJSON over
   chunked HTTP: content in small pieces, `thinking` pieces, `tool_calls`, then a final
   chunk with `done: true`, `done_reason`, token counts and durations), or as one JSON
@@ -28,6 +29,8 @@ The script is a list of turns, one per `/api/chat` call, each one of:
 * `stall(after_chunks=2)` — sends some chunks, then goes silent until the server is closed
   or `release()` is called (for timeout and cancellation tests; `stalled` is an event set
   when a stall begins, so a test can wait for it instead of sleeping);
+* `pause(after_chunks=2, content=…)` — the same, but after `release()` it sends the rest
+  of the content (a model that wrote some, paused, and went on);
 * a `Turn` with `delay=` seconds before the first byte;
 * a callable `f(request_body) -> Turn | dict` that decides from the messages it gets;
 * a dict with the same fields as `Turn` (that is what a JSON script holds:
@@ -84,6 +87,7 @@ class Turn:
     # The content sent again and again, never the end, until the client goes away (or
     # `release()`): a server that ignores the token limit.
     endless: bool = False
+    resume: bool = False  # after a stall is released, send the rest of the content
     chunk_chars: int = 6  # content is streamed in pieces of this size
     prompt_eval_count: int | None = None  # default: a count derived from the request
     eval_count: int | None = None
@@ -122,6 +126,10 @@ def stall(after_chunks: int = 0, content: str = "working on it " * 4) -> Turn:
     return Turn(content=content, stall_after=after_chunks)
 
 
+def pause(after_chunks: int, content: str) -> Turn:
+    return Turn(content=content, stall_after=after_chunks, resume=True)
+
+
 ScriptItem = Turn | dict[str, Any] | Callable[[dict[str, Any]], "Turn | dict[str, Any]"]
 
 
@@ -144,9 +152,11 @@ class ScriptedOllama:
         port: int = 0,
         embed_dimension: int = 64,
         capabilities: Sequence[str] = ("completion", "tools"),
+        chat_template: bool = True,
     ) -> None:
         self.models = list(models)
         self.capabilities = list(capabilities)
+        self.chat_template = chat_template
         self.default = default
         self.requests: list[Recorded] = []
         self.errors: list[str] = []
@@ -323,7 +333,7 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
             elif self.path == "/api/show":
                 name = str(body.get("model") or body.get("name") or "")
                 if _known(owner.models, name):
-                    self._json(200, _show(name, owner.capabilities))
+                    self._json(200, _show(name, owner.capabilities, owner.chat_template))
                 else:
                     self._json(404, {"error": f"model '{name}' not found"})
             elif self.path == "/api/embed":
@@ -385,7 +395,10 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
             try:
                 for index, piece in enumerate(pieces):
                     if turn.stall_after is not None and index == turn.stall_after:
-                        break
+                        if not turn.resume:
+                            break
+                        owner.stalled.set()
+                        owner._release.wait()
                     self._chunk(
                         {"model": model, "created_at": _now(), "message": piece, "done": False}
                     )
@@ -398,7 +411,7 @@ def _make_handler(owner: ScriptedOllama) -> type[BaseHTTPRequestHandler]:
                     self._chunk({"error": turn.stream_error})
                     self._end_chunks()
                     return
-                if turn.stall_after is not None:
+                if turn.stall_after is not None and not turn.resume:
                     owner.stalled.set()
                     owner._release.wait()
                     # Released (or the server is closing): end the stream cleanly.
@@ -455,11 +468,19 @@ def _model_entry(name: str) -> dict[str, Any]:
     }
 
 
-def _show(name: str, capabilities: list[str]) -> dict[str, Any]:
+# A chat template as Ollama shows one (ChatML, as qwen2.5's), and a base model's.
+CHAT_TEMPLATE = (
+    "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}"
+    "<|im_start|>assistant\n"
+)
+RAW_TEMPLATE = "{{ .Prompt }}"
+
+
+def _show(name: str, capabilities: list[str], chat_template: bool = True) -> dict[str, Any]:
     return {
         "modelfile": f"FROM {name}",
         "parameters": "",
-        "template": "{{ .Prompt }}",
+        "template": CHAT_TEMPLATE if chat_template else RAW_TEMPLATE,
         "details": _model_entry(name)["details"],
         "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
         "capabilities": capabilities,

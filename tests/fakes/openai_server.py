@@ -5,9 +5,10 @@ with `delay`, `done_reason`, callables; see `ollama_server.py`), spoken the way
 llama.cpp's llama-server speaks:
 
 * `GET /v1/models` — the models (`data[].id`, with `meta.n_ctx_train`);
-* `GET /props` — llama-server's properties: `default_generation_settings.n_ctx` and
-  `chat_template_caps.supports_tools` / `supports_tool_calls` (`tools=` sets both);
-  `props=False` answers 404, as servers other than llama-server do;
+* `GET /props` — llama-server's properties: `default_generation_settings.n_ctx`,
+  `chat_template_caps.supports_tools` / `supports_tool_calls` (`tools=` sets both) and
+  `chat_template` (the model's own, or with `chat_template=False` llama.cpp's fallback for
+  a model that has none); `props=False` answers 404, as servers other than llama-server do;
 * `GET /health`;
 * `POST /v1/chat/completions` — the next turn, streamed as SSE (`data: {chunk}` …
   `data: [DONE]`): `reasoning_content` pieces, `content` pieces, tool calls as fragments
@@ -34,6 +35,21 @@ from typing import Any
 from .ollama_server import JsonHandler, ScriptedOllama, ScriptItem, Turn, _words
 
 DEFAULT_OPENAI_MODELS = ("smollm2",)
+# A model's own template (as SmolLM2's GGUF has one), and llama.cpp's fallback for a model
+# without one, as /props reports them.
+MODEL_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+    "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+FALLBACK_TEMPLATE = (
+    "{%- for message in messages -%}\n"
+    "  {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' -}}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "  {{- '<|im_start|>assistant\n' -}}\n"
+    "{%- endif -%}"
+)
 
 
 class ScriptedOpenAI(ScriptedOllama):
@@ -53,8 +69,10 @@ class ScriptedOpenAI(ScriptedOllama):
         n_ctx: int = 8192,
         api_key: str | None = None,
         strict_models: bool = False,
+        chat_template: bool = True,
     ) -> None:
         self.tools = tools
+        self.template = chat_template
         self.props = props
         self.n_ctx = n_ctx
         self.api_key = api_key
@@ -115,6 +133,7 @@ def _make_handler(owner: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                         "default_generation_settings": {"n_ctx": owner.n_ctx, "params": {}},
                         "total_slots": 1,
                         "model_alias": owner.models[0] if owner.models else "",
+                        "chat_template": MODEL_TEMPLATE if owner.template else FALLBACK_TEMPLATE,
                         "chat_template_caps": {
                             "supports_tools": owner.tools,
                             "supports_tool_calls": owner.tools,

@@ -27,6 +27,9 @@ from kb_lsp.engine.snippets import inline_text
 from kb_lsp.protocol import AskParams, Range, SearchHit, Step
 
 MEXICO = "payments/mexico-payments.md"
+# A model that answers without a tool call is answered in grounded mode unless
+# kb.llm.mode says agent: the tests of the tool loop's own answers say so.
+AGENT = {"mode": "agent"}
 
 
 @pytest.fixture
@@ -162,7 +165,7 @@ def test_think_blocks_and_thinking_stay_out_of_the_answer(
             thinking="Considering the Mexico runbook.",
         )
     )
-    outcome, steps = ask(make_agent(kb, ollama.url), "When is the Mexico cut-off?")
+    outcome, steps = ask(make_agent(kb, ollama.url, llm=AGENT), "When is the Mexico cut-off?")
     assert outcome.response.answer.startswith("It is 14:30.")
     assert "recall" not in outcome.response.answer and "<think>" not in outcome.response.answer
     thinking = [s.text for s in steps if s.kind == "thinking"]
@@ -173,7 +176,7 @@ def test_think_blocks_and_thinking_stay_out_of_the_answer(
 def test_follow_up_sees_earlier_turns_without_usage(
     kb: KnowledgeBase, ollama: ScriptedOllama
 ) -> None:
-    agent = make_agent(kb, ollama.url)
+    agent = make_agent(kb, ollama.url, llm=AGENT)
     ollama.add(
         answer(f"The cut-off is 14:30 [{MEXICO}:9-10].\n\nUsage: 812 prompt tokens, 2 calls")
     )
@@ -238,7 +241,8 @@ def test_question_about_file_n_is_annotated_with_its_path(
 ) -> None:
     numbered = kb.search("mexico payments")
     ollama.add(answer("14:30."))
-    ask(make_agent(kb, ollama.url), "what is the cut-off time in file 1?", numbered=numbered)
+    agent = make_agent(kb, ollama.url, llm=AGENT)
+    ask(agent, "what is the cut-off time in file 1?", numbered=numbered)
     question = ollama.chat_requests[0]["messages"][-1]["content"]
     assert f"file 1 (`{MEXICO}`)" in question
 
@@ -273,10 +277,16 @@ def test_n_param_out_of_range(kb: KnowledgeBase, ollama: ScriptedOllama) -> None
 
 
 def test_ambiguous_file_reference_asks_which_then_continues(
-    kb: KnowledgeBase, ollama: ScriptedOllama
+    kb: KnowledgeBase, ollama: ScriptedOllama, workspace: Path
 ) -> None:
+    # Two files named budget_brief.md: the name is explicit, and which one is meant is not.
+    (workspace / "archive").mkdir()
+    (workspace / "archive" / "budget_brief.md").write_text(
+        "# Brief: 2026 treasury budget\n\nHeadcount stayed at 6.\n", encoding="utf-8"
+    )
+    kb.sync()
     agent = make_agent(kb, ollama.url)
-    outcome, steps = ask(agent, "summarize my brief")
+    outcome, steps = ask(agent, "summarize budget_brief.md")
     response = outcome.response
 
     assert response.stop == "clarify"
@@ -284,17 +294,17 @@ def test_ambiguous_file_reference_asks_which_then_continues(
     assert ollama.chat_requests == []
     assert outcome.numbered is not None
     assert [h.path for h in outcome.numbered] == [
+        "archive/budget_brief.md",
         "projects/budget_brief.md",
-        "projects/policy_brief.md",
     ]
-    assert "1. `projects/budget_brief.md`" in response.answer
-    assert "2. `projects/policy_brief.md`" in response.answer
+    assert "1. `archive/budget_brief.md`" in response.answer
+    assert "2. `projects/budget_brief.md`" in response.answer
     assert [s.n for s in response.sources] == [1, 2]
 
     # The reply picks from the candidates and the original request goes on.
     def summary(request: dict[str, Any]) -> Turn:
-        assert "payment approval policy" in request["messages"][-1]["content"]
-        return answer("One approval policy for every entity.")
+        assert "2027 treasury budget" in request["messages"][-1]["content"]
+        return answer("Headcount goes from 6 to 7 in the 2027 budget.")
 
     ollama.add(summary)
     follow, _ = ask(
@@ -304,14 +314,15 @@ def test_ambiguous_file_reference_asks_which_then_continues(
         conversationId=response.conversation_id,
     )
     assert follow.response.stop == "answer"
-    assert follow.response.sources[0].path == "projects/policy_brief.md"
+    assert follow.response.sources[0].path == "projects/budget_brief.md"
 
 
-def test_a_name_that_matches_one_file_focuses_on_it(
+def test_a_file_name_that_matches_one_file_focuses_on_it(
     kb: KnowledgeBase, ollama: ScriptedOllama
 ) -> None:
     ollama.add(answer("Headcount goes from 6 to 7."))
-    outcome, steps = ask(make_agent(kb, ollama.url), "what does my budget brief say about hires?")
+    agent = make_agent(kb, ollama.url, llm=AGENT)
+    outcome, steps = ask(agent, "what does budget_brief.md say about hires?")
     assert outcome.response.stop == "answer"
     assert steps[0].kind == "thinking" and "projects/budget_brief.md" in steps[0].text
     assert "(`projects/budget_brief.md`)" in ollama.chat_requests[0]["messages"][-1]["content"]
@@ -535,7 +546,7 @@ def test_timeout(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
 
 def test_http_500_mid_conversation(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
     ollama.add(call("search_knowledge_base", query="mexico"), error(500, "CUDA out of memory"))
-    outcome, _ = ask(make_agent(kb, ollama.url), "What is the Mexico cut-off?")
+    outcome, _ = ask(make_agent(kb, ollama.url, llm=AGENT), "What is the Mexico cut-off?")
     assert outcome.response.stop == "error"
     assert "HTTP 500: CUDA out of memory" in outcome.response.answer
     assert MEXICO in outcome.response.answer  # what was found before the failure
@@ -581,7 +592,7 @@ def test_summarize_target_errors(kb: KnowledgeBase, ollama: ScriptedOllama) -> N
 
 def test_a_cut_off_answer_is_stop_length(kb: KnowledgeBase, ollama: ScriptedOllama) -> None:
     ollama.add(answer("Payments to Mexico must be released befo", done_reason="length"))
-    agent = make_agent(kb, ollama.url, llm={"maxTokens": 12})
+    agent = make_agent(kb, ollama.url, llm={"maxTokens": 12, **AGENT})
     outcome, _ = ask(agent, "When is the Mexico cut-off?")
     response = outcome.response
     assert response.stop == "length"
@@ -596,12 +607,12 @@ def test_an_empty_reply_is_retried_once_then_stop_empty(
     kb: KnowledgeBase, ollama: ScriptedOllama
 ) -> None:
     ollama.add(answer(""), answer("It is 14:30."))
-    outcome, steps = ask(make_agent(kb, ollama.url), "When is the Mexico cut-off?")
+    outcome, steps = ask(make_agent(kb, ollama.url, llm=AGENT), "When is the Mexico cut-off?")
     assert outcome.response.stop == "answer" and outcome.response.answer.startswith("It is 14:30.")
     assert any(s.kind == "status" and "empty" in s.text for s in steps)
 
     ollama.add(answer(""), answer("   "))
-    outcome, _ = ask(make_agent(kb, ollama.url), "When is the Mexico cut-off?")
+    outcome, _ = ask(make_agent(kb, ollama.url, llm=AGENT), "When is the Mexico cut-off?")
     assert outcome.response.stop == "empty"
     assert "returned an empty reply twice" in outcome.response.answer
     assert len(ollama.chat_requests) == 4
@@ -671,9 +682,9 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
     assert "14:30" in passage and passage in shown["prompt"]
     assert f"[{cited.n}] `{MEXICO}` lines" in response.answer
     assert response.dropped == []
-    # "file N" now means passage N, as numbered in the answer.
-    assert outcome.numbered is not None
-    assert outcome.numbered[cited.n - 1].path == MEXICO
+    # The passages are numbered in the answer, not made the client's list: "file N"
+    # keeps meaning what it meant.
+    assert outcome.numbered is None
     assert response.usage.calls == 1
 
 
@@ -682,7 +693,8 @@ def test_a_grounded_answer_citing_nothing_is_marked_ungrounded(kb: KnowledgeBase
         outcome, _ = ask(make_agent(kb, server.url), "What is the cut-off for Mexico payments?")
     response = outcome.response
     assert (response.mode, response.grounded) == ("grounded", False)
-    assert "its answer cites none of them" in response.answer
+    assert response.verdict == "unsupported"
+    assert "> Not supported by your notes: cites no passage." in response.answer
     assert response.sources  # what the model was given, for the user to check
 
 
@@ -706,7 +718,9 @@ def assert_quotes_hold_their_lines(lead: str, root: Path) -> list[str]:
     return paths
 
 
-def test_an_unverified_answer_comes_after_the_passages_own_sentences(kb: KnowledgeBase) -> None:
+def test_an_unsupported_answer_is_folded_under_the_passages_own_sentences(
+    kb: KnowledgeBase,
+) -> None:
     shown: dict[str, str] = {}
 
     def uncited(request: dict[str, Any]) -> Turn:
@@ -722,10 +736,12 @@ def test_an_unverified_answer_comes_after_the_passages_own_sentences(kb: Knowled
     # Quotes of passages the model was given, the Mexico cut-off sentence first.
     assert set(paths) <= {g.path for g in given_passages(shown["prompt"])}
     assert "14:30" in lead.splitlines()[1] and paths[0] == MEXICO
-    # Then the model's own text, then the mark, then the sources.
-    assert rest[0] == "The cut-off is at noon."
-    assert rest[1].startswith("> Unverified: cites no passage")
-    assert rest[2].startswith("Passages the model was given")
+    # Then the model's own text (folded by clients), the verdict and why, then the
+    # passages given.
+    assert rest[0] == "The cut-off is at noon." == response.folded
+    assert rest[1].startswith("> Not supported by your notes: cites no passage")
+    assert rest[2].startswith("Passages the model was given: [1]")
+    assert response.verdict == "unsupported"
 
 
 def test_a_verified_answer_keeps_the_evidence_and_no_label(kb: KnowledgeBase) -> None:
@@ -741,8 +757,9 @@ def test_a_verified_answer_keeps_the_evidence_and_no_label(kb: KnowledgeBase) ->
     lead, text, sources = response.answer.split("\n\n")
     assert_quotes_hold_their_lines(lead, kb.roots[0])
     assert text.startswith("Payments must be released before 14:30 [")
-    assert sources.startswith("Sources: [1]")
-    assert "Unverified" not in response.answer
+    assert sources.startswith("Passages the model was given: [1]")
+    assert "Not supported" not in response.answer
+    assert (response.verdict, response.folded) == ("supported", None)
 
 
 def test_the_evidence_alone_does_not_make_an_answer_grounded(kb: KnowledgeBase) -> None:
@@ -763,13 +780,15 @@ def test_citations_outside_the_passages_are_dropped_and_said(kb: KnowledgeBase) 
     response = outcome.response
     assert len(response.sources) < 9  # [9] and [12] name no passage it was given
     assert response.dropped == ["[9]", "[1, 12]", "[payments/peru.md:3-4]"]
-    # The passages' own sentences come first, then the model's text, then the label.
+    # The passages' own sentences come first, then the model's text, then the verdict.
     paragraphs = response.answer.split("\n\n")
     assert paragraphs[0].startswith("From your notes:")
-    assert paragraphs[1] == "Before 14:30 [1], per and [1]."
-    # A citation outside the passages makes the answer unverified, said with the reason.
+    assert paragraphs[1] == "Before 14:30 [1], per and [1]." == response.folded
+    # A citation outside the passages makes the answer unsupported, said with the reason.
     assert response.grounded is False
-    assert paragraphs[2].startswith("> Unverified: cites passages it was not given: [9], [1, 12]")
+    assert paragraphs[2].startswith(
+        "> Not supported by your notes: cites passages it was not given: [9], [1, 12]"
+    )
 
 
 def streamed(events: list[Step]) -> tuple[str, list[Step]]:
@@ -781,7 +800,30 @@ def streamed(events: list[Step]) -> tuple[str, list[Step]]:
     return text, pieces
 
 
-def test_a_grounded_answer_streams_as_appends_lead_text_label(kb: KnowledgeBase) -> None:
+def test_a_supported_answer_streams_as_appends_lead_then_text(kb: KnowledgeBase) -> None:
+    events: list[Step] = []
+
+    def cite(request: dict[str, Any]) -> Turn:
+        n = number_of(request["messages"][-1]["content"], MEXICO)
+        return answer(f"\nPayments must be released before 14:30 [{n}].")
+
+    with ScriptedOllama([cite], capabilities=["completion"]) as s:
+        outcome = make_agent(kb, s.url).ask(
+            AskParams(question="What is the cut-off for Mexico payments?"), on_event=events.append
+        )
+    text, pieces = streamed(events)
+    response = outcome.response
+    assert response.verdict == "supported"
+    # The lead went out first, before the model was asked; nothing was replaced.
+    assert pieces[0].text.startswith("From your notes:") and pieces[0].text.endswith("\n\n")
+    assert all(p.args == {"piece": True} for p in pieces)
+    _lead, model = text.split("\n\n")
+    assert model.startswith("Payments must be released")  # the leading newline not sent
+    assert response.answer == text + "\n\n" + response.answer.split("\n\n")[-1]
+    assert [s for s in response.steps if s.args and s.args.get("piece")] == []
+
+
+def test_an_unsupported_answer_streams_as_appends_lead_text_verdict(kb: KnowledgeBase) -> None:
     events: list[Step] = []
     with ScriptedOllama([answer("\nThe cut-off is at noon.")], capabilities=["completion"]) as s:
         outcome = make_agent(kb, s.url).ask(
@@ -793,8 +835,8 @@ def test_a_grounded_answer_streams_as_appends_lead_text_label(kb: KnowledgeBase)
     assert pieces[0].text.startswith("From your notes:") and pieces[0].text.endswith("\n\n")
     assert all(p.args == {"piece": True} for p in pieces)
     _lead, model, label = text.split("\n\n")
-    assert model == "The cut-off is at noon."  # the model's leading newline not sent
-    assert label.startswith("> Unverified: cites no passage")
+    assert model == "The cut-off is at noon." == response.folded  # no leading newline
+    assert label.startswith("> Not supported by your notes: cites no passage")
     assert response.answer == text + "\n\n" + response.answer.split("\n\n")[-1]
     assert [s for s in response.steps if s.args and s.args.get("piece")] == []
 
@@ -808,11 +850,12 @@ def test_streamed_grounded_answer_ends_with_the_cleaned_text(kb: KnowledgeBase) 
         )
     text, pieces = streamed(events)
     # A dropped citation changes what was shown: the pending answer is replaced, ending
-    # as the answer without it, after the evidence, before the label.
+    # as the answer without it, after the evidence, before the verdict.
     assert text.startswith("From your notes:")
-    assert "\n\nBefore 14:30 [1].\n\n> Unverified: cites passages it was not given" in text
+    assert "\n\nBefore 14:30 [1].\n\n> Not supported by your notes: cites passages it" in text
     assert pieces[-1].args == {"piece": True, "replace": True}
     assert outcome.response.answer.startswith(text)
+    assert outcome.response.folded == "Before 14:30 [1]."
     assert [s for s in outcome.response.steps if s.args and s.args.get("piece")] == []
 
 

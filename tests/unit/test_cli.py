@@ -185,9 +185,7 @@ def test_ask_without_a_model_prints_passages_exits_0_and_names_the_variable(
     assert heading_line == "From your notes:" and 1 <= len(quotes) <= 2
     assert all(re.fullmatch(r"- “[^”]+” \[[\w./-]+\.md:\d+(-\d+)?\]", q) for q in quotes), lead
     assert heading.startswith("**No model: here are the best passages**")
-    assert asked.stdout.rstrip().endswith(
-        "[no model answered: the best passages instead; stop: answer]"
-    )
+    assert asked.stdout.rstrip().endswith("[NO MODEL: the best passages; stop: answer]")
     as_json = run("ask", "When is the Mexico cut-off?", *ws, "--json", storage=storage, **down)
     assert as_json.returncode == 0
     assert json.loads(as_json.stdout)["mode"] == "fallback"
@@ -547,17 +545,21 @@ def test_ask_shows_the_mode_status_steps_and_an_ungrounded_answer(
     # The status step says which mode ran and why, on stderr while it works.
     assert "[" in result.stderr and "tiny:1b does not call tools" in result.stderr
     # What the notes say, printed before the model was asked; the model's text as it
-    # streamed; then, as it is unverified, the label: one answer, nothing printed twice.
+    # streamed; then, as the check found it unsupported, why: one answer, nothing twice.
     lead, text, label = result.stdout.split("\n\n")[:3]
     assert lead.startswith("From your notes:\n- “"), result.stdout
     assert "14:30 Mexico City cut-off.” [payments/mexico-payments.md:" in lead
     assert text == "The cut-off is at noon."
-    assert label.startswith("> Unverified: cites no passage.")
+    assert label.startswith("> Not supported by your notes: cites no passage.")
     assert result.stdout.count("The cut-off is at noon.") == 1
     assert result.stdout.count("From your notes:") == 1
+    # One verdict, first; the mode and why as its small print.
     footer = result.stdout.rstrip().splitlines()[-1]
-    assert footer.startswith("[grounded mode (the model cannot call tools"), footer
-    assert "; NOT GROUNDED (the answer cites none of its sources: check them);" in footer
+    assert footer.startswith(
+        "[NOT SUPPORTED by your notes: check it against the passages; grounded mode "
+        "(tiny:1b does not call tools);"
+    ), footer
+    assert "GROUNDED" not in footer.replace("NOT SUPPORTED", "")
     # The answer names the passages it was given once (not again as a list).
     assert "- payments/mexico-payments.md L" not in result.stdout
     assert footer.endswith("; stop: answer]"), footer
@@ -570,6 +572,7 @@ def test_ask_prints_the_answer_as_it_comes(workspace: Path, storage: Path) -> No
             **os.environ,
             "KB_STORAGE": str(storage),
             "KB_OLLAMA_HOST": server.url,
+            "KB_LLM_MODE": "agent",  # its answer, without a tool call, is the answer
             **HASHED,
         }
         process = subprocess.Popen(
@@ -602,7 +605,7 @@ def test_ask_prints_the_answer_as_it_comes(workspace: Path, storage: Path) -> No
     # The answer once (its pieces, then what the final answer adds), then the footer.
     assert printed.startswith("Payments are relea\n")
     assert printed.count("Payments are relea") == 1
-    assert printed.rstrip().splitlines()[-1].startswith("[agent mode")
+    assert "; agent mode (kb.llm.mode (KB_LLM_MODE) is agent);" in printed.splitlines()[-1]
 
 
 def test_ask_says_when_the_answer_was_cut_off(workspace: Path, storage: Path) -> None:
@@ -616,6 +619,7 @@ def test_ask_says_when_the_answer_was_cut_off(workspace: Path, storage: Path) ->
             "--json",
             storage=storage,
             KB_OLLAMA_HOST=server.url,
+            KB_LLM_MODE="agent",
             **HASHED,
         )
         text = run(
@@ -625,13 +629,15 @@ def test_ask_says_when_the_answer_was_cut_off(workspace: Path, storage: Path) ->
             str(workspace),
             storage=storage,
             KB_OLLAMA_HOST=server.url,
+            KB_LLM_MODE="agent",
             **HASHED,
         )
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert (payload["stop"], payload["mode"]) == ("length", "agent")
     footer = text.stdout.rstrip().splitlines()[-1]
-    assert footer.startswith("[agent mode (the model called tools)"), footer
+    assert footer.startswith("[NOT SUPPORTED by your notes: check it against the passages; agent")
+    assert "agent mode (kb.llm.mode (KB_LLM_MODE) is agent)" in footer, footer
     assert footer.endswith(
         "stop: length — cut off: the model hit its token limit: raise kb.llm.maxTokens "
         "(--settings) for more]"

@@ -68,24 +68,26 @@ class Broken:
 
 def test_the_sentence_most_similar_to_the_question_comes_first_with_its_own_lines() -> None:
     question = "What is the cut-off for Mexico payments?"
-    embedder = Chosen({"Peru cut-off": 0.95, "14:30": 0.75})
+    embedder = Chosen({"Peru cut-off": 0.95, "14:30": 0.93})
     quotes = evidence.select([MEXICO, PERU], question, embedder)
-    # By similarity, though the Mexico sentence shares more of the question's terms
-    # (they weigh `TERM_WEIGHT` at most); the second is about as good.
-    assert quotes == [
-        evidence.Quote("payments/peru.md", 3, 3, "The Peru cut-off is 16:00 Lima time."),
-        evidence.Quote(
-            "payments/mexico.md",
-            8,
-            8,
-            "Payments must be released before the 14:30 cut-off, Mexico City time.",
-        ),
-    ]
-    assert evidence.render(quotes).splitlines() == [
+    # Close in similarity, the sentence that names what the question names (Mexico) and
+    # shares more of its terms comes first, with its own lines.
+    mexico = evidence.Quote(
+        "payments/mexico.md",
+        8,
+        8,
+        "Payments must be released before the 14:30 cut-off, Mexico City time.",
+    )
+    peru = evidence.Quote("payments/peru.md", 3, 3, "The Peru cut-off is 16:00 Lima time.")
+    assert quotes[0] == mexico
+    # Far apart in similarity, similarity decides.
+    far = evidence.select([MEXICO, PERU], question, Chosen({"Peru cut-off": 0.95, "14:30": 0.5}))
+    assert far[0].path == "payments/peru.md"
+    assert evidence.render([mexico, peru]).splitlines() == [
         "From your notes:",
-        "- “The Peru cut-off is 16:00 Lima time.” [payments/peru.md:4]",
         "- “Payments must be released before the 14:30 cut-off, Mexico City time.” "
         "[payments/mexico.md:9]",
+        "- “The Peru cut-off is 16:00 Lima time.” [payments/peru.md:4]",
     ]
     # Only the quotable sentences sharing a term with the question were embedded.
     assert "SPEI is used for local transfers." not in embedder.documents
@@ -171,16 +173,17 @@ def test_the_lead_opens_every_answer_and_the_check_judges_the_model_text_only() 
     assert not failing.grounded
     paragraphs = failing.text().split("\n\n")
     assert paragraphs[0] == lead
-    assert paragraphs[1] == "The cut-off is at noon."
-    assert paragraphs[2].startswith("> Unverified: cites no passage")
-    assert paragraphs[3].startswith("Passages the model was given")
+    assert paragraphs[1] == "The cut-off is at noon." == failing.folded
+    assert paragraphs[2].startswith("> Not supported by your notes: cites no passage")
+    assert paragraphs[3].startswith("Passages the model was given: [1]")
     assert failing.pending() == "\n\n".join(paragraphs[:3])
 
     model = "Payments must be released before the 14:30 cut-off, Mexico City time [1]."
     passing = compose(model, [MEXICO, PERU], question, lead)
     assert passing.grounded
     assert passing.pending() == f"{lead}\n\n{model}"
-    assert passing.text() == f"{lead}\n\n{model}\n\nSources: " + (
+    assert passing.folded is None
+    assert passing.text() == f"{lead}\n\n{model}\n\nPassages the model was given: " + (
         "[1] `payments/mexico.md` lines 7–10; [2] `payments/peru.md` lines 4–4"
     )
     # The lead quotes the passages word for word with their lines, yet an empty model

@@ -19,6 +19,7 @@ from tests.fakes.openai_server import ScriptedOpenAI
 from kb_lsp.config import Settings, load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.link_preview import compute_hover
+from kb_lsp.engine.metadata.extractor import response_schema
 from kb_lsp.engine.metadata.user_schema import SCHEMA_FILE, parse_schema
 
 SCHEMA = {
@@ -28,35 +29,46 @@ SCHEMA = {
         "amount": {"type": "number", "description": "the payment's amount"},
         "systems": {"type": "array", "items": {"type": "string"}, "description": "systems"},
         "due": {"type": "string", "format": "date", "description": "when it is due"},
-        "severity": {"type": "string", "enum": ["low", "high"], "description": "how bad"},
+        "severity": {
+            "type": "string",
+            "enum": ["low", "high"],
+            "description": "how bad",
+            "x-synonyms": {"low": ["small"]},
+        },
     },
 }
+
+
+def said(evidence: str, value: Any) -> dict[str, Any]:
+    """A field as the model is asked to answer it: the note's words, then the value."""
+    return {"evidence": evidence, "value": value}
+
 
 # What the scripted model "reads" in each note: keyed by a word of its title.
 ANSWERS: dict[str, dict[str, Any]] = {
     "Acme": {
-        "counterparty": "Acme Corp",
-        "amount": 12000,
-        "systems": ["SPEI", "SAP"],
-        "due": "2026-03-04",
-        "severity": "high",
+        "counterparty": said("Pay Acme Corp", "Acme Corp"),
+        "amount": said("Acme Corp 12000", 12000),  # the note writes 12,000
+        "systems": said("over SPEI and SAP", ["SPEI", "SAP"]),
+        "due": said("by March 4, 2026", "2026-03-04"),
+        "severity": said("high priority", "high"),
     },
     "Globex": {
-        "counterparty": "Globex",
-        "amount": 800,
+        "counterparty": said("invoice from Globex", "Globex"),
+        "amount": said("Globex, 800", 800),
         "systems": None,
         "due": None,
-        "severity": "LOW",
+        "severity": said("A small invoice", "LOW"),  # "small" is the schema's word for low
     },
     "Initech": {
-        "counterparty": "Initech",
-        "amount": "a lot",  # fails validation: dropped with a reason
-        "systems": ["SWIFT"],
-        "due": "next Tuesday",  # not a date: dropped
-        "severity": "medium",  # not in the enum: dropped
+        "counterparty": said("Initech wants", "Initech"),
+        "amount": said("wants a lot", "a lot"),  # fails validation: rejected with a reason
+        "systems": said("via SWIFT", ["SWIFT"]),
+        "due": said("next Tuesday", "next Tuesday"),  # not a date: rejected
+        "severity": said("Initech wants", "medium"),  # not in the enum: rejected
     },
     # The author wrote another counterparty in the front matter: theirs wins.
-    "Umbrella": {"counterparty": "Acme Corp"},
+    "Umbrella": {"counterparty": said("Acme Corp pays", "Acme Corp")},
 }
 
 
@@ -80,13 +92,17 @@ def reply(body: dict[str, Any]) -> Turn:
 def notes(tmp_path: Path) -> Path:
     root = tmp_path / "notes"
     write(root, SCHEMA_FILE, json.dumps(SCHEMA))
-    write(root, "acme.md", "# Acme\n\nPay Acme Corp 12,000 over SPEI and SAP by March 4.\n")
+    write(
+        root,
+        "acme.md",
+        "# Acme\n\nPay Acme Corp 12,000 over SPEI and SAP by March 4, 2026: high priority.\n",
+    )
     write(root, "globex.md", "# Globex\n\nA small invoice from Globex, 800.\n")
     write(root, "initech.md", "# Initech\n\nInitech wants a lot, next Tuesday, via SWIFT.\n")
     write(
         root,
         "written.md",
-        "---\ncounterparty: Umbrella\n---\n# Umbrella\n\nThe author wrote the counterparty.\n",
+        "---\ncounterparty: Umbrella\n---\n# Umbrella\n\nThe author wrote it; Acme Corp pays.\n",
     )
     return root
 
@@ -119,10 +135,13 @@ def test_structured_replies_become_filterable_fields(
         report = kb.sync(extract=True)
         assert report.notes_extracted == 4
         assert model.errors == []
-        # The schema went to Ollama as the reply's format, every field present.
+        # The schema went to Ollama as the reply's format, every field present: null,
+        # or the note's words and the value; the enum in the order shown for that note.
         sent = model.chat_requests[0]["format"]
-        assert sent == parse_schema(json.dumps(SCHEMA), "x").json_schema()
+        note = (notes / "acme.md").read_text(encoding="utf-8")
+        assert sent == response_schema(parse_schema(json.dumps(SCHEMA), "x"), note)
         assert set(sent["required"]) == set(SCHEMA["properties"])
+        assert all(p["anyOf"][0] == {"type": "null"} for p in sent["properties"].values())
 
         assert paths(kb, 'counterparty:"acme corp"') == {"acme.md"}
         assert paths(kb, "amount>10000") == {"acme.md"}
@@ -140,14 +159,19 @@ def test_structured_replies_become_filterable_fields(
         meta = kb.file_meta("acme.md")
         assert meta is not None
         assert meta.extracted_by == "ollama/qwen2.5:7b"
-        assert meta.extracted["counterparty"] == ["Acme Corp"]
-        assert meta.extracted["systems"] == ["SPEI", "SAP"]
-        # A link's hover says which values a model read, and which model: not the author's.
+        assert [v.value for v in meta.extracted["counterparty"]] == ["Acme Corp"]
+        assert [v.value for v in meta.extracted["systems"]] == ["SPEI", "SAP"]
+        amount = meta.extracted["amount"][0]
+        assert (amount.value, amount.evidence) == ("12000", "Acme Corp 12,000")  # its words
+        assert amount.range.start.line == 2
+        # A link's hover says which values a model read, which model (not the author's)
+        # and where in the note each was read.
         line = "See [the Acme note](acme.md)."
         hover = compute_hover(kb, notes / "written.md", line, line.index("Acme"))
         assert hover is not None
-        assert "extracted by ollama/qwen2.5:7b: counterparty: Acme Corp" in hover[0]
-        assert "systems: SPEI, SAP" in hover[0]
+        assert "extracted by ollama/qwen2.5:7b:" in hover[0]
+        assert "counterparty: Acme Corp — from line 3: “Pay Acme Corp”" in hover[0]
+        assert "systems: SPEI — from line 3: “over SPEI and SAP”" in hover[0]
 
         schema = {f.name: f for f in kb.schema().fields}
         assert schema["counterparty"].files == 4 and schema["counterparty"].extracted == 3
@@ -178,11 +202,11 @@ def test_cache_hits_after_restart_and_an_edit_reextracts_one_note(
         assert paths(kb, "amount>10000") == {"acme.md"}
 
         write(notes, "globex.md", "# Globex\n\nThe Globex invoice is now 20,000.\n")
-        ANSWERS["Globex"] = {**ANSWERS["Globex"], "amount": 20000}
+        ANSWERS["Globex"] = {**ANSWERS["Globex"], "amount": said("now 20,000", 20000)}
         try:
             report = kb.sync(extract=True)
         finally:
-            ANSWERS["Globex"] = {**ANSWERS["Globex"], "amount": 800}
+            ANSWERS["Globex"] = {**ANSWERS["Globex"], "amount": said("Globex, 800", 800)}
         assert report.notes_extracted == 1
         assert len(model.chat_requests) == asked + 1
         assert "Globex" in model.chat_requests[-1]["messages"][-1]["content"]

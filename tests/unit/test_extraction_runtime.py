@@ -25,7 +25,10 @@ SCHEMA = {"properties": {"counterparty": {"type": "string", "description": "who 
 def reply(body: dict[str, Any]) -> Turn:
     text = body["messages"][-1]["content"]
     title = text.split("Note title: ", 1)[1].split("\n", 1)[0]
-    return answer(json.dumps({"counterparty": f"{title} Ltd"}))
+    value = f"{title} Ltd"
+    return answer(
+        json.dumps({"counterparty": {"evidence": f"Payments to {value}", "value": value}})
+    )
 
 
 def wait_for(runtime: Runtime, ok: Callable[[IndexStatus], bool], what: str) -> IndexStatus:
@@ -46,7 +49,7 @@ def workspace(tmp_path: Path) -> Path:
     (root / ".kb").mkdir(parents=True)
     (root / ".kb" / "schema.json").write_text(json.dumps(SCHEMA), encoding="utf-8")
     for name in ("acme", "globex", "initech"):
-        (root / f"{name}.md").write_text(f"# {name.title()}\n\nPayments to {name}.\n")
+        (root / f"{name}.md").write_text(f"# {name.title()}\n\nPayments to {name.title()} Ltd.\n")
     return root
 
 
@@ -72,7 +75,7 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
             assert "globex.md" in {hit.path for hit in hits}
 
             # A save while the model is silent: indexed without waiting for it.
-            (workspace / "umbrella.md").write_text("# Umbrella\n\nA new counterparty.\n")
+            (workspace / "umbrella.md").write_text("# Umbrella\n\nPayments to Umbrella Ltd.\n")
             runtime.notify_changed([workspace / "umbrella.md"])
             first.result(DEADLINE)
             wait_for(
@@ -93,7 +96,9 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
             hits = runtime.search(SearchParams(query='counterparty:"umbrella ltd"'))
             assert [hit.path for hit in hits.results] == ["umbrella.md"]
             assert hits.results[0].meta is not None
-            assert hits.results[0].meta.extracted == {"counterparty": ["Umbrella Ltd"]}
+            (value,) = hits.results[0].meta.extracted["counterparty"]
+            assert (value.value, value.evidence) == ("Umbrella Ltd", "Payments to Umbrella Ltd")
+            assert (value.range.start.line, value.start) == (2, len("# Umbrella\n\n"))
             assert hits.results[0].meta.extracted_by == "ollama/qwen2.5:7b"
             assert model.errors == []
         finally:

@@ -10,6 +10,9 @@ import { chooseModel } from './modelPicker';
 import { pickResult, showSearch } from './quickPick';
 import { errorMessage } from './util';
 
+/** What "KB: Summarize This File" asks, about the file it is run on. */
+export const SUMMARIZE_THIS_FILE = 'Summarize this file';
+
 export const Commands = {
   search: 'kb.search',
   openResult: 'kb.openResult',
@@ -155,12 +158,14 @@ export function registerCommands(backend: KbBackend, panel: KbPanel): vscode.Dis
         await vscode.window.showWarningMessage(`KB: ${file.error}`);
         return;
       }
-      const response = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `KB: Summarizing ${file.path}…`, cancellable: true },
-        (_progress, token) => backend.request(Methods.summarize, { file: file.path }, token),
-      );
+      // An ask in the panel, so that the summary streams in as the model writes it (and
+      // can be stopped there); the server keeps the whole summary in its cache.
       await panel.reveal();
-      panel.showSummary(response.path, response.summary, response.cached);
+      const response = await panel.runAsk(SUMMARIZE_THIS_FILE, file.path);
+      if (response?.stop === 'answer') {
+        // For the hover card: the summary without its "Sources: …" line.
+        panel.showSummary(file.path, response.answer.split(/\n\s*\n(?=Sources: )/)[0] ?? '', false, true);
+      }
     }),
 
     register(Commands.reindex, async () => {

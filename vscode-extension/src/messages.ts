@@ -33,7 +33,7 @@ export type ToWebview =
   | { type: 'askEvent'; id: number; event: AskEvent }
   | { type: 'askDone'; id: number; response: AskResponse }
   | { type: 'askFailed'; id: number; message: string }
-  | { type: 'summary'; path: string; summary: string; cached: boolean }
+  | { type: 'summary'; path: string; summary: string; cached: boolean; quiet?: boolean }
   /** The active Markdown file's related notes (`response` null: no file, or not indexed). */
   | { type: 'related'; path: string | null; response: RelatedResponse | null; message?: string }
   | { type: 'schema'; schema: SchemaResponse | null }

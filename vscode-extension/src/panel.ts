@@ -12,7 +12,7 @@ import { isFromWebview, type FromWebview, type PanelCommand as FromWebviewComman
 import { defaultLinkDeps, openAt, openLink, openResult, type LinkDeps } from './open';
 import { OptionalMethods, optionalRequest } from './optional';
 import { panelHtml } from './panelHtml';
-import { ErrorCodes, Methods, type AskEvent, type IndexAction, type Range } from './protocol';
+import { ErrorCodes, Methods, type AskEvent, type AskResponse, type IndexAction, type Range } from './protocol';
 import { onListChanged, rememberList } from './lastList';
 import { Debouncer, errorCode, errorMessage, LatestOnly, makeNonce } from './util';
 
@@ -169,7 +169,8 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'openLink':
         return this.openLink(message.href);
       case 'ask':
-        return this.runAsk(message.question, message.file ?? null, message.conversationId ?? null);
+        await this.runAsk(message.question, message.file ?? null, message.conversationId ?? null);
+        return;
       case 'cancelAsk':
         this.ask?.source.cancel();
         return;
@@ -268,7 +269,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   /** Ask in the panel; its steps stream in as `kb/askEvent`s. */
-  async runAsk(question: string, file: string | null, conversationId: string | null = null): Promise<void> {
+  async runAsk(question: string, file: string | null, conversationId: string | null = null): Promise<AskResponse | undefined> {
     this.ask?.source.cancel();
     const id = ++this.askCounter;
     const source = new vscode.CancellationTokenSource();
@@ -282,9 +283,11 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       );
       this.backend.noteAnswer?.(response);
       this.post({ type: 'askDone', id, response });
+      return response;
     } catch (err) {
       const cancelled = errorCode(err) === ErrorCodes.requestCancelled || source.token.isCancellationRequested;
       this.post({ type: 'askFailed', id, message: cancelled ? 'Stopped.' : errorMessage(err) });
+      return undefined;
     } finally {
       if (this.ask?.id === id) {
         this.ask = undefined;
@@ -305,8 +308,9 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  showSummary(path: string, summary: string, cached: boolean): void {
-    this.post({ type: 'summary', path, summary, cached });
+  /** A file's summary, for the hover card; `quiet`: it is in the transcript already. */
+  showSummary(path: string, summary: string, cached: boolean, quiet = false): void {
+    this.post({ type: 'summary', path, summary, cached, ...(quiet ? { quiet } : {}) });
   }
 
   /** Re-run the panel's last search (after a stale result, or when asked). */

@@ -68,10 +68,12 @@ export type StopReason =
   | 'clarify'
   | 'step_limit'
   | 'length'
+  | 'degenerate'
   | 'empty'
   | 'error'
   | 'cancelled';
 export type AskMode = 'agent' | 'grounded' | 'fallback';
+export type AskVerdict = 'supported' | 'unsupported' | 'no_model';
 export type LlmProvider = 'ollama' | 'openai';
 export type ListOrigin = 'agent' | 'cli' | 'mcp';
 export type AskEventKind =
@@ -179,12 +181,24 @@ export interface SearchParams {
   filter?: string | null;
 }
 
+/**
+ * A value a model read from a note, and where: the note's own words it was checked
+ * against (a value without such words is never stored).
+ */
+export interface ExtractedValue {
+  value: string;
+  evidence: string;
+  range: Range;
+  start: number;
+  end: number;
+}
+
 /** A file's key metadata, for display beside a hit. */
 export interface HitMeta {
   tags?: string[];
   status?: string | null;
   modified?: string | null;
-  extracted?: Record<string, string[]>;
+  extracted?: Record<string, ExtractedValue[]>;
   extractedBy?: string | null;
 }
 
@@ -278,6 +292,18 @@ export interface AskResponse {
    * Citations the model wrote that name no passage it was given (as it wrote them: `[7]`, `[docs/x.md:3]`), taken out of the answer.
    */
   dropped?: string[];
+  /**
+   * The one verdict to show: supported / not supported by the notes / no model; null for a question back, an error or a stop. `mode` is its small print.
+   */
+  verdict?: AskVerdict | null;
+  /**
+   * Why the answer was made in its mode: `smollm2 does not call tools`, `qwen2.5:7b claims to call tools, but it answered without calling a tool`.
+   */
+  modeReason?: string | null;
+  /**
+   * The model's text when the check found it unsupported: it is in `answer` after the quotes, and a client folds it ("The model's answer is not supported by your notes — show it").
+   */
+  folded?: string | null;
 }
 
 /**
@@ -322,11 +348,26 @@ export interface RelatedResponse {
   index: IndexStatus;
 }
 
-export type SchemaParams = Record<string, never>;
+export interface SchemaParams {
+  /**
+   * Also list every value a model extracted from each note: kept (with the note's words it was read from) or rejected (with the reason).
+   */
+  extracted?: boolean;
+}
 
 export interface SchemaValue {
   value: string;
   count: number;
+}
+
+/**
+ * How many values of one field one model gave: kept (the note says them) and
+ * rejected (not stored).
+ */
+export interface FieldExtraction {
+  model: string;
+  kept: number;
+  rejected: number;
 }
 
 export interface SchemaField {
@@ -335,11 +376,33 @@ export interface SchemaField {
   files: number;
   top?: SchemaValue[];
   extracted?: number;
+  models?: FieldExtraction[];
+}
+
+/**
+ * One value a model gave for a note: kept, with the span of the note's words it was
+ * read from, or rejected, with the reason and the words the model gave.
+ */
+export interface ExtractedClaim {
+  field: string;
+  value: string;
+  kept: boolean;
+  valid?: boolean;
+  reason?: string | null;
+  evidence: string;
+  range?: Range | null;
+}
+
+export interface NoteExtraction {
+  path: string;
+  model: string;
+  values: ExtractedClaim[];
 }
 
 export interface SchemaResponse {
   files: number;
   fields: SchemaField[];
+  notes?: NoteExtraction[] | null;
 }
 
 /**

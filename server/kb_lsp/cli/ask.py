@@ -94,6 +94,7 @@ STOPS = {
     "clarify": "the agent asks a question back: answer it in a new kb ask",
     "step_limit": "stopped at the step limit: raise kb.agent.maxSteps for more",
     "length": "cut off: the model hit its token limit: raise kb.llm.maxTokens for more",
+    "degenerate": "stopped early: the model's text degenerated (see the note above)",
     "empty": "the model said nothing, twice; nothing was cached",
     "cancelled": "cancelled",
     "error": "failed",
@@ -102,17 +103,29 @@ STOPS = {
 
 MODES = {
     "agent": "agent mode (the model called tools)",
-    "grounded": "grounded mode (the model cannot call tools: it answered from passages)",
+    "grounded": "grounded mode (the model answered from passages)",
     "fallback": "no model answered: the best passages instead",
+}
+
+# The one verdict, said first (`AskResponse.verdict`); the mode is its small print.
+VERDICTS = {
+    "supported": "SUPPORTED by your notes",
+    "unsupported": "NOT SUPPORTED by your notes: check it against the passages",
+    "no_model": "NO MODEL: the best passages",
 }
 
 
 def format_ask_footer(response: AskResponse, flags: Collection[str] = ()) -> str:
-    """`[grounded mode (…); NOT GROUNDED (…); stop: length — cut off: …]` (the settings
-    it names said as this command's `flags` and variables set them)."""
-    parts = [MODES.get(response.mode, f"{response.mode} mode")]
-    if not response.grounded:
-        parts.append("NOT GROUNDED (the answer cites none of its sources: check them)")
+    """`[NOT SUPPORTED by your notes: …; grounded mode (smollm2 does not call tools); stop:
+    length — cut off: …]` (the settings it names said as this command's `flags` and
+    variables set them)."""
+    parts = [VERDICTS[response.verdict]] if response.verdict else []
+    if response.mode == "fallback":
+        parts = parts or [MODES["fallback"]]
+    elif response.mode_reason:
+        parts.append(f"{response.mode} mode ({response.mode_reason})")
+    else:
+        parts.append(MODES.get(response.mode, f"{response.mode} mode"))
     stop = f"stop: {response.stop}"
     parts.append(f"{stop} — {STOPS[response.stop]}" if response.stop in STOPS else stop)
     return in_terminal_words(f"[{'; '.join(parts)}]", flags)

@@ -112,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument(
         "--sample", type=int, default=8, metavar="N", help="notes the model reads (0: none)"
     )
+    schema.add_argument(
+        "--extracted",
+        action="store_true",
+        help="list every value the model extracted from each note: kept (with the line and "
+        "words of the note it was read from) or rejected (with the reason)",
+    )
 
     status = command("status", cmd_status, "show what is indexed and what was skipped")
     workspace(status)

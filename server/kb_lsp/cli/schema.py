@@ -24,6 +24,7 @@ from kb_lsp.cli.common import (
     _workspace,
 )
 from kb_lsp.cli.output import print_result
+from kb_lsp.listing import quote_words
 from kb_lsp.terminal.text import out, visible
 
 
@@ -43,8 +44,33 @@ def format_schema(schema: Mapping[str, Any]) -> str:
         files = f"{count} file{'s' * (count != 1)}"
         if field.get("extracted"):
             files += f" ({field['extracted']} extracted by the model)"
-        line = f"  {visible(field['name']):<{width}}  {'|'.join(field['types'])}, {files}"
+        types = "|".join(field["types"]) or "-"
+        line = f"  {visible(field['name']):<{width}}  {types}, {files}"
         lines.append(f"{line}: {values}" if values else line)
+        for model in field.get("models", []):
+            lines.append(
+                f"  {'':<{width}}  {visible(model['model'])}: {model['kept']} kept, "
+                f"{model['rejected']} rejected (kb schema --extracted says why)"
+            )
+    return "\n".join(lines)
+
+
+def format_extracted(notes: list[Mapping[str, Any]]) -> str:
+    """Every note's extracted values: kept, with the line and the note's words it was
+    read from, or rejected, with the reason (a wire `SchemaResponse.notes`)."""
+    if not notes:
+        return "No note has extracted values (a schema in .kb/schema.json, then kb index)."
+    lines = []
+    for note in notes:
+        lines.append(f"{visible(note['path'])} ({visible(note['model'])})")
+        for claim in note["values"]:
+            said = visible(f"{claim['field']}: {claim['value']}")
+            if claim["kept"]:
+                line = claim["range"]["start"]["line"] + 1
+                words = visible(quote_words(claim["evidence"]))
+                lines.append(f"  kept      {said} — from line {line}: {words}")
+            else:
+                lines.append(f"  rejected  {said} — {visible(claim['reason'])}")
     return "\n".join(lines)
 
 
@@ -57,16 +83,19 @@ def cmd_schema(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace)
     if args.discover:
         return _discover(args, folder)
-    schema = _from_server(args, folder, METHODS["schema"], {})
+    params = {"extracted": True} if args.extracted else {}
+    schema = _from_server(args, folder, METHODS["schema"], params)
     if schema is None:
         from kb_lsp.protocol import dump
 
         with _runtime(args, folder) as runtime:
             if _sync(runtime, quiet=True) is None:
                 _say(READ_ONLY)
-            schema = dump(runtime.schema())
+            schema = dump(runtime.schema(extracted=args.extracted))
     if args.json:
         print_result("schema", schema)
+    elif args.extracted:
+        out(format_extracted(schema.get("notes") or []))
     else:
         out(format_schema(schema))
     return 0

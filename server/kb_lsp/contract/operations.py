@@ -174,8 +174,9 @@ SCHEMA = Operation(
     SchemaParams,
     SchemaResponse,
     "reads",
-    lambda rt, p, c: rt.schema(),
-    "The metadata fields a filter can use: types, file counts, frequent values.",
+    lambda rt, p, c: rt.schema(extracted=p.extracted),
+    "The metadata fields a filter can use: types, file counts, frequent values, and the "
+    "values a model extracted (kept or rejected).",
     errors=(Unavailable,),
     local=True,
     cli="schema",

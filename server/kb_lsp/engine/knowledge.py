@@ -29,7 +29,7 @@ from kb_lsp.engine.memory import release_free_memory
 from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
 from kb_lsp.engine.metadata.hits import hit_meta
-from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema
+from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema, note_extractions
 from kb_lsp.engine.records import (
     FileInfo,
     ReadOnlyStore,
@@ -349,13 +349,22 @@ class KnowledgeBase:
             names |= index.store.notes.field_names()
         return names
 
-    def schema(self, top: int = TOP_VALUES) -> SchemaResponse:
-        """The metadata fields of every root: types, file counts, frequent values."""
+    def schema(self, top: int = TOP_VALUES, *, extracted: bool = False) -> SchemaResponse:
+        """The metadata fields of every root: types, file counts, frequent values, kept
+        and rejected extracted values per model; `extracted`: also every note's
+        extracted values, kept (with their spans) and rejected (with the reasons)."""
         roots = self._snapshot()
         files = sum(index.store.catalog.counts()[0] for index in roots)
-        return build_schema(
+        schema = build_schema(
             files, [index.store.notes.field_summaries(top * 4) for index in roots], top
         )
+        if extracted:
+            schema.notes = [
+                note
+                for index in roots
+                for note in note_extractions(index.prefix, index.store.extractions.claims())
+            ]
+        return schema
 
     def search_in_file(self, path: str, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The best passages of one file (one hit per chunk, not grouped)."""

@@ -1,6 +1,7 @@
 """What a link in a note points at, for a preview (the editor's hover): the linked file's
-title, its key metadata (tags, status, last change), heading path and the passage that
-best matches the link text.
+title, its key metadata (tags, status, last change), the values a model extracted from
+it with the line and words each was read from, heading path and the passage that best
+matches the link text.
 
 A link is `[text](other.md)` (also `<other.md>`, `#anchors`, `"titles"`) or a bare
 `other.md` / `notes/other.md` in prose (`metadata/links.py`). Targets resolve against
@@ -18,6 +19,7 @@ from urllib.parse import unquote
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
 from kb_lsp.engine.metadata.links import bare_paths, is_external, markdown_links
 from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile
+from kb_lsp.protocol import ExtractedValue
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +76,7 @@ def hover_text(kb: KnowledgeBase, info: FileInfo, query: str) -> str:
         facts += [f"modified {meta.modified}"] if meta.modified else []
         lines.append(" · ".join(facts))
         if meta.extracted:
-            # Which values a model read from the text, and which model: not the author's.
-            shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in meta.extracted.items())
-            lines.append(f"extracted by {meta.extracted_by}: {shown}")
+            lines.append(extracted_lines(meta.extracted, meta.extracted_by))
     best = kb.search_in_file(info.path, query or info.title, limit=1)
     if best:
         hit = best[0]
@@ -86,6 +86,24 @@ def hover_text(kb: KnowledgeBase, info: FileInfo, query: str) -> str:
         if snippet:
             lines.append("\n".join("> " + row for row in snippet.splitlines()))
     return "\n\n".join(lines)
+
+
+def extracted_lines(extracted: dict[str, list[ExtractedValue]], model: str | None) -> str:
+    """Which values a model read from the text, which model (not the author's words),
+    and where each was read: `counterparty: Banorte — from line 12: “… sent to
+    Banorte's H2H …”`."""
+    rows = [f"extracted by {model or 'a model'}:"]
+    for name, values in extracted.items():
+        for value in values:
+            line = value.range.start.line + 1
+            rows.append(f"- {name}: {value.value} — from line {line}: {_quote(value.evidence)}")
+    return "\n".join(rows)
+
+
+def _quote(words: str, limit: int = 120) -> str:
+    # One line, however the note wraps it (`listing.quote_words` is the front ends' own).
+    flat = " ".join(words.split())
+    return f"“{flat if len(flat) <= limit else flat[: limit - 1] + '…'}”"
 
 
 def compute_hover(

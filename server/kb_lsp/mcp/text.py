@@ -106,9 +106,18 @@ def _lines_of(start: int, end: int) -> str:
     return f"L{start + 1}" if end <= start + 1 else f"L{start + 1}-L{end}"
 
 
+# The one verdict on an answer (`AskResponse.verdict`).
+VERDICTS = {
+    "supported": "Supported by the notes: the grounding check found it in what it cites.",
+    "unsupported": "Not supported by the notes: a claim to check against the passages.",
+    "no_model": "No model answered: these are the best passages.",
+}
+
+
 def ask_text(response: AskResponse) -> str:
     out = [response.answer.strip()]
-    if response.sources and "Sources:" not in response.answer:
+    listed = ("Sources:", "Passages the model was given:")
+    if response.sources and not any(heading in response.answer for heading in listed):
         cited = ", ".join(
             f"{s.path}:{_lines_of(s.range.start.line, s.range.end.line)}" for s in response.sources
         )
@@ -117,16 +126,20 @@ def ask_text(response: AskResponse) -> str:
         "clarify": "The agent needs a choice: answer with the number or the file.",
         "step_limit": "Stopped at the step limit: the answer may be partial.",
         "length": "The model was cut off: the answer may be partial.",
+        "degenerate": "The model's text degenerated and was stopped early.",
         "empty": "The model gave no answer.",
         "error": "No model answered: these are the best passages (mode fallback).",
         "cancelled": "Cancelled.",
     }
     if response.stop in notes:
         out.append(f"[{response.stop}] {notes[response.stop]}")
-    elif response.mode == "fallback":
-        out.append("[fallback] No model answered: these are the best passages.")
-    if not response.grounded and response.stop == "answer":
-        out.append("[ungrounded] The answer cites none of the passages it was given.")
+    verdict = VERDICTS.get(response.verdict or "")
+    if verdict:
+        # One verdict, the mode as its small print.
+        how = f"{response.mode} mode" + (
+            f": {response.mode_reason}" if response.mode_reason else ""
+        )
+        out.append(f"[{response.verdict}] {verdict} ({how}).")
     return "\n\n".join(part for part in out if part)
 
 
@@ -158,6 +171,13 @@ def schema_text(schema: SchemaResponse) -> str:
     for field in schema.fields:
         top = ", ".join(f"{value.value} ({value.count})" for value in field.top)
         types = "/".join(field.types)
-        lines.append(f"{field.name}: {types}, {field.files} files" + (f"; {top}" if top else ""))
+        # A value a model extracted is one the note's words were checked to say; what
+        # it guessed beyond those is not stored, and counted here.
+        models = "".join(
+            f"; {m.model} extracted {m.kept} (+{m.rejected} rejected)" for m in field.models
+        )
+        lines.append(
+            f"{field.name}: {types}, {field.files} files" + (f"; {top}" if top else "") + models
+        )
     lines.append("Filter a search with e.g. filter='tag:x -status:draft modified>2026-10-01'.")
     return "\n".join(lines)

@@ -104,6 +104,12 @@ class NumberedLists:
         entry = self._entry(client)
         return list(entry.hits) if entry is not None else []
 
+    def query(self, client: str) -> str | None:
+        """What the client's last list was made for (a search's query, a question), or
+        None when it has none."""
+        entry = self._entry(client)
+        return entry.query if entry is not None else None
+
     def get(self, client: str, n: int) -> SearchHit:
         """Result `n` (1-based) of the client's last list; `InvalidRequest` saying what
         exists otherwise."""

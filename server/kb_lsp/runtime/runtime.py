@@ -255,9 +255,9 @@ class Runtime:
         hit = self.lists.get(client, n)
         return OpenResultResponse(uri=hit.uri, path=hit.path, range=hit.range)
 
-    def schema(self) -> SchemaResponse:
-        """Every metadata field of the indexed files: types, file counts, top values."""
-        return self.read(lambda kb: kb.schema())
+    def schema(self, *, extracted: bool = False) -> SchemaResponse:
+        """The fields of the indexed files (`KnowledgeBase.schema`), `extracted` too."""
+        return self.read(lambda kb: kb.schema(extracted=extracted))
 
     def files(self, pattern: str | None = None) -> list[FileInfo]:
         """The indexed files (optionally those matching a glob on the workspace path)."""
@@ -307,6 +307,7 @@ class Runtime:
                 lambda agent: agent.ask(
                     params,
                     numbered=self.lists.hits(client) or None,
+                    numbered_query=self.lists.query(client),
                     on_event=on_event,
                     cancel=cancel,
                 ),
@@ -314,9 +315,8 @@ class Runtime:
             )
         finally:
             if outcome is None or outcome.response.stop == "error":
-                self.session.probe.refresh(
-                    self.session.made_agent
-                )  # the model may have gone away: say so soon
+                # The model may have gone away: say so soon.
+                self.session.probe.refresh(self.session.made_agent)
         if outcome.numbered is not None:
             self.lists.remember(client, params.question, outcome.numbered, origin="agent")
         return outcome.response

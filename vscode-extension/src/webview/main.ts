@@ -1129,9 +1129,11 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'summary':
       state.summaries[message.path] = message.summary;
-      state.transcript.push({ kind: 'summary', path: message.path, summary: message.summary, cached: message.cached });
-      showTab('ask');
-      renderAsk();
+      if (!message.quiet) {
+        state.transcript.push({ kind: 'summary', path: message.path, summary: message.summary, cached: message.cached });
+        showTab('ask');
+        renderAsk();
+      }
       break;
     case 'related':
       state.related = { path: message.path, response: message.response, message: message.message };

@@ -6,7 +6,7 @@
 import MarkdownIt from 'markdown-it';
 import type { ServerFailure } from '../backend';
 import type { ListOrigin } from '../messages';
-import type { AskEvent, AskResponse, IndexStatus, LlmStatus, Range, SchemaResponse, SearchHit, Source } from '../protocol';
+import type { AskEvent, AskResponse, AskVerdict, IndexStatus, LlmStatus, Range, SchemaResponse, SearchHit, Source } from '../protocol';
 import { count, formatScore, incompleteNotice, indexLabel, lineSpan, resultsIncomplete } from '../format';
 
 export function escapeHtml(text: string): string {
@@ -175,14 +175,27 @@ export function renderHover(hit: SearchHit, summary: string | undefined, passage
   );
 }
 
-/** The fields a model read from the note's text, and which model: not the author's words. */
+/** The fields a model read from the note's text, which model (not the author's words), and
+ * where each was read: `counterparty: Banorte — from line 12: “… sent to Banorte's H2H …”`. */
 function extractedLine(hit: SearchHit): string {
   const fields = Object.entries(hit.meta?.extracted ?? {});
   if (!fields.length) {
     return '';
   }
-  const shown = fields.map(([name, values]) => `${escapeHtml(name)}: ${escapeHtml(values.join(', '))}`).join('; ');
-  return `<div class="hover-extracted">extracted by ${escapeHtml(hit.meta?.extractedBy ?? 'a model')}: ${shown}</div>`;
+  const rows = fields.flatMap(([name, values]) =>
+    values.map(
+      (v) =>
+        `<div class="hover-extracted-value">${escapeHtml(name)}: ${escapeHtml(v.value)} — from line ${v.range.start.line + 1}: ` +
+        `“${escapeHtml(oneLine(v.evidence, 120))}”</div>`,
+    ),
+  );
+  return `<div class="hover-extracted">extracted by ${escapeHtml(hit.meta?.extractedBy ?? 'a model')}:${rows.join('')}</div>`;
+}
+
+/** `text` on one line, cut to `limit` characters with an ellipsis. */
+function oneLine(text: string, limit: number): string {
+  const flat = text.split(/\s+/).filter(Boolean).join(' ');
+  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
 }
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
@@ -591,15 +604,35 @@ export function withoutSourcesParagraph(answer: string): string {
 const STOP_NOTES: Record<string, string> = {
   step_limit: 'Stopped at the step limit — the answer may be incomplete.',
   length: 'The model was cut off — the answer is incomplete.',
+  degenerate: 'Stopped early — the model’s text had degenerated, and was cut there.',
   empty: 'The model gave no answer.',
   cancelled: 'Stopped.',
 };
 
-const MODE_BADGES: Record<string, { text: string; title: string }> = {
-  agent: { text: 'agent', title: 'The model searched and read the notes with its tools.' },
-  grounded: { text: 'grounded', title: 'The model answered from the best passages, which it cites.' },
-  fallback: { text: 'no model', title: 'No model answered: these are the best passages for the question.' },
+/** The one verdict badge: whether the notes support the answer (`AskResponse.verdict`). */
+const VERDICT_BADGES: Record<AskVerdict, { text: string; title: string }> = {
+  supported: { text: 'supported', title: 'The grounding check found what the model says in the passages it cites.' },
+  unsupported: { text: 'not supported by the notes', title: 'The grounding check did not find the model’s answer in your notes: it is a claim to check.' },
+  no_model: { text: 'no model', title: 'No model answered: these are the best passages for the question.' },
 };
+
+/** The mode, as the verdict's small print. */
+const MODE_WORDS: Record<string, string> = {
+  agent: 'agent mode: the model searched and read the notes with its tools',
+  grounded: 'grounded mode: the model answered from the best passages',
+  fallback: 'no model answered',
+};
+
+/** The verdict of an answer; a server before issue 35 sends `grounded` and `mode` only. */
+export function verdictOf(response: AskResponse): AskVerdict | null {
+  if (response.verdict !== undefined) {
+    return response.verdict;
+  }
+  if (!['answer', 'length', 'degenerate'].includes(response.stop)) {
+    return null;
+  }
+  return response.mode === 'fallback' ? 'no_model' : response.grounded === false ? 'unsupported' : 'supported';
+}
 
 /** The sources of an answer, once per file: `[1, 3] docs/cors.md L1–20 · L40–45`, the file
  * and each range a link to those lines. */
@@ -608,7 +641,8 @@ export function renderSources(response: AskResponse, entryIndex: number): string
   if (groups.length === 0) {
     return '';
   }
-  const title = response.grounded === false ? 'Passages the model was given (it cites none of them)' : 'Sources';
+  // One wording with the answer's own: the verdict says whether it cites them.
+  const title = response.mode === 'grounded' ? 'Passages the model was given' : response.mode === 'fallback' ? 'Passages' : 'Sources';
   const items = groups.map((group, g) => {
     const numbers = [...new Set(group.ranges.flatMap((r) => r.numbers))].sort((a, b) => a - b);
     const ranges = group.ranges
@@ -656,16 +690,15 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
         : '');
   } else {
     const text = response.sources.length > 0 ? withoutSourcesParagraph(response.answer) : response.answer;
-    body = `<div class="markdown">${renderMarkdown(withoutLead(text, hideLead), { entry: entryIndex, sources: response.sources })}</div>`;
+    body = renderAnswerBody(withoutLead(text, hideLead), response, entryIndex);
   }
-  const mode = MODE_BADGES[response.mode ?? 'agent'];
+  const verdict = clarify || response.stop === 'cancelled' ? null : verdictOf(response);
+  const badge = verdict ? VERDICT_BADGES[verdict] : undefined;
+  const mode = MODE_WORDS[response.mode ?? 'agent'];
+  const small = mode && !clarify && response.stop !== 'cancelled' && response.mode !== 'fallback' ? `${mode}${response.modeReason ? ` (${response.modeReason})` : ''}` : '';
   const badges =
-    (mode && !clarify && response.stop !== 'cancelled'
-      ? `<span class="badge mode mode-${escapeHtml(response.mode ?? 'agent')}" title="${escapeHtml(mode.title)}">${mode.text}</span>`
-      : '') +
-    (response.grounded === false && !clarify
-      ? `<span class="badge ungrounded" title="This answer cites none of the passages it was given: check it against your notes.">ungrounded</span>`
-      : '');
+    (badge ? `<span class="badge verdict verdict-${escapeHtml(verdict ?? '')}" title="${escapeHtml(badge.title)}">${escapeHtml(badge.text)}</span>` : '') +
+    (small ? `<span class="mode-note">${escapeHtml(small)}</span>` : '');
   const tools =
     `<div class="answer-bar">${badges}<span class="spacer"></span>` +
     `<button type="button" class="link-button copy-answer" data-entry="${entryIndex}" title="Copy the answer as Markdown">Copy</button></div>`;
@@ -675,8 +708,36 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
     ? `<div class="dropped-note">Left out ${dropped.map((c) => `<code>${escapeHtml(c)}</code>`).join(', ')}: the model cited ${dropped.length === 1 ? 'a passage' : 'passages'} it was not given.</div>`
     : '';
   const sources = clarify ? '' : droppedNote + renderSources(response, entryIndex);
-  const cls = `answer stop-${escapeHtml(response.stop)}${response.grounded === false ? ' is-ungrounded' : ''}`;
+  const cls = `answer stop-${escapeHtml(response.stop)}${verdict === 'unsupported' ? ' is-unsupported' : ''}`;
   return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${note}</div>` : ''}${sources}</div>`;
+}
+
+export const FOLDED_SUMMARY = 'The model’s answer is not supported by your notes — show it';
+const UNSUPPORTED_NOTE = /^\s*> Not supported by your notes\b/;
+
+/**
+ * An answer's Markdown. When the check found the model's text unsupported
+ * (`response.folded`), that text is folded under the quotes: the quotes, the verdict's
+ * reasons, then "The model's answer is not supported by your notes — show it".
+ */
+export function renderAnswerBody(text: string, response: AskResponse, entryIndex: number): string {
+  const env = { entry: entryIndex, sources: response.sources };
+  const folded = response.folded?.trim();
+  const at = folded ? text.indexOf(folded) : -1;
+  if (!folded || at < 0) {
+    return `<div class="markdown">${renderMarkdown(text, env)}</div>`;
+  }
+  const before = text.slice(0, at);
+  const after = text.slice(at + folded.length).split(/\n\s*\n/);
+  const notes = after.filter((p) => UNSUPPORTED_NOTE.test(p));
+  const rest = after.filter((p) => p.trim() && !UNSUPPORTED_NOTE.test(p));
+  const head = [before.trim(), ...notes].filter((p) => p.trim()).join('\n\n');
+  return (
+    (head ? `<div class="markdown">${renderMarkdown(head, env)}</div>` : '') +
+    `<details class="folded-answer"><summary>${escapeHtml(FOLDED_SUMMARY)}</summary>` +
+    `<div class="markdown">${renderMarkdown(folded, env)}</div></details>` +
+    (rest.length ? `<div class="markdown">${renderMarkdown(rest.join('\n\n'), env)}</div>` : '')
+  );
 }
 
 /** The answer without its first paragraph when that paragraph is `lead` (the model card says it). */

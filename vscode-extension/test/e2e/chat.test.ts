@@ -5,7 +5,8 @@
  * 1. `KB: Choose a Model…` → "llama-server" → its address → a model the server lists
  *    writes kb.llm.provider, kb.llm.baseUrl and kb.llm.model; "no model" goes;
  * 2. a grounded answer: each `[n]` is a link that opens its source's lines, and the
- *    sources list each file once;
+ *    sources list each file once; one verdict badge, the mode as its small print, an
+ *    unsupported model text folded under the quotes (issue 35);
  * 3. a model that goes silent mid-answer: Stop ends the answer, the Ask button is back;
  * 4. the panel shows the list `KB: Search` (the quick pick) made last, with its query, and
  *    `KB: Open Result…` 7 opens the panel's #7.
@@ -139,6 +140,19 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
       await ask('When are deploys frozen?');
       const answer = frame.locator('.answer').last();
       await answer.locator('.sources li').first().waitFor({ timeout: 120_000 });
+      // One verdict in the DOM (issue 35): one badge, never "grounded" beside "ungrounded";
+      // the mode is small print, and text the check does not support is folded.
+      const badges = await answer.locator('.badge').allTextContents();
+      assert.equal(badges.length, 1, `one badge: ${badges.join(', ')}`);
+      assert.ok(['supported', 'not supported by the notes'].includes(badges[0] ?? ''), `the verdict: ${badges[0]}`);
+      assert.match((await answer.locator('.mode-note').textContent()) ?? '', /^grounded mode/);
+      assert.equal(await answer.locator('.badge', { hasText: /^grounded$|ungrounded/ }).count(), 0);
+      assert.equal(await answer.locator('.sources-title').textContent(), 'Passages the model was given');
+      if (badges[0] !== 'supported') {
+        const fold = answer.locator('details.folded-answer summary');
+        assert.match((await fold.textContent()) ?? '', /not supported by your notes — show it/);
+        await fold.click(); // the model's citations below are in the fold
+      }
       const cites = answer.locator('a.cite');
       const texts = await cites.allTextContents();
       const quotes = texts.filter((t) => /^\[[^\]]+\.md:\d+(-\d+)?\]$/.test(t));
@@ -152,7 +166,8 @@ describe('Ask in code-server: the model picker, citations, Stop, one last list',
       assert.ok(new Set(citedFiles).size < citedFiles.length, `a file cited twice (the case this checks): ${citedFiles.join(', ')}`);
       const listed = await answer.locator('.sources li a.source').allTextContents();
       assert.deepEqual([...listed].sort(), [...new Set(citedFiles)].sort(), 'each cited file listed once');
-      assert.doesNotMatch((await answer.locator('.markdown').textContent()) ?? '', /Sources:/, 'no "Sources:" paragraph besides the list');
+      // (An unsupported model text is a markdown block of its own, in the fold.)
+      assert.doesNotMatch((await answer.locator('.markdown').allTextContents()).join('\n'), /Sources:/, 'no "Sources:" paragraph besides the list');
       // Steps fold into one line.
       assert.ok((await frame.locator('.steps-summary, details.steps summary').count()) <= 1);
       await vs.shot('chat-citations.png');

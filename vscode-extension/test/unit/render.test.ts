@@ -6,6 +6,7 @@ import {
   droppedCitations,
   fallbackReason,
   filterCompletions,
+  FOLDED_SUMMARY,
   filterWordAt,
   fixCommand,
   groupSources,
@@ -207,14 +208,41 @@ describe('webview rendering', () => {
     );
   });
 
-  it('shows how an answer was made and marks ungrounded answers', () => {
+  it('shows one verdict, the mode as its small print', () => {
     const base = { answer: 'It is so.', sources: [], stop: 'answer' as const, steps: [], usage: {} };
-    assert.match(renderAnswer({ ...base, mode: 'grounded' }, 0), /class="badge mode mode-grounded"[^>]*>grounded</);
-    const ungrounded = renderAnswer({ ...base, mode: 'agent', grounded: false }, 0);
-    assert.match(ungrounded, /class="answer stop-answer is-ungrounded"/);
-    assert.match(ungrounded, /class="badge ungrounded"[^>]*>ungrounded</);
-    assert.doesNotMatch(renderAnswer({ ...base, grounded: true }, 0), /ungrounded/);
-    assert.match(renderAnswer({ ...base, mode: 'fallback', stop: 'error' }, 0), />no model</);
+    const supported = renderAnswer({ ...base, mode: 'grounded', verdict: 'supported', modeReason: 'smollm2 does not call tools' }, 0);
+    assert.match(supported, /class="badge verdict verdict-supported"[^>]*>supported</);
+    assert.match(supported, /class="mode-note">grounded mode: the model answered from the best passages \(smollm2 does not call tools\)</);
+    assert.equal((supported.match(/class="badge/g) ?? []).length, 1, 'one badge');
+    const unsupported = renderAnswer({ ...base, mode: 'agent', grounded: false, verdict: 'unsupported' }, 0);
+    assert.match(unsupported, /class="answer stop-answer is-unsupported"/);
+    assert.match(unsupported, /class="badge verdict verdict-unsupported"[^>]*>not supported by the notes</);
+    assert.doesNotMatch(unsupported, />grounded</);
+    assert.match(renderAnswer({ ...base, mode: 'fallback', verdict: 'no_model' }, 0), /verdict-no_model"[^>]*>no model</);
+    // A server before issue 35 sends `grounded` and `mode` only: the verdict is read from them.
+    assert.match(renderAnswer({ ...base, mode: 'grounded', grounded: false }, 0), />not supported by the notes</);
+    assert.match(renderAnswer({ ...base, mode: 'grounded', grounded: true }, 0), />supported</);
+    assert.doesNotMatch(renderAnswer({ ...base, stop: 'clarify', verdict: null }, 0), /class="badge verdict/);
+  });
+
+  it('folds an unsupported model answer under the quotes', () => {
+    const model = 'The cut-off is at noon.';
+    const answer = [
+      'From your notes:\n- “Payments must be released before 14:30.” [payments/mexico.md:9]',
+      model,
+      '> Not supported by your notes: cites no passage. Check the model’s answer above against the passages.',
+      'Passages the model was given: [1] `payments/mexico.md` lines 7–12',
+    ].join('\n\n');
+    const sources = [{ n: 1, uri: 'file:///w/payments/mexico.md', path: 'payments/mexico.md', range: { start: { line: 6, character: 0 }, end: { line: 12, character: 0 } } }];
+    const html = renderAnswer({ answer, sources, stop: 'answer', steps: [], usage: {}, mode: 'grounded', grounded: false, verdict: 'unsupported', folded: model }, 0);
+    const quotes = html.indexOf('Payments must be released');
+    const reason = html.indexOf('Not supported by your notes: cites no passage');
+    const fold = html.indexOf(`<details class="folded-answer"><summary>${FOLDED_SUMMARY}</summary>`);
+    const text = html.indexOf(model);
+    assert.ok(quotes >= 0 && quotes < reason && reason < fold && fold < text, html);
+    assert.equal((html.match(/at noon/g) ?? []).length, 1);
+    // A supported answer is not folded.
+    assert.doesNotMatch(renderAnswer({ answer, sources, stop: 'answer', steps: [], usage: {}, mode: 'grounded', verdict: 'supported' }, 0), /<details/);
   });
 
   it('shows the model trouble once: error steps of a fallback answer and its lead line go', () => {
@@ -315,6 +343,17 @@ describe('webview rendering', () => {
     const h = hit(1, 'a.md', { snippet: 'short…', marks: ['install'] });
     assert.match(renderHover(h, undefined), /<div class="hover-passage">short…<\/div>/);
     assert.match(renderHover(h, undefined, 'line one\nthen install it'), /<div class="hover-passage is-passage">line one\nthen <mark>install<\/mark> it<\/div>/);
+  });
+
+  it('hovers with each extracted value and the line and words of the note it was read from', () => {
+    const range = { start: { line: 11, character: 4 }, end: { line: 11, character: 40 } };
+    const evidence = "sent to Banorte's H2H <portal>";
+    const h = hit(1, 'a.md', {
+      meta: { extracted: { counterparty: [{ value: 'Banorte', evidence, range, start: 120, end: 150 }] }, extractedBy: 'ollama/qwen2.5:7b' },
+    });
+    const html = renderHover(h, undefined);
+    assert.match(html, /extracted by ollama\/qwen2\.5:7b:/);
+    assert.match(html, /counterparty: Banorte — from line 12: “sent to Banorte&#39;s H2H &lt;portal&gt;”/);
   });
 
   it('completes filter values from the schema', () => {

@@ -349,11 +349,13 @@ describe('commands', () => {
     assert.match(vscode.calls.messages[0]?.text ?? '', /not inside the workspace/);
   });
 
-  it('KB: Summarize This File shows the summary in the panel', async () => {
+  it('KB: Summarize This File asks in the panel, so the summary streams in', async () => {
     const { backend, posted } = setup();
-    backend.on('kb/summarize', (p) => Promise.resolve({ path: p.file ?? '', summary: 'Short.', cached: true }));
+    backend.on('kb/ask', () => Promise.resolve({ answer: 'Short.', sources: [], stop: 'answer' as const, steps: [], usage: {} }));
     await vscode.commands.executeCommand('kb.summarizeFile', vscode.Uri.file('/ws/a.md'));
-    assert.deepEqual(posted.at(-1), { type: 'summary', path: 'a.md', summary: 'Short.', cached: true });
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'Summarize this file', file: 'a.md' });
+    assert.ok(posted.some((m) => m.type === 'askStarted'));
+    assert.ok(posted.some((m) => m.type === 'askDone'));
   });
 
   it('KB: Reindex asks for a full reindex and updates the status', async () => {

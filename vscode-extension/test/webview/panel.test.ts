@@ -538,7 +538,7 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.locator('.step-error').count(), 0);
     assert.deepEqual(await page.locator('.status-step').allTextContents(), [], '"Waiting for the model" only while waiting');
     assert.match((await page.textContent('.answer')) ?? '', /here are the best passages/);
-    assert.equal(await page.textContent('.answer .badge.mode'), 'no model');
+    assert.equal(await page.textContent('.answer .badge.verdict'), 'no model');
     assert.match((await page.textContent('#model-card')) ?? '', /No model is reachable/);
     await page.screenshot({ path: artifact('webview-model-card.png') });
     await clearPosted();
@@ -590,9 +590,10 @@ describe('panel webview in Chromium', () => {
       return { top: t.scrollTop, max: t.scrollHeight - t.clientHeight };
     });
     assert.ok(scroll.max > 0 && Math.abs(scroll.top - scroll.max) < 2, 'the transcript scrolls, showing the latest answer');
-    assert.deepEqual(await page.locator('.answer .badge.mode').allTextContents(), ['agent', 'grounded', 'agent', 'grounded', 'agent', 'grounded', 'agent', 'grounded']);
-    assert.equal(await page.locator('.answer.is-ungrounded').count(), 1);
-    assert.equal(await page.locator('.answer').nth(2).locator('.badge.ungrounded').textContent(), 'ungrounded');
+    // One verdict per answer; the mode is its small print.
+    assert.deepEqual(await page.locator('.answer .badge').allTextContents(), ['supported', 'supported', 'not supported by the notes', 'supported', 'supported', 'supported', 'supported', 'supported']);
+    assert.deepEqual((await page.locator('.answer .mode-note').allTextContents()).map((t) => t.split(' ')[0]), ['agent', 'grounded', 'agent', 'grounded', 'agent', 'grounded', 'agent', 'grounded']);
+    assert.equal(await page.locator('.answer.is-unsupported').count(), 1);
     await page.screenshot({ path: artifact('webview-chat.png') });
     await clearPosted();
     await page.locator('.copy-answer').last().click();

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import threading
 
-from kb_lsp.engine.agent import grounded_mode, references, sampling
+from kb_lsp.engine.agent import grounded_mode, grounding, references, sampling
 from kb_lsp.engine.agent.fallback import answer_without_model
 from kb_lsp.engine.agent.focus import resolve
 from kb_lsp.engine.agent.found import sources_line
@@ -120,7 +120,19 @@ def choose_mode(request: Request) -> AskMode:
         if mode == "agent"
         else "the best passages are given to the model to answer from, with citations"
     )
-    request.emit("status", f"Mode: {mode} — {text} ({why}).")
+    request.mode_reason = why
+    said = f"Mode: {mode} — {text} ({why})."
+    if caps.chat_template is False:
+        # A base model (no chat template: the server's fallback or the raw prompt) goes on
+        # writing the prompt rather than answering it; said once, here and in the answer.
+        request.template_note = (
+            f"> Note: {model or 'the model'} has no chat template of its own, so the server "
+            "gives it the bare prompt; such a model tends to continue the prompt rather "
+            "than answer. Use an instruction-tuned (chat) model."
+        )
+        said += f" {model or 'The model'} has no chat template of its own: expect it to "
+        said += "continue the prompt rather than answer."
+    request.emit("status", said)
     return mode
 
 
@@ -135,7 +147,11 @@ def summarize_one(request: Request, info: FileInfo) -> AskOutcome:
     )
     try:
         summary = request.agent.summarizer.summarize(
-            info, cancel=request.cancel, meter=request.meter, on_wait=request.waiting
+            info,
+            cancel=request.cancel,
+            meter=request.meter,
+            on_wait=request.waiting,
+            on_text=request.stream.feed,  # the summary streams as the model writes it
         )
     except (LlmCancelled, ModelUnavailable):
         raise
@@ -148,9 +164,13 @@ def summarize_one(request: Request, info: FileInfo) -> AskOutcome:
     cached = " (cached)" if summary.cached else ""
     request.emit("tool_result", f"Summarized {info.path}{cached}", tool="summarize_document")
     source = source_of(info, 0, max(0, summary.line_count - 1))
+    # A summary is a claim about the file too: checked against its text.
+    supported = grounding.summary_supported(
+        summary.text, info.path, request.kb.read_text(info.path)
+    )
     if summary.truncated:
         note = cut_off_note(request.llm, sampling.summary_max_tokens(request.llm))
         answer = f"{summary.text}\n\n{note}\n\n{sources_line([source])}"
-        return request.respond("length", answer, [source])
+        return request.respond("length", answer, [source], grounded_answer=supported)
     answer = f"{summary.text}\n\n{sources_line([source])}"
-    return request.respond("answer", answer, [source])
+    return request.respond("answer", answer, [source], grounded_answer=supported)

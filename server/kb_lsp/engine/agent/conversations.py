@@ -40,7 +40,7 @@ def strip_usage(text: str) -> str:
 # list, cut-off and unverified notes.
 _NOT_HISTORY = re.compile(
     r"^\s*(?:\*\*|_)?(?:From your notes:|Sources:|Passages the model was given|> Cut off:|"
-    r"> Unverified:)",
+    r"> Unverified:|> Not supported by your notes|> Stopped early:|> Note:)",
     re.I,
 )
 _NUMBER = re.compile(r"\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\]")
@@ -59,6 +59,9 @@ class Turn:
     question: str
     answer: str
     stop: StopReason
+    # The question that started the turn's topic: the turn's own, or for a follow-up the
+    # one it followed up (`followup.py`); "" when nothing was searched.
+    topic: str = ""
 
 
 class Conversations:
@@ -80,10 +83,12 @@ class Conversations:
             self._turns.move_to_end(conversation_id)
             return list(turns)
 
-    def add(self, conversation_id: str, question: str, answer: str, stop: StopReason) -> None:
+    def add(
+        self, conversation_id: str, question: str, answer: str, stop: StopReason, topic: str = ""
+    ) -> None:
         with self._lock:
             turns = self._turns.setdefault(conversation_id, [])
-            turns.append(Turn(question, for_history(answer), stop))
+            turns.append(Turn(question, for_history(answer), stop, topic))
             del turns[: -self.max_turns]
             self._turns.move_to_end(conversation_id)
             while len(self._turns) > self.max_conversations:

@@ -9,12 +9,21 @@ near-ties, and deciding alone when the embedder fails. Each is quoted
 as plain text (its Markdown and HTML rendered away: `snippets.inline_text`) with
 `[path:lines]`, the file and the sentence's own lines, which the clients link.
 
+A quote must state the answer (issue 35, point 3). Each sentence is read with what it
+needs (`prose.py`: the command it introduces, the list it introduces or belongs to, the
+sentence before a "This…"), and scored by what it holds: besides the similarity and the
+shared terms, the question's names and numbers it contains (`ENTITY_WEIGHT`) and the kind
+of answer the question asks for — a time, a number, a command, a name (`answer_kind.py`,
+`KIND_WEIGHT`); both measured on `bench/queries/answers.json` (`python -m bench quotes`).
+
 A quote must be worth reading on its own: fragments ("Now instead of returning:",
-"...this response will return:", "because it…"), very short sentences, code, filler
-("Let's start with an example…") and sentences sharing no term with the question are
-never candidates; a full sentence that introduces a code block or a list ("…raise an
-exception with a status code of 404:") is a last resort, its colon made " …" (the link
-opens what follows); a second quote is kept only when it is about as good as the first.
+"...this response will return:", "because it…"), very short sentences, code without the
+sentence that says what it does, filler ("Let's start with an example…") and sentences
+sharing no term with the question are never candidates; a full sentence that introduces
+a code block or a list it cannot carry ("…raise an exception with a status code of
+404:") competes at `INTRO_PENALTY` below the rest, its colon made " …" (the link opens
+what follows); a second
+quote is kept only when it is about as good as the first.
 
 The lead is known before the model is called, so it streams first; the grounding check
 never sees it (it judges the model's text only).
@@ -30,8 +39,7 @@ from typing import Protocol
 
 import numpy as np
 
-from kb_lsp.engine.agent import citations, grounding
-from kb_lsp.engine.snippets import inline_text
+from kb_lsp.engine.agent import answer_kind, citations, grounding, prose
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +52,13 @@ SECOND_WITHIN = 0.1  # a second quote scoring this close to the first, or none
 # Score: cosine + TERM_WEIGHT × the share of the question's terms the sentence has: the
 # terms break ties and near-ties (a small embedder blurs "Mexico" and "Brazil").
 TERM_WEIGHT = 0.2
+# ... plus this × the share of the asked kinds of answer it holds (a time for "when"…),
+KIND_WEIGHT = 0.1
+# ... and this × the share of the question's names and numbers it has ("Mexico", "SEPA").
+ENTITY_WEIGHT = 0.1
+# ... minus this for a sentence introducing what the passage leaves out ("…a status code
+# of 404 …"): it is quoted when it answers clearly better, not as a last resort only.
+INTRO_PENALTY = 0.05
 CODE_SHARE = 0.08  # of a sentence's characters in `_CODE_CHARS`: code, not prose
 LEAD = "From your notes:"
 # A sentence of at least this many words that ends with ":" (it introduces a code block or
@@ -51,17 +66,6 @@ LEAD = "From your notes:"
 INTRO_WORDS = 8
 ELLIPSIS = " …"
 
-# Markdown that starts a line but is no part of the sentence (list item, block quote).
-_MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d{1,3}[.)]\s+)+(?:\[[ xX]\]\s+)?")
-# Lines that are structure, not prose: headings, tables, HTML, directives (pymdown,
-# admonitions, mkdocstrings, MyST), FastAPI's code includes, link definitions.
-_STRUCTURE = re.compile(
-    r"^\s*(?:#|\||<|///|!!!|\?\?\?|:::|\{\*|\[\^?[^\]]+\]:\s)|^\s{0,3}(?:[-=_*]\s*){3,}$"
-)
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
-# A sentence ends at . ! ? before a capital or a digit (after opening marks or
-# emphasis): "S.A. de C.V." is not three.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[*_`]{0,3}[A-Z0-9À-Þ])")
 _FRAGMENT_END = (":", ",", ";", "-", "–", "—", "(", "/")
 _FRAGMENT_START = ("...", "…")
 # Sentences that lead somewhere else: "Let's start with…", "Now that X, let's build…",
@@ -78,6 +82,7 @@ _FILLER = re.compile(
 # ("because the value was…", "which returns…"); one opening with code or a link does not.
 _CONTINUATION = re.compile(r"^[a-zà-ÿ]")
 _CODE_CHARS = frozenset("{}[]()=;<>$\\|`")
+_NAMED = re.compile(r"\b(?:[A-Z][\w.-]*|\d[\d,.:%]*|\w+[_.]\w+)")
 
 
 class Given(Protocol):
@@ -130,68 +135,39 @@ class _Candidate:
     shared: float  # the share of the question's stemmed terms the sentence has
     rank: int  # the passage's rank
     position: int  # the sentence's place in its passage
-    intro: bool = False  # a sentence introducing what follows (a last resort)
+    intro: bool = False  # a sentence introducing what the passage leaves out
+    holds: float = 0.0  # the share of the asked kinds of answer it holds
+    names: float = 0.0  # the share of the question's names and numbers it has
 
 
-def _paragraphs(text: str, first_line: int) -> list[list[tuple[int, str]]]:
-    """The prose of `text`, one list of (line number, text) per paragraph or list item:
-    front matter, headings, tables, HTML, directives and code left out."""
-    lines = text.split("\n")
-    skip = 0
-    if first_line == 0 and lines and lines[0].strip() == "---":
-        skip = next((i + 1 for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
-    out: list[list[tuple[int, str]]] = [[]]
-    fences = [line.strip() for line in lines[skip:] if _FENCE.match(line)]
-    # An odd number of fences, the first one bare: the passage starts inside a code
-    # block (its chunk was cut there), which that first fence closes.
-    fenced = len(fences) % 2 == 1 and fences[0].strip("`~") == ""
-    for i, line in enumerate(lines[skip:], skip):
-        if _FENCE.match(line):
-            fenced = not fenced
-            out.append([])
-        elif fenced or not line.strip() or _STRUCTURE.match(line):
-            out.append([])
-        elif _MARKER.match(line):
-            out.append([(first_line + i, _MARKER.sub("", line))])
-        else:
-            out[-1].append((first_line + i, line.strip()))
-    return [block for block in out if block]
-
-
-def _sentences(paragraph: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
-    """(first line, last line, Markdown) of each sentence of a paragraph."""
-    starts: list[int] = []
-    joined = ""
-    for _, line in paragraph:
-        starts.append(len(joined))
-        joined += line + " "
-
-    def line_at(offset: int) -> int:
-        return paragraph[max(i for i, s in enumerate(starts) if s <= offset)][0]
-
-    out: list[tuple[int, int, str]] = []
-    begin = 0
-    for end in [m.start() for m in _SENTENCE_END.finditer(joined)] + [len(joined)]:
-        piece = joined[begin:end]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            out.append((line_at(begin + lead), line_at(begin + len(piece.rstrip()) - 1), piece))
-        begin = end
-    return out
-
-
-def quotable(text: str, markdown: str = "") -> bool:
+def quotable(text: str, markdown: str = "", *, command: bool = False) -> bool:
     """Whether a sentence (as plain `text`, and as written) reads well on its own (see
-    the module docstring)."""
+    the module docstring); a `command` piece is judged by its sentence, the code span
+    it ends with aside."""
     if not MIN_CHARS <= len(text) <= MAX_CHARS or len(text.split()) < MIN_WORDS:
+        return False
+    if command:  # "List all stashes: `git stash list`": its sentence is judged alone
+        text = text[: text.find("`")].rstrip() or text
+    if len(text.split()) < 2:
         return False
     if _CONTINUATION.match(text) and not markdown.lstrip().startswith(("`", "[", "*", "_")):
         return False
-    if text.endswith(_FRAGMENT_END) or text.startswith(_FRAGMENT_START) or _FILLER.match(text):
+    if text.endswith(_FRAGMENT_END[1:] if command else _FRAGMENT_END):
+        return False  # a command's sentence ends with the ":" that introduces it
+    if text.startswith(_FRAGMENT_START) or _FILLER.match(text):
         return False
     if citations.NUMBER_CITATION.search(text):
         return False  # a "[2]" of the note's own would read as a link to passage 2
+    if text.count(")") > text.count("("):
+        return False  # "Flask) app with the middleware.": the rest of a sentence
     return sum(char in _CODE_CHARS for char in text) / len(text) < CODE_SHARE
+
+
+def names(text: str) -> set[str]:
+    """The names and numbers of `text`, lower-cased: capitalised words after its first,
+    all-caps words, numbers, identifiers (`pain.001`, `exclude_unset`)."""
+    words = _NAMED.findall(text)
+    return {w.lower().strip(".,") for i, w in enumerate(words) if i or not w.istitle()}
 
 
 def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
@@ -200,24 +176,27 @@ def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
     asked = set(grounding.terms(question))
     if not asked:
         return []
+    kinds = answer_kind.asked(question)
+    named = names(question)
     out: list[_Candidate] = []
     seen: set[str] = set()
     for rank, passage in enumerate(passages):
-        position = 0
-        for paragraph in _paragraphs(passage.text, passage.start):
-            for first, last, markdown in _sentences(paragraph):
-                text = inline_text(markdown)
-                intro = text.endswith(":") and len(text.split()) >= INTRO_WORDS
-                if intro:  # "…raise an exception with a status code of 404:"
-                    text = text[:-1].rstrip() + ELLIPSIS
-                shared = len(asked & set(grounding.terms(text))) / len(asked)
-                if shared and text not in seen and quotable(text, markdown):
-                    seen.add(text)
-                    quote = Quote(passage.path, first, last, text)
-                    out.append(_Candidate(quote, shared, rank, position, intro))
-                position += 1
-    # A sentence that introduces a code block or a list only when nothing else is there.
-    out = [c for c in out if not c.intro] or out
+        for piece in prose.pieces(passage.text, passage.start, MAX_CHARS):
+            text = piece.text
+            intro = piece.intro and len(text.split()) >= INTRO_WORDS
+            if intro:  # "…raise an exception with a status code of 404:"
+                text = text[:-1].rstrip() + ELLIPSIS
+            shared = len(asked & set(grounding.terms(text))) / len(asked)
+            readable = quotable(text, piece.markdown, command=piece.command)
+            if not shared or text in seen or not readable:
+                continue
+            seen.add(text)
+            # A sentence of the Germany page is about Germany: its path counts.
+            lowered = f"{text} {passage.path}".lower()
+            has = sum(1 for n in named if n[:5] in lowered) / len(named) if named else 0.0
+            quote = Quote(passage.path, piece.first, piece.last, text)
+            fit = answer_kind.fit(kinds, text, piece.markdown)
+            out.append(_Candidate(quote, shared, rank, piece.position, intro, fit, has))
     out.sort(key=lambda c: (-c.shared, c.rank, c.position))
     return out[:MAX_CANDIDATES]
 
@@ -248,7 +227,14 @@ def select(
     A second quote only when about as similar as the first. None quotable → []."""
     found = candidates(passages, question)
     similar = _similarities([c.quote.text for c in found], question, embedder)
-    scores = [s + TERM_WEIGHT * c.shared for s, c in zip(similar, found, strict=True)]
+    scores = [
+        s
+        + TERM_WEIGHT * c.shared
+        + KIND_WEIGHT * c.holds
+        + ENTITY_WEIGHT * c.names
+        - INTRO_PENALTY * c.intro
+        for s, c in zip(similar, found, strict=True)
+    ]
     ranked = sorted(
         zip(scores, found, strict=True),
         key=lambda sc: (-round(sc[0], 3), -sc[1].shared, sc[1].rank, sc[1].position),

@@ -75,12 +75,15 @@ class Agent:
         params: AskParams,
         *,
         numbered: list[SearchHit] | None = None,
+        numbered_query: str | None = None,
         on_event: Callable[[Step], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> AskOutcome:
-        """Answer `params.question`. Never raises for what can go wrong in a request
+        """Answer `params.question`; "file N" is entry N of `numbered` (the client's last
+        list, made for `numbered_query`). Never raises for what can go wrong in a request
         (bad references, tool errors, no model, cancellation): those end in `stop`."""
         request = Request(self, params, numbered, on_event, cancel or threading.Event())
+        request.numbered_query = numbered_query
         try:
             return run_request(request)
         finally:

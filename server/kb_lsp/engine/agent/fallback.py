@@ -107,5 +107,6 @@ def answer_without_model(
             f"{summary.text}\n\n{sources_line([source])}"
         )
         return request.respond("answer", answer, [source])
-    degraded = degraded_answer(request.kb, request.params.question, focus)
+    topic = request.topic()
+    degraded = degraded_answer(request.kb, topic.searched, focus)
     return request.respond("answer", degraded.answer, degraded.sources, degraded.numbered)

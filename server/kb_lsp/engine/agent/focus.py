@@ -3,10 +3,12 @@ finds the references; this says what they mean for one request).
 
 `file`/`n` params and "file 2" / "the second one" / "#2" in the question are resolved
 against the client's last numbered list; an N that does not exist ends the request with
-a clear answer (`stop: "error"`). A file named in the question ("my brief") that matches
-several files ends it with a question back (`stop: "clarify"`), its candidates numbered:
-they become the client's list, so the reply "the first one" or "file 2" continues the
-original question. A name no indexed file has ends it before any search.
+a clear answer (`stop: "error"`). A file name or quoted title that matches several files
+ends it with a question back (`stop: "clarify"`), its candidates numbered: they become
+the client's list, so the reply "the first one" or "file 2" continues the original
+question. A file name no indexed file has ends it before any search. A named document
+that could be several files ("the brief file") narrows nothing: every note is searched,
+and the candidates are said as a step.
 """
 
 from __future__ import annotations
@@ -79,13 +81,19 @@ def resolve(request: Request) -> Resolved:
     refs = references.find_numbered(question, after_clarify=after_clarify)
     spans = [(r.start, r.end) for r in refs]
     annotations: list[tuple[int, str]] = []
+    said: list[str] = []
     for ref in refs:
         n = ref.n if ref.n is not None else len(request.numbered_in or [])
         info = numbered_file(request, n, ref.text)
-        request.emit("thinking", f"“{ref.text}” is `{info.path}` (number {n} of the last list).")
+        said.append(f"“{ref.text}” is `{info.path}`")
+        request.emit(
+            "thinking", f"“{ref.text}” is `{info.path}` (number {n} of {which_list(request)})."
+        )
         annotations.append((ref.end, f" (`{info.path}`)"))
         if info not in focus:
             focus.append(info)
+    if said:
+        request.list_note = f"_{'; '.join(said)}: from {which_list(request)}._"
 
     if after_clarify and refs and references.is_reference_only(question, spans):
         # The reply to "which one?": go on with the question that asked it.
@@ -97,20 +105,51 @@ def resolve(request: Request) -> Resolved:
         return Resolved(focus, question, question, spans)
 
     if not refs and not focus:
-        for name_ref in references.find_by_name(question, kb.files()):
-            if len(name_ref.candidates) == 1:
-                info = name_ref.candidates[0]
-                request.emit("thinking", f"“{name_ref.text}” is `{info.path}`.")
-                annotations.append((name_ref.end, f" (`{info.path}`)"))
-                spans.append((name_ref.start, name_ref.end))
-                if info not in focus:
-                    focus.append(info)
-            elif len(name_ref.candidates) > 1:
-                raise clarify(name_ref)
-            else:
-                # Before any search: answering from other files would be worse.
-                raise Stop("error", references.not_found(name_ref.text, kb.files()))
+        for info, named in named_files(request, question):
+            annotations.append((named.end, f" (`{info.path}`)"))
+            spans.append((named.start, named.end))
+            if info not in focus:
+                focus.append(info)
     return Resolved(focus, annotate(question, annotations), question, spans)
+
+
+def named_files(request: Request, question: str) -> list[tuple[FileInfo, references.NameRef]]:
+    """The files `question` names (by file name, quoted title or as a named document),
+    each with its reference; raises `Stop` for a file name no file has, and a question
+    back for an explicit name several files have."""
+    if references.THIS_FILE.search(question):
+        request.emit(
+            "thinking",
+            "No file came with the question, so “this file” narrows nothing: every note "
+            "is searched (ask from a file's Ask About This File, or name it).",
+        )
+    files = request.kb.files()
+    named = references.find_by_name(question, files)
+    target = references.summary_target(question, files)
+    found: list[tuple[FileInfo, references.NameRef]] = []
+    for ref in named or ([target] if target else []):
+        if len(ref.candidates) == 1:
+            request.emit("thinking", f"“{ref.text}” is `{ref.candidates[0].path}`.")
+            found.append((ref.candidates[0], ref))
+        elif len(ref.candidates) > 1 and ref.explicit:
+            raise clarify(ref)
+        elif ref.candidates:
+            paths = ", ".join(f"`{f.path}`" for f in ref.candidates[:5])
+            request.emit(
+                "thinking",
+                f"“{ref.text}” could be {paths}: every note is searched (name the file, "
+                "or “file N”, to ask about one).",
+            )
+        else:
+            # Before any search: answering from other files would be worse.
+            raise Stop("error", references.not_found(ref.text, files))
+    return found
+
+
+def which_list(request: Request) -> str:
+    """The list "file N" was read from, as the answer names it."""
+    query = request.numbered_query
+    return f"the list for “{query}”" if query else "the last list"
 
 
 def numbered_file(request: Request, n: int, text: str) -> FileInfo:

@@ -42,6 +42,8 @@ PASSAGE_MAX_CHARS = 1500
 SMALL_CONTEXT = 4096  # tokens: under this, 2 passages of 600 characters
 MEDIUM_CONTEXT = 8192  # under this, 3 of 1000
 CHANGELOG_WEIGHT = 0.5
+INTRO_REACH = 3  # lines above a passage opening in a list where its introduction may be
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 # A file of release notes by its name: CHANGELOG.md, release-notes.md, HISTORY, NEWS.rst,
 # docs/changelog/2024.md, changes.md…
 CHANGELOG = re.compile(
@@ -75,22 +77,6 @@ class Passage:
     def source(self) -> Source:
         return Source(
             n=self.n, uri=self.uri, path=self.path, range=Range.of_lines(self.start, self.end)
-        )
-
-    def hit(self) -> SearchHit:
-        """The passage as an entry of the client's numbered list ("file 2" = passage 2)."""
-        snippet = " ".join(self.text.split())
-        return SearchHit(
-            n=self.n,
-            uri=self.uri,
-            path=self.path,
-            root="",
-            title=self.title,
-            label="context match",
-            score=round(self.score, 4),
-            snippet=snippet[:240] + ("…" if len(snippet) > 240 else ""),
-            heading=self.heading,
-            range=Range.of_lines(self.start, self.end),
         )
 
 
@@ -138,6 +124,7 @@ def gather(
         end = min(end, len(lines) - 1)
         if end < start:
             continue
+        start = with_intro(lines, start)
         end, text = _cut(lines, start, end, min(per_passage, budget_chars - used))
         if not text.strip():
             continue
@@ -197,6 +184,20 @@ def grade(candidates: list[SearchHit], *, keep_first: bool) -> list[SearchHit]:
         firsts = {h.path: h for h in reversed(candidates)}
         kept += [h for h in firsts.values() if h not in kept]
     return kept
+
+
+def with_intro(lines: list[str], start: int) -> int:
+    """`start`, or the line of the sentence introducing the list it opens in ("Two
+    approvers are needed when:") when that is at most `INTRO_REACH` lines above: a chunk
+    edge must not cut a list from its introduction (issue 35, point 3)."""
+    if start >= len(lines) or not _LIST_ITEM.match(lines[start]):
+        return start
+    for above in range(start - 1, max(-1, start - INTRO_REACH - 1), -1):
+        line = lines[above]
+        if not line.strip() or _LIST_ITEM.match(line) or line.startswith((" ", "\t")):
+            continue  # the list (or the blank line after its introduction) goes on up
+        return above if line.rstrip().endswith(":") and not line.lstrip().startswith("#") else start
+    return start
 
 
 def _cut(lines: list[str], start: int, end: int, max_chars: int) -> tuple[int, str]:

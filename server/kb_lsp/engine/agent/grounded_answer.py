@@ -3,10 +3,14 @@
 The answer opens with the passages' own best sentences (`evidence`, known before the
 model is called: it streams first), then the model's text without the citations of
 passages it was not given (`citations.check`), judged by the grounding check
-(`grounding.judge`: the model's text only, never the lead) and, when the check fails,
-labelled unverified after it, with the reasons; every passage it was given follows as its
-numbered sources. In that order the whole answer streams as appends: lead, model text,
-label.
+(`grounding.judge`: the model's text only, never the lead); every passage it was given
+follows, numbered as the model saw them ("Passages the model was given: …").
+
+When the check fails, the model's text is followed by "> Not supported by your notes:
+<why>", and clients that can fold it do (`AskResponse.folded`: the panel shows the quotes,
+the verdict, then "The model's answer is not supported by your notes — show it"). In
+that order the whole answer streams as appends — lead, model text, verdict — so a
+terminal, which cannot take text back, prints each once.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ from dataclasses import dataclass, field
 from kb_lsp.engine.agent import citations, grounding
 from kb_lsp.engine.agent.grounded import Passage
 
+GIVEN = "Passages the model was given"
+UNSUPPORTED = "> Not supported by your notes"
+
 
 @dataclass
 class Composed:
     body: str  # the model's text without the dropped citations
     tail: str  # the sources paragraph
     verdict: grounding.Verdict
-    note: str = ""  # "> Unverified: …" when the check fails
+    note: str = ""  # "> Not supported by your notes: …" when the check fails
     dropped: list[str] = field(default_factory=list)
     evidence: str = ""  # the passages' best sentences, quoted (`evidence.lead`)
 
@@ -31,9 +38,15 @@ class Composed:
     def grounded(self) -> bool:
         return self.verdict.grounded
 
+    @property
+    def folded(self) -> str | None:
+        """The model's text a client folds (the check failed), else None."""
+        return self.body if self.note and self.body else None
+
     def pending(self, *extra: str) -> str:
         """The answer before its sources, as a client streams it: the evidence, the
-        model's text, `extra` paragraphs (a cut-off note), the unverified note."""
+        model's text, `extra` paragraphs (a cut-off note), the note when the check
+        failed."""
         return _joined(self.evidence, self.body, *extra, self.note)
 
     def text(self, *extra: str) -> str:
@@ -53,11 +66,10 @@ def compose(
     verdict = grounding.judge(content, passages, question=question)
     checked = citations.check(content.strip(), passages)
     listing = "; ".join(f"[{p.n}] `{p.path}` lines {p.start + 1}–{p.end + 1}" for p in passages)
-    if checked.cited:
-        tail = f"Sources: {listing}"
-    else:
-        tail = f"Passages the model was given (its answer cites none of them): {listing}"
+    # One wording whether it cites them or not: the verdict says that, once.
+    tail = f"{GIVEN}: {listing}"
     note = ""
-    if verdict.label == "ungrounded" and checked.answer:
-        note = f"> Unverified: {'; '.join(verdict.reasons)}. Check it against the passages below."
+    if not verdict.grounded and checked.answer:
+        why = "; ".join(verdict.reasons) or "it says the notes do not answer"
+        note = f"{UNSUPPORTED}: {why}. Check the model's answer above against the passages."
     return Composed(checked.answer, tail, verdict, note, checked.dropped, evidence)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from kb_lsp.engine.agent import evidence, grounded, grounded_answer, prompts, sampling
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, estimate_tokens, fit
+from kb_lsp.engine.agent.grounded import Passage
 from kb_lsp.engine.agent.request import AskOutcome, Request, Stop, cut_off_note
 from kb_lsp.engine.knowledge import FileInfo
+from kb_lsp.engine.llm import ChatResult
 from kb_lsp.protocol import StopReason
 
 
@@ -20,8 +22,10 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     budget = max(1024, llm.num_ctx - limit - overhead - 64)
     passage_chars = int(max(600, budget - history_tokens) * CHARS_PER_TOKEN)
     count, each = grounded.fitted(llm.num_ctx)
-    # A follow-up ("and for Peru?") is searched together with the question before it.
-    wanted = f"{history[-1].question}\n{question}" if history else question
+    # A question is searched on its own; a follow-up ("and for Peru?") together with the
+    # topic it follows up, and its quotes are chosen for both.
+    topic = request.topic()
+    wanted = topic.searched if topic.joined else question
     passages, _files = grounded.gather(
         request.kb,
         wanted,
@@ -41,11 +45,10 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
         )
     listing = "; ".join(f"[{p.n}] {p.path} lines {p.start + 1}–{p.end + 1}" for p in passages)
     request.emit("tool_result", f"{len(passages)} passages for the model: {listing}")
-    if not focus:
-        # "file 2" now means passage 2, as the answer numbers them.
-        request.numbered_out = [p.hit() for p in passages]
+    # The client's numbered list stays the one it last saw ("file N" keeps meaning what
+    # it meant): the passages are numbered in the answer, as passages, not as a new list.
     # What the notes say comes first, before the model is even asked: it streams now.
-    lead = evidence.lead(passages, question, request.kb.embedder)
+    lead = evidence.lead(passages, wanted, request.kb.embedder)
     if lead:
         request.stream.paragraph(lead)
     turns = [(t.question, t.answer) for t in history]
@@ -53,14 +56,31 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     result = request.model_call(
         fit(messages, budget), max_tokens=limit, temperature=sampling.TEMPERATURE
     )
+    return _composed(request, result, passages, question, lead)
+
+
+def _composed(
+    request: Request, result: ChatResult, passages: list[Passage], question: str, lead: str
+) -> AskOutcome:
+    """The answer from the model's reply: after the lead, checked, with its notes."""
     composed = grounded_answer.compose(result.content, passages, question, lead)
     request.dropped = composed.dropped
-    extra = [cut_off_note(llm, limit)] if result.truncated else []
-    # The rest of the pending answer (a cut-off note, the unverified label) as appended
+    limit = sampling.grounded_max_tokens(request.llm)
+    extra = [cut_off_note(request.llm, limit)] if result.truncated else []
+    extra += [note for note in (request.early_note(), request.template_note) if note]
+    # The rest of the pending answer (a cut-off note, the verdict's note) as appended
     # text; a replacement only when the model's text was cleaned (dropped citations).
     request.stream.become(composed.pending(*extra))
     # Every passage is a source of the answer, numbered as the model saw it: it is
     # what the answer was made from, whatever the model cites.
     shown = [p.source() for p in passages]
-    stop: StopReason = "length" if result.truncated else "answer"
-    return request.respond(stop, composed.text(*extra), shown, grounded_answer=composed.grounded)
+    stop: StopReason = (
+        "length" if result.truncated else "degenerate" if request.stopped else "answer"
+    )
+    return request.respond(
+        stop,
+        composed.text(*extra),
+        shown,
+        grounded_answer=composed.grounded,
+        folded=composed.folded,
+    )

@@ -175,3 +175,23 @@ def judge(
     if not verdict.reasons:
         verdict.label = "grounded"
     return verdict
+
+
+@dataclass(frozen=True)
+class _Whole:
+    """A whole file as the one passage a summary is checked against."""
+
+    n: int
+    path: str
+    text: str
+
+
+def summary_supported(summary: str, path: str, text: str) -> bool:
+    """Whether the file's `text` holds what a summary of it says: `ANSWER_SUPPORT` of its
+    sentences supported (a summary cites nothing: the file is its one source)."""
+    whole = [_Whole(1, path, text)]
+    judged = [s for s in sentences(summary) if len(terms(s)) >= 2]
+    if not judged:
+        return False
+    held = sum(supported(sentence, whole) for sentence in judged)
+    return held / len(judged) >= ANSWER_SUPPORT

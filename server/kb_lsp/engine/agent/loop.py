@@ -2,7 +2,15 @@
 it answers.
 
 The model gets the system prompt, earlier turns of the conversation (answers only,
-without usage blocks), the question annotated with the resolved paths, and the tools. At
+without usage blocks), the question annotated with the resolved paths, and the tools.
+
+Agent mode has to prove itself: a model whose server says it calls tools (a Hermes
+template) may still answer the first turn from its weights, with no tool call, no
+passages and nothing to check — tiny models do, every time. That answer is not used: the
+question is answered in grounded mode (passages, quotes, the check), and the response's
+`mode_reason` says why. So is a turn the server fails with an HTTP 5xx (llama.cpp answers
+a tool call it cannot parse with a 500), said as an `error` step first. `kb.llm.mode:
+agent` keeps the tool loop whatever the model does. At
 most `kb.agent.maxSteps` tool calls are run; when the model asks for more, the request
 stops (`stop: "step_limit"`) with what was found so far. A tool error goes back to the
 model and into the steps; the same failing call is never run twice (the request stops
@@ -17,12 +25,13 @@ import json
 from datetime import date
 from typing import Any
 
-from kb_lsp.engine.agent import citations, prompts
+from kb_lsp.engine.agent import citations, grounded_mode, prompts
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN, fit, tools_tokens
 from kb_lsp.engine.agent.found import MAX_SOURCES, sources_line
 from kb_lsp.engine.agent.request import AskOutcome, Request, Stop, cut_off_note
 from kb_lsp.engine.knowledge import FileInfo
-from kb_lsp.engine.llm import ChatResult, ToolCall
+from kb_lsp.engine.llm import ChatResult, LlmError, ToolCall
+from kb_lsp.protocol import StopReason
 
 
 class ToolLoop:
@@ -37,6 +46,7 @@ class ToolLoop:
         # One tool result may take a third of the prompt budget; older ones are elided
         # by `fit` when the total grows past it.
         toolbox.result_chars = max(2000, int(self.budget * CHARS_PER_TOKEN / 3))
+        self.focus, self.question = focus, question
         self.messages = self.opening(focus, question)
         self.used = 0  # tool calls run
         self.failed: dict[str, str] = {}  # call -> its error, so it is never run again
@@ -62,9 +72,18 @@ class ToolLoop:
         return messages
 
     def run(self) -> AskOutcome:
+        forced = self.request.llm.config.mode == "agent"
         while True:
-            result = self.request.model_call(fit(self.messages, self.budget), self.schemas)
+            try:
+                result = self.request.model_call(fit(self.messages, self.budget), self.schemas)
+            except LlmError as err:
+                if forced or not server_failed(err):
+                    raise
+                self.request.emit("error", f"The model's turn failed on the server: {err.message}")
+                return self.grounded_instead("the server failed on the model's tool call")
             if not result.tool_calls:
+                if self.used == 0 and not forced:
+                    return self.grounded_instead("it answered without calling a tool")
                 return self.finish(result.content, truncated=result.truncated)
             if result.content:
                 self.request.emit("thinking", result.content)
@@ -84,6 +103,22 @@ class ToolLoop:
             )
             for call in result.tool_calls:
                 self.call_tool(call, result)
+
+    def grounded_instead(self, why: str) -> AskOutcome:
+        """The question answered in grounded mode after all, saying why."""
+        request = self.request
+        model = request.llm.model or "the model"
+        reason = f"{model} claims to call tools, but {why}"
+        request.stream.restart()  # what it wrote is not the answer
+        request.emit(
+            "status",
+            f"Mode: grounded — {reason}: the best passages are given to it to answer from, "
+            "with citations.",
+        )
+        request.mode = "grounded"
+        request.mode_reason = reason
+        request.stopped = None  # a loop in the answer not used is no part of this one
+        return grounded_mode.answer(request, self.focus, self.question)
 
     def call_tool(self, call: ToolCall, result: ChatResult) -> None:
         """Run one tool call of `result` and give the model its output; raises `Stop`
@@ -158,9 +193,17 @@ class ToolLoop:
         cites = bool(sources)
         if truncated:
             answer = f"{answer}\n\n{cut_off_note(request.llm)}".lstrip()
+        for note in (request.early_note(), request.template_note):
+            if note:
+                answer = f"{answer}\n\n{note}".lstrip()
         if not sources and found.sources:
             sources = found.sources[:MAX_SOURCES]
             answer += "\n\n" + sources_line(sources)
-        return request.respond(
-            "length" if truncated else "answer", answer, sources, grounded_answer=cites
-        )
+        stop: StopReason = "length" if truncated else "degenerate" if request.stopped else "answer"
+        return request.respond(stop, answer, sources, grounded_answer=cites)
+
+
+def server_failed(err: LlmError) -> bool:
+    """Whether `err` is the server failing a turn (HTTP 5xx), not the model being away,
+    slow, cancelled or out of context."""
+    return type(err) is LlmError and "HTTP 5" in err.message

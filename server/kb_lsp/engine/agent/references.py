@@ -1,18 +1,24 @@
 """Which files a question points at, found before the model is asked.
 
-Two kinds of reference:
+A file reference is an explicit one:
 
 * **Numbered**: "file 2", "result 2", "#2", "the second one", "the 2nd result", "the last
   one" — resolved against the client's last numbered list (a search, or the candidates of
   a clarification). A bare "2" counts only as the answer to a clarification.
-* **By name**: an explicit file name ("policy_brief.md"), "my brief", "our problem
-  statement", "the mexico runbook file". The words after "my"/"our" (or between "the" and
-  "file"/"doc"/"document"/"note") are matched against the words of each file's name and
-  title. One match focuses the question on that file; several make the question
-  ambiguous, and the agent asks which one is meant rather than guess.
+* **A file name or path** that the knowledge base has ("policy_brief.md"); several files
+  of that name get a question back, a name no file has is said not found.
+* **A quoted title** ("what does “Mexico payments” say about approvals?"): a file's
+  title, alias or name, whole; several get a question back, none is no reference.
+* **A named document**: "the mexico payments file", "the detached panes note" — the words
+  between "the"/"this"/"that" and "file"/"doc"/"document"/"note"/"page" name one file.
+  Where they could be several files the question is not narrowed: every note is searched
+  and the candidates are said (`NameRef.explicit` is false).
+* **"this file" / "the open file"**: the file given with the question (`file`).
 
-General questions ("what is the payment cut-off?") never match by name: only a
-possessive, an explicit "… file/document", or a file name marks a reference.
+"my X" / "our X" is never a reference ("How do I build my program for release?", "what
+happens to my payment after the cut-off?" are questions about programs and payments), and
+general questions never match by name. The one exception is a bare summary request whose
+object is a file's whole name: "summarize my budget brief" (`summary_target`).
 """
 
 from __future__ import annotations
@@ -52,7 +58,11 @@ _BARE_ORDINAL = re.compile(
 
 _FILE_NAME = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:md|markdown))\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+")
-_POSSESSIVE = re.compile(r"\b(?:my|our)\s+([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3})", re.I)
+# A title in quotes: “Mexico payments”, "Mexico payments", ‘…’ (not a word's apostrophe).
+_QUOTED = re.compile(r"“([^”]{2,120})”|\"([^\"]{2,120})\"|(?<!\w)[‘']([^’']{2,120})[’'](?!\w)")
+THIS_FILE = re.compile(
+    r"\b(?:this|the\s+(?:open|current|selected))\s+(?:file|doc|document|note|page)\b", re.I
+)
 _DOC_NOUN = re.compile(
     r"\b(?:the|this|that)\s+([a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,2})\s+"
     r"(?:file|doc|document|note|page)\b",
@@ -117,10 +127,14 @@ class NumberRef:
 
 @dataclass(frozen=True)
 class NameRef:
-    text: str  # as written: "my brief", "policy_brief.md"
+    text: str  # as written: "policy_brief.md", "the mexico payments file"
     candidates: list[FileInfo]
     start: int
     end: int
+    # A file name or a quoted title: several candidates get a question back, and a file
+    # name none has ends the request. A named document ("the brief file") is not: with
+    # several candidates every note is searched.
+    explicit: bool = True
 
 
 def find_numbered(question: str, *, after_clarify: bool = False) -> list[NumberRef]:
@@ -186,12 +200,51 @@ def find_by_name(question: str, files: Sequence[FileInfo]) -> list[NameRef]:
         refs.append(NameRef(match.group(1), exact or candidates, match.start(), match.end()))
     if refs:
         return refs
-    for pattern in (_POSSESSIVE, _DOC_NOUN):
-        for match in pattern.finditer(question):
-            ref = _phrase_ref(question, match, files)
-            if ref is not None:
-                refs.append(ref)
+    for match in _QUOTED.finditer(question):
+        said = next(g for g in match.groups() if g is not None)
+        titled = [f for f in files if _whole_name(said) in _names(f)]
+        if titled:
+            refs.append(NameRef(match.group(0), titled, match.start(), match.end()))
+    if refs:
+        return refs
+    for match in _DOC_NOUN.finditer(question):
+        if THIS_FILE.match(question, match.start()):
+            continue  # "this file": the file given with the question
+        ref = _phrase_ref(question, match, files)
+        if ref is not None:
+            refs.append(ref)
     return refs
+
+
+def _whole_name(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _names(info: FileInfo) -> set[str]:
+    """A file's whole names, as `_whole_name` writes them: title, aliases, file name."""
+    names = {_whole_name(info.title), _whole_name(PurePosixPath(info.path).stem)}
+    return names | {_whole_name(alias) for alias in info.aliases}
+
+
+def summary_target(question: str, files: Sequence[FileInfo]) -> NameRef | None:
+    """The file a bare summary request names by its whole name ("summarize my budget
+    brief", "tl;dr of the payment approval policy"), or None."""
+    match = _SUMMARIZE.match(question)
+    if not match:
+        return None
+    words = [w for w in _WORD.findall(match.group("rest").lower()) if w not in _FILLER]
+    if not words:
+        return None
+    wanted = {_singular(w) for w in words}
+    candidates = [
+        f
+        for f in files
+        if any({_singular(w) for w in name.split()} == wanted for name in _names(f))
+    ]
+    if len(candidates) != 1:
+        return None
+    start = match.start("rest")
+    return NameRef(question[start:].strip(), candidates, start, len(question), explicit=False)
 
 
 def _phrase_ref(question: str, match: re.Match[str], files: Sequence[FileInfo]) -> NameRef | None:
@@ -207,7 +260,8 @@ def _phrase_ref(question: str, match: re.Match[str], files: Sequence[FileInfo]) 
     if not words:
         return None
     indexed = [(f, name_words(f)) for f in files]
-    # The longest leading run of words that names at least one file.
+    # The longest leading run of words that names at least one file; a named document
+    # that could be several files narrows nothing (`explicit` false).
     for size in range(len(words), 0, -1):
         wanted = set(words[:size])
         candidates = [f for f, names in indexed if wanted <= names]
@@ -223,7 +277,7 @@ def _phrase_ref(question: str, match: re.Match[str], files: Sequence[FileInfo]) 
                 if len(narrowed) == 1:
                     candidates = narrowed
             text = question[match.start() : match.end()].strip()
-            return NameRef(text, candidates, match.start(), match.end())
+            return NameRef(text, candidates, match.start(), match.end(), explicit=False)
     return None
 
 

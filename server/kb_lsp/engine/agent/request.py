@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import citations
+from kb_lsp.engine.agent import citations, degenerate, followup
 from kb_lsp.engine.agent.answer_stream import AnswerStream
 from kb_lsp.engine.agent.conversations import Conversations
 from kb_lsp.engine.agent.found import MAX_SOURCES, Found
@@ -27,12 +28,13 @@ from kb_lsp.engine.agent.summarize import Summarizer
 from kb_lsp.engine.agent.tools import ALL_TOOLS, FILE_TOOLS, Toolbox
 from kb_lsp.engine.agent.usage import Meter
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.llm import ChatModel, ChatResult, Delta, LlmCancelled
+from kb_lsp.engine.llm import ChatModel, ChatResult, Delta, LlmCancelled, LlmError
 from kb_lsp.protocol import (
     AskEventKind,
     AskMode,
     AskParams,
     AskResponse,
+    AskVerdict,
     SearchHit,
     Source,
     Step,
@@ -87,6 +89,15 @@ class Stop(Exception):
         self.grounded = grounded
 
 
+def verdict_of(stop: StopReason, mode: AskMode, grounded: bool) -> AskVerdict | None:
+    """The one verdict an answer shows (`AskResponse.verdict`)."""
+    if stop not in ("answer", "length", "degenerate"):
+        return None  # a question back, a stop, an error: nothing was claimed
+    if mode == "fallback":
+        return "no_model"
+    return "supported" if grounded else "unsupported"
+
+
 def cut_off_note(llm: ChatModel, limit: int | None = None) -> str:
     setting = "kb.llm.maxTokens"
     return (
@@ -112,19 +123,50 @@ class Request:
         self.llm = agent.llm
         self.params = params
         self.numbered_in = numbered
+        self.numbered_query: str | None = None  # what the list `numbered_in` was made for
         self.numbered_out: list[SearchHit] | None = None
+        # Which list "file N" was read from, said at the end of the answer.
+        self.list_note = ""
         self.on_event = on_event
         self.cancel = cancel
         self.meter = Meter()
         self.steps: list[Step] = []
         self.found = Found()
         self.mode: AskMode = "agent"
+        self.mode_reason = ""  # why this mode: "smollm2 does not call tools", …
         self.conversation_id = params.conversation_id or Conversations.new_id()
         self.history = agent.conversations.turns(self.conversation_id)
         self.toolbox = Toolbox(self.kb, agent.summarizer)
         self.tool_names = FILE_TOOLS if (params.file or params.n) else ALL_TOOLS
         self.stream = AnswerStream(self.send_piece)
         self.dropped: list[str] = []  # citations taken out of the answer
+        self._topic: followup.Topic | None = None
+        # The model's text degenerated and was stopped there (`degenerate.py`).
+        self.stopped: degenerate.Degenerate | None = None
+        # Said once in the answer when the model has no chat template of its own.
+        self.template_note = ""
+
+    def topic(self) -> followup.Topic:
+        """What this question is searched for: the question on its own, or — when it
+        follows up the turn before (`followup.py`) — joined to that turn's topic. Decided
+        once, and said as a step when it is a follow-up."""
+        if self._topic is not None:
+            return self._topic
+        question = self.params.question
+        self._topic = followup.Topic.own(question)
+        previous = self.history[-1] if self.history else None
+        if previous is None or previous.stop == "clarify":
+            return self._topic  # a reply to "which one?" goes on with its own question
+        vocabularies = [index.store.fts for index in self.kb.indexes()]
+        decision = followup.decide(question, vocabularies)
+        if decision.follow_up:
+            root = previous.topic or previous.question
+            self._topic = followup.Topic.own(root).followed(question)
+            self.emit(
+                "thinking",
+                f"A follow-up ({decision.why}): searched together with “{root}”.",
+            )
+        return self._topic
 
     def emit(
         self,
@@ -179,24 +221,30 @@ class Request:
         numbered: list[SearchHit] | None = None,
         *,
         grounded_answer: bool = True,
+        folded: str | None = None,
     ) -> AskOutcome:
         kind: AskEventKind = (
             "answer"
-            if stop in ("answer", "step_limit", "length")
+            if stop in ("answer", "step_limit", "length", "degenerate")
             else "clarify"
             if stop == "clarify"
             else "error"
         )
+        if self.list_note and kind == "answer":
+            answer = f"{answer}\n\n{self.list_note}"
         if stop == "cancelled":
             self.stream.abandon()
         else:
             self.stream.close()
             self.emit(kind, answer)
-        if stop in ("answer", "clarify", "step_limit", "length"):
+        if stop in ("answer", "clarify", "step_limit", "length", "degenerate"):
             # History keeps questions and grounded answers only: an answer nothing
             # supports would go back to the model as if it were true.
             kept = answer if grounded_answer and self.mode != "fallback" else ""
-            self.agent.conversations.add(self.conversation_id, self.params.question, kept, stop)
+            root = self._topic.root if self._topic is not None else self.params.question
+            self.agent.conversations.add(
+                self.conversation_id, self.params.question, kept, stop, topic=root
+            )
         response = AskResponse(
             answer=answer,
             sources=citations.merge_sources(sources)[:MAX_SOURCES],
@@ -207,6 +255,9 @@ class Request:
             grounded=grounded_answer,
             conversation_id=self.conversation_id,
             dropped=self.dropped,
+            verdict=verdict_of(stop, self.mode, grounded_answer),
+            mode_reason=self.mode_reason or None,
+            folded=folded,
         )
         return AskOutcome(response, numbered if numbered is not None else self.numbered_out)
 
@@ -223,15 +274,7 @@ class Request:
         for attempt in (1, 2):
             self.check_cancel()
             try:
-                result = self.llm.chat(
-                    messages,
-                    tools,
-                    cancel=self.cancel,
-                    on_wait=self.waiting,
-                    on_delta=self.on_delta,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                )
+                result = self._watched_chat(messages, tools, max_tokens, temperature)
             except LlmCancelled:
                 self.stream.abandon()  # nothing more goes out once Stop was pressed
                 raise
@@ -240,7 +283,7 @@ class Request:
             self.meter.add(result)
             if result.thinking:
                 self.emit("thinking", result.thinking)
-            if result.tool_calls or result.content.strip() or result.truncated:
+            if result.tool_calls or result.content.strip() or result.truncated or self.stopped:
                 return result
             if attempt == 1:
                 self.emit("status", "The model's reply was empty: asking it once more.")
@@ -255,3 +298,55 @@ class Request:
             f"answer. Try again, rephrase the question, or use another model.\n\n{found}",
             sources=self.found.sources,
         )
+
+    def _watched_chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[Any] | None,
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> ChatResult:
+        """One model call whose text is watched as it streams (`degenerate.Watch`): a reply
+        that degenerates is stopped there, its stream closed, and its result is the text
+        before the degeneration (`done_reason` "degenerate"; `self.stopped` says why)."""
+        started = time.monotonic()
+        watch = degenerate.Watch()
+        pieces = 0
+        stream = self.llm.chat_stream(
+            messages,
+            tools,
+            cancel=self.cancel,
+            on_wait=self.waiting,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        try:
+            for item in stream:
+                if isinstance(item, ChatResult):
+                    return item
+                self.on_delta(item)
+                if item.kind != "content":
+                    continue
+                pieces += 1
+                found = watch.feed(item.text)
+                if found is not None:
+                    self.stopped = found
+                    # The server's counts never came: a streamed piece is about a token.
+                    return ChatResult(
+                        content=watch.text[: found.keep].rstrip(),
+                        completion_tokens=pieces,
+                        seconds=time.monotonic() - started,
+                        done_reason="degenerate",
+                    )
+        finally:
+            # A generator: closing it closes the HTTP stream when it was stopped early.
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        raise LlmError(f"{self.llm.label} ended the stream without a result", host=self.llm.host)
+
+    def early_note(self) -> str:
+        """What the answer says when its model text was stopped early, else ""."""
+        if self.stopped is None:
+            return ""
+        return f"> Stopped early: {self.stopped.note}, so its answer was cut there."

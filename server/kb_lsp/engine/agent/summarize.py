@@ -10,6 +10,9 @@
 * Only real summaries are stored: a model reply with no text is asked once more and then
   raises `EmptyAnswer`; a reply cut at the token limit is returned (`truncated`) but not
   stored. An empty text found in the cache is treated as missing.
+* The summary streams as the model writes it (`on_text`: the one call of a short file,
+  the last combining call of a long one — part summaries are not the answer); the cache
+  stores the whole summary, as before.
 * `extractive` needs no model: the title and the first sentence of each section. It is
   never cached, so a real summary replaces it as soon as a model is reachable.
 """
@@ -25,7 +28,7 @@ from kb_lsp.engine.agent import prompts, sampling
 from kb_lsp.engine.agent.budget import CHARS_PER_TOKEN
 from kb_lsp.engine.agent.usage import Meter
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, StoredChunk
-from kb_lsp.engine.llm import ChatModel, EmptyAnswer
+from kb_lsp.engine.llm import ChatModel, Delta, EmptyAnswer
 from kb_lsp.engine.metadata.links import plain_links
 
 # Bumped when the prompts or the key change, so that old cached summaries are not served
@@ -49,6 +52,7 @@ class _Run:
     cancel: threading.Event
     meter: Meter | None
     on_wait: Callable[[], None] | None
+    on_text: Callable[[str], None] | None = None  # the summary's text as it is written
     truncated: bool = False
 
 
@@ -97,8 +101,10 @@ class Summarizer:
         cancel: threading.Event,
         meter: Meter | None = None,
         on_wait: Callable[[], None] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> Summary:
-        """A model summary of `info`'s file, from the cache when it is there.
+        """A model summary of `info`'s file, from the cache when it is there; `on_text`
+        gets the summary's text as the model writes it.
 
         Raises `LlmError` (the caller decides whether to fall back to `extractive`),
         `EmptyAnswer` when the model twice said nothing."""
@@ -107,7 +113,7 @@ class Summarizer:
         # Which model answers is part of the cache key (an OpenAI-compatible server
         # names its model only when asked); no model at all raises `ModelUnavailable`.
         self.llm.capabilities()
-        run = _Run(cancel, meter, on_wait)
+        run = _Run(cancel, meter, on_wait, on_text)
         hit = self.cached(info)
         lines = read_lines(self.kb, info.path)
         if hit is not None:
@@ -125,6 +131,7 @@ class Summarizer:
             summary = self._ask(
                 prompts.SUMMARY_ONE.format(path=info.path, title=info.title, text=text),
                 run,
+                final=True,
             )
         else:
             partials = [
@@ -169,6 +176,7 @@ class Summarizer:
                         sampled=prompts.SUMMARY_SAMPLED if sampled else "",
                     ),
                     run,
+                    final=len(groups) == 1,
                 )
                 for group in groups
             ]
@@ -176,14 +184,22 @@ class Summarizer:
                 return combined[0]
             partials = combined
 
-    def _ask(self, prompt: str, run: _Run) -> str:
-        """One model call; an empty reply is asked once more, then `EmptyAnswer`."""
+    def _ask(self, prompt: str, run: _Run, *, final: bool = False) -> str:
+        """One model call (its text streamed to `run.on_text` when it is the `final`
+        summary); an empty reply is asked once more, then `EmptyAnswer`."""
         assert self.llm is not None
+        on_text = run.on_text if final else None
+
+        def on_delta(delta: Delta) -> None:
+            if on_text is not None and delta.kind == "content":
+                on_text(delta.text)
+
         for _ in range(2):
             result = self.llm.chat(
                 [{"role": "user", "content": prompt}],
                 cancel=run.cancel,
                 on_wait=run.on_wait,
+                on_delta=on_delta,
                 max_tokens=sampling.summary_max_tokens(self.llm),
                 temperature=sampling.TEMPERATURE,
             )

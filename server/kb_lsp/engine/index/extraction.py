@@ -8,7 +8,9 @@ a list this sync made.
 
 Per root: the schema (`metadata/user_schema.py`, read again at every sync: an edit to
 it applies at once), then for each note the cache (`store/extractions.py`, by content
-hash, schema hash and model), else the model (`metadata/extractor.py`). Without a
+hash, schema hash and model), else the model (`metadata/extractor.py`), whose values
+are checked against the note (`metadata/verify.py`): only those the note's own words
+say are stored as metadata, the rest kept as rejected guesses with the reason. Without a
 schema nothing happens; with one but no model that answers, or a schema that cannot be
 used, the phase is skipped and the reason is logged once and shown in the status.
 """
@@ -211,8 +213,9 @@ class MetadataPhase:
                 report.errors.append(f"{part.index.prefix}{path}: extraction failed: {err}")
                 return True
             report.notes_extracted += 1
-            for reason in found.dropped:
-                log.info("extraction of %s%s dropped %s", part.index.prefix, path, reason)
+            # What was not stored, and why: the log says it as it happens.
+            for reason in found.reasons():
+                log.info("extraction of %s%s: %s", part.index.prefix, path, reason)
         store.extractions.apply(path, content_hash, part.key, found)
         return True
 

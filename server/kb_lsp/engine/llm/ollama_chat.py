@@ -1,7 +1,8 @@
 """`kb.llm.provider = ollama`: Ollama's own API through the official `ollama` client.
 
 Capabilities come from `/api/show` (`capabilities` lists `tools` for models that call
-tools; older Ollama versions do not say, and then the agent is used as before). A 404 is
+tools; older Ollama versions do not say, and then the agent is used as before; a
+`template` that is only `{{ .Prompt }}` means the model has no chat template). A 404 is
 told apart by asking `/api/tags`, which every Ollama answers: when it answers, the model is
 missing (`ollama pull`); when it does not, the server is not Ollama at all (llama-server,
 LM Studio, vLLM…), and the message says to set `kb.llm.provider` to `openai`.
@@ -34,6 +35,9 @@ from kb_lsp.engine.llm.shapes import Capabilities, Message, ToolCall
 from kb_lsp.engine.llm.stream import Piece, Stream
 
 log = logging.getLogger(__name__)
+
+# `/api/show` templates of a model without a chat template: the prompt as it is.
+_RAW_TEMPLATES = frozenset(["", "{{.Prompt}}", "{{.Prompt}}{{.Response}}"])
 
 
 def unreachable_message(host: str, setting: str = "kb.ollama.host") -> str:
@@ -104,7 +108,9 @@ class OllamaChat(ChatModel):
         # a ceiling for it.
         if context is not None and self.config.num_ctx is not None:
             context = min(context, self.config.num_ctx)
-        return Capabilities(tools=tools, context=context, model=self.model)
+        template = getattr(shown, "template", None)
+        own = None if template is None else "".join(str(template).split()) not in _RAW_TEMPLATES
+        return Capabilities(tools=tools, context=context, model=self.model, chat_template=own)
 
     @property
     def num_ctx(self) -> int:

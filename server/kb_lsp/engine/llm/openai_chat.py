@@ -16,8 +16,9 @@ at `max_tokens`); `usage`, which servers send in a last chunk when asked with
 
 Capabilities: `GET /models` (the served model when `kb.llm.model` is unset; the context
 size where the server says it: vLLM's `max_model_len`, …) and llama-server's `GET /props`
-(`default_generation_settings.n_ctx`, `chat_template_caps.supports_tools`). A server that
-says nothing about tools is taken to support them (the agent, as for Ollama).
+(`default_generation_settings.n_ctx`, `chat_template_caps.supports_tools`, and
+`chat_template`: llama.cpp's own fallback template there means the model has none). A
+server that says nothing about tools is taken to support them (the agent, as for Ollama).
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ LABEL = "The OpenAI-compatible server"
 _CONTEXT_KEYS = ("max_model_len", "context_length", "max_context_length", "n_ctx")
 # One line of the stream (a chunk: a token, a tool call's fragment) is far smaller.
 MAX_LINE = 1024 * 1024
+# llama.cpp's template for a model without one (`common/chat.cpp`), whitespace removed:
+# /props reports it as the model's `chat_template` when the GGUF has none.
+LLAMA_FALLBACK_TEMPLATE = (
+    "{%-formessageinmessages-%}{{-'<|im_start|>'+message.role+''+message.content+"
+    "'<|im_end|>'-}}{%-endfor-%}{%-ifadd_generation_prompt-%}"
+    "{{-'<|im_start|>assistant'-}}{%-endif-%}"
+)
 
 
 class HttpStatusError(Exception):
@@ -119,8 +127,10 @@ class OpenAIChat(ChatModel):
             entry = next((m for m in models if m.get("id") == model), models[0] if models else {})
             context = _context_of(entry)
             tools: bool | None = None
+            template: bool | None = None
             props = _props(http, self.root)
             if props is not None:
+                template = own_template(props.get("chat_template"))
                 slot = props.get("default_generation_settings") or {}
                 if isinstance(slot.get("n_ctx"), int) and slot["n_ctx"] > 0:
                     context = slot["n_ctx"]
@@ -128,7 +138,7 @@ class OpenAIChat(ChatModel):
                 flags = [caps[k] for k in ("supports_tools", "supports_tool_calls") if k in caps]
                 if flags:
                     tools = all(bool(flag) for flag in flags)
-        return Capabilities(tools=tools, context=context, model=model)
+        return Capabilities(tools=tools, context=context, model=model, chat_template=template)
 
     # -- chat --
 
@@ -281,6 +291,14 @@ def _props(http: httpx.Client, root: str) -> dict[str, Any] | None:
     except (httpx.HTTPError, ValueError):
         return None
     return props if isinstance(props, dict) else None
+
+
+def own_template(template: object) -> bool | None:
+    """Whether /props' `chat_template` is the model's own: False for none or llama.cpp's
+    fallback, None when the server does not say."""
+    if not isinstance(template, str):
+        return None
+    return "".join(template.split()) not in ("", LLAMA_FALLBACK_TEMPLATE)
 
 
 def _context_of(entry: Mapping[str, Any]) -> int | None:

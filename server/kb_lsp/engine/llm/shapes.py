@@ -40,3 +40,7 @@ class Capabilities:
     tools: bool | None = None
     context: int | None = None  # tokens of context the server runs the model with
     model: str | None = None  # the model it serves (when none is configured)
+    # Whether the model has a chat template of its own: False for a base model that the
+    # server runs with its fallback template (llama.cpp) or as a raw prompt (Ollama's
+    # `{{ .Prompt }}`), which then continues the prompt rather than answering it.
+    chat_template: bool | None = None

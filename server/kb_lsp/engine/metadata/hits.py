@@ -1,4 +1,5 @@
-"""The key metadata shown beside a hit (`SearchHit.meta`): tags, status, modified."""
+"""The key metadata shown beside a hit (`SearchHit.meta`): tags, status, modified, and
+the values a model extracted, each with the span of the note it was read from."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from kb_lsp.protocol import HitMeta
+from kb_lsp.engine.metadata.claims import Kept, Span
+from kb_lsp.protocol import ExtractedValue, HitMeta, Position, Range
 
 
 class _Modified(Protocol):
@@ -28,7 +30,7 @@ class _Applied(Protocol):
     @property
     def model(self) -> str: ...
     @property
-    def fields(self) -> dict[str, list[str]]: ...
+    def fields(self) -> dict[str, list[Kept]]: ...
 
 
 class _Extractions(Protocol):
@@ -76,6 +78,26 @@ def hit_meta(store: MetaSource, paths: Sequence[str]) -> dict[str, HitMeta]:
         )
         applied = extracted.get(path)
         if applied is not None and applied.fields:
-            out[path].extracted = applied.fields
+            out[path].extracted = {
+                name: [extracted_value(k) for k in kept] for name, kept in applied.fields.items()
+            }
             out[path].extracted_by = applied.model
     return out
+
+
+def span_range(span: Span) -> Range:
+    return Range(
+        start=Position(line=span.line, character=span.character),
+        end=Position(line=span.end_line, character=span.end_character),
+    )
+
+
+def extracted_value(kept: Kept) -> ExtractedValue:
+    span = kept.span
+    return ExtractedValue(
+        value=kept.value.text,
+        evidence=span.evidence,
+        range=span_range(span),
+        start=span.start,
+        end=span.end,
+    )

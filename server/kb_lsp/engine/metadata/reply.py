@@ -3,8 +3,13 @@
 Structured output constrains what a model may send, but not every server enforces it
 (an OpenAI-compatible server may ignore `response_format`, a small model may stop
 early), so the reply is checked again here with pydantic: each field's value against
-its type, and a value that fails is dropped with the reason, never stored. A reply that
+its type, and a value that fails is rejected with the reason, never stored. A reply that
 is not a JSON object at all gives no fields and says why.
+
+Each field is asked for as `{"evidence": <the note's words>, "value": <the value>}` or
+`null` (`extractor.py`); what this reads are *claims* (`claims.py`), which `verify.py`
+then checks against the note. A bare value (a server that ignored the schema) is a
+claim without evidence; an enum's "none of these", like `null`, is no value.
 """
 
 from __future__ import annotations
@@ -12,56 +17,28 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from typing import Annotated, Any
 
 from pydantic import StringConstraints, TypeAdapter, ValidationError
 
+from kb_lsp.engine.metadata.claims import Claim, Rejected, Reply
 from kb_lsp.engine.metadata.frontmatter import Value
-from kb_lsp.engine.metadata.user_schema import FieldKind, FieldSpec, UserSchema
+from kb_lsp.engine.metadata.user_schema import (
+    MAX_VALUE,
+    NONE_OF_THESE,
+    FieldKind,
+    FieldSpec,
+    UserSchema,
+)
 from kb_lsp.json_bounds import JsonRefused, load_json
 
-MAX_TEXT = 200
+MAX_TEXT = MAX_VALUE
 MAX_ITEMS = 32
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
 _Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT)]
-
-
-@dataclass(frozen=True)
-class Extraction:
-    """What one note's reply gave: typed values per field, and what was dropped, why."""
-
-    fields: dict[str, list[Value]]
-    dropped: tuple[str, ...] = ()
-    failed: bool = False  # the reply as a whole was unusable (not a JSON object)
-
-    def as_json(self) -> str:
-        return json.dumps(
-            {
-                "fields": {
-                    name: [[v.kind, v.text, v.number] for v in values]
-                    for name, values in self.fields.items()
-                },
-                "dropped": list(self.dropped),
-                "failed": self.failed,
-            },
-            ensure_ascii=False,
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> Extraction:
-        raw = json.loads(text)
-        return cls(
-            {
-                str(name): [Value(str(k), str(t), n) for k, t, n in values]
-                for name, values in raw["fields"].items()
-            },
-            tuple(raw["dropped"]),
-            bool(raw["failed"]),
-        )
 
 
 @cache
@@ -75,29 +52,51 @@ def _adapter(kind: FieldKind) -> TypeAdapter[Any]:
     return TypeAdapter(_Text)
 
 
-def read_reply(schema: UserSchema, content: str) -> Extraction:
-    """The fields in a model's reply `content`, checked against `schema`."""
+def read_reply(schema: UserSchema, content: str) -> Reply:
+    """The claims in a model's reply `content`, each value checked against `schema`."""
     raw = json_object(content)
     if raw is None:
         shown = " ".join(content.split())[:80]
-        return Extraction({}, (f"the reply was not a JSON object: {shown!r}",), failed=True)
-    fields: dict[str, list[Value]] = {}
+        return Reply((), (), (f"the reply was not a JSON object: {shown!r}",), failed=True)
+    claims: list[Claim] = []
+    rejected: list[Rejected] = []
     dropped: list[str] = []
-    for name, value in raw.items():
+    for name, answer in raw.items():
         spec = schema.field(str(name).strip().lower())
         if spec is None:
             dropped.append(f"{name}: not in the schema")
             continue
-        if value is None or value == "" or value == []:
+        value, evidence = _parts(answer)
+        if _no_value(spec, value):
             continue  # the note does not say
         try:
             values = _typed(spec, value)
         except (ValidationError, ValueError) as err:
-            dropped.append(f"{spec.name}: {_reason(err)} (got {json.dumps(value)[:60]})")
+            shown = json.dumps(value, ensure_ascii=False)[:60]
+            rejected.append(Rejected(spec.name, shown, _reason(err), evidence or "", valid=False))
             continue
         if values:
-            fields[spec.name] = values
-    return Extraction(fields, tuple(dropped))
+            claims.append(Claim(spec.name, tuple(values), evidence))
+    return Reply(tuple(claims), tuple(rejected), tuple(dropped))
+
+
+def _parts(answer: Any) -> tuple[Any, str | None]:
+    """A field's (value, evidence): `{"evidence": …, "value": …}` as asked, else a bare
+    value with no evidence."""
+    if isinstance(answer, dict) and "value" in answer:
+        evidence = answer.get("evidence")
+        return answer["value"], evidence if isinstance(evidence, str) else None
+    return answer, None
+
+
+def _no_value(spec: FieldSpec, value: Any) -> bool:
+    if value is None or value == "" or value == []:
+        return True
+    return (
+        spec.kind == "enum"
+        and isinstance(value, str)
+        and " ".join(value.split()).lower() == NONE_OF_THESE
+    )
 
 
 def _typed(spec: FieldSpec, value: Any) -> list[Value]:

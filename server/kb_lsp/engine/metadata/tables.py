@@ -8,6 +8,10 @@ the schema and hits need.
   extracted (`store/extractions.py`), so filters read both alike.
 * `file_extraction(path, content_hash, schema_hash, model, dropped)`: which extraction
   a file's extracted rows come from (the third phase compares it with the file's hash).
+* `extracted_values(path, field, value, model, kept, valid, reason, evidence, span)`:
+  every value a model gave for a file — kept (also a `file_fields` row; `span`: the
+  note's words it was read from, as JSON) or rejected (`reason`; `evidence`: what the
+  model quoted) — for hits, `kb schema`'s counts and `kb schema --extracted`.
 * `file_problems(path, line, message)`: what `kb status` lists (malformed front matter).
 * `file_links(path, kind, target, text, heading, line)`: outgoing links as written.
 
@@ -19,14 +23,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kb_lsp.engine.metadata import cards
 from kb_lsp.engine.metadata.extract import FileMetadata
 
 # Bump when extraction changes what it stores: files indexed before are re-read (their
 # vectors come from the cache, so this costs no embedding).
-METADATA_VERSION = "5"
+METADATA_VERSION = "6"
 
 DDL = (
     """
@@ -63,11 +67,23 @@ CREATE TABLE IF NOT EXISTS file_extraction (
     model TEXT NOT NULL,
     dropped TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS extracted_values (
+    path TEXT NOT NULL,
+    field TEXT NOT NULL,
+    value TEXT NOT NULL,
+    model TEXT NOT NULL,
+    kept INTEGER NOT NULL,
+    valid INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    span TEXT
+);
+CREATE INDEX IF NOT EXISTS extracted_values_path ON extracted_values(path);
 """
     + cards.DDL
 )
 
-_TABLES = ("file_fields", "file_problems", "file_links", "file_extraction")
+_TABLES = ("file_fields", "file_problems", "file_links", "file_extraction", "extracted_values")
 
 
 def write(
@@ -153,8 +169,8 @@ def values_of(
             f"AND field IN ({field_marks}) ORDER BY rowid",
             [*part, *fields],
         )
-        for path, field, value in rows:
-            out.setdefault(str(path), {}).setdefault(str(field), []).append(str(value))
+        for path, name, value in rows:
+            out.setdefault(str(path), {}).setdefault(str(name), []).append(str(value))
     return out
 
 
@@ -165,27 +181,29 @@ class FieldSummary:
     files: int
     top: list[tuple[str, int]]  # (value as written, files)
     extracted: int = 0  # files whose value a model extracted (the rest: written)
+    # model -> (values kept, values rejected) of this field
+    models: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def summarise(db: sqlite3.Connection, top: int) -> list[FieldSummary]:
     """Every field: its kinds, how many files have it, its most frequent values."""
     counts = {
-        str(field): int(files)
-        for field, files in db.execute(
+        str(name): int(files)
+        for name, files in db.execute(
             "SELECT field, count(DISTINCT path) FROM file_fields GROUP BY field"
         )
     }
     extracted = {
-        str(field): int(files)
-        for field, files in db.execute(
+        str(name): int(files)
+        for name, files in db.execute(
             "SELECT field, count(DISTINCT path) FROM file_fields WHERE source != '' GROUP BY field"
         )
     }
     kinds: dict[str, dict[str, int]] = {}
-    for field, kind, files in db.execute(
+    for name, kind, files in db.execute(
         "SELECT field, kind, count(DISTINCT path) FROM file_fields GROUP BY field, kind"
     ):
-        kinds.setdefault(str(field), {})[str(kind)] = int(files)
+        kinds.setdefault(str(name), {})[str(kind)] = int(files)
     tops: dict[str, list[tuple[str, int]]] = {}
     # Most frequent values per field (ties by value), the most common spelling shown.
     rows = db.execute(
@@ -194,12 +212,30 @@ def summarise(db: sqlite3.Connection, top: int) -> list[FieldSummary]:
         FROM file_fields GROUP BY field, key
         """
     )
-    for field, _key, files, value in rows:
-        tops.setdefault(str(field), []).append((str(value), int(files)))
+    for name, _key, files, value in rows:
+        tops.setdefault(str(name), []).append((str(value), int(files)))
+    models = _extracted_counts(db)
     out = []
-    for field, files in counts.items():
-        values = sorted(tops.get(field, []), key=lambda item: (-item[1], item[0]))
+    for name in sorted(set(counts) | set(models)):
+        values = sorted(tops.get(name, []), key=lambda item: (-item[1], item[0]))
         out.append(
-            FieldSummary(field, kinds.get(field, {}), files, values[:top], extracted.get(field, 0))
+            FieldSummary(
+                name,
+                kinds.get(name, {}),
+                counts.get(name, 0),
+                values[:top],
+                extracted.get(name, 0),
+                models.get(name, {}),
+            )
         )
+    return out
+
+
+def _extracted_counts(db: sqlite3.Connection) -> dict[str, dict[str, tuple[int, int]]]:
+    """field -> model -> (values kept, values rejected)."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for name, model, kept, rejected in db.execute(
+        "SELECT field, model, sum(kept), sum(1 - kept) FROM extracted_values GROUP BY field, model"
+    ):
+        out.setdefault(str(name), {})[str(model)] = (int(kept), int(rejected))
     return out

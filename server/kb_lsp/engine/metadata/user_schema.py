@@ -10,8 +10,16 @@ llama.cpp, vLLM) can turn into a grammar:
   "amount": {"type": "number", "description": "the payment's amount"},
   "systems": {"type": "array", "items": {"type": "string"}, "description": "..."},
   "incident_date": {"type": "string", "format": "date", "description": "..."},
-  "severity": {"type": "string", "enum": ["low", "high"], "description": "..."}}}
+  "severity": {"type": "string", "enum": ["low", "high"], "description": "...",
+               "x-synonyms": {"high": ["critical", "sev1"]}}}}
 ```
+
+`x-synonyms` (ours; JSON Schema lets a schema carry keys of its own) lists, per enum
+option, words that say it in a note: an enum value is kept only when the note's words
+it was read from hold the option or one of these (`verify.py`). `x-units` on a number
+lists the units it is written with (`["EUR", "USD", "$"]`): a number is then kept only
+when the note writes one of them beside it ("48,000 EUR", "$310,000"), so "47 minutes"
+is not an amount.
 
 A file outside that subset is refused with a message naming the property and what to
 write instead (`SchemaError`); the server keeps serving without extraction meanwhile.
@@ -25,6 +33,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,10 +44,22 @@ from kb_lsp.errors import InvalidInput
 from kb_lsp.json_bounds import JsonRefused, load_json
 
 SCHEMA_FILE = ".kb/schema.json"
+# An enum's answer for a note that fits none of its options: offered beside them, so a
+# note that is none of them has an answer other than the first option.
+NONE_OF_THESE = "none of these"
 MAX_SCHEMA_BYTES = 256 * 1024
 MAX_SCHEMA_DEPTH = 16  # a schema of this subset nests 4 deep
 MAX_FIELDS = 64
 MAX_ENUM = 200
+MAX_SYNONYMS = 32
+# What a model is asked and how its answer is checked (`extractor.py`, `verify.py`):
+# part of the schema's hash, so an extraction made under other rules is made again.
+EXTRACTION_FORMAT = "evidence-1"
+# The longest evidence a model may give for one value: a few words or a sentence, not
+# a passage (a long quote would let any value its note holds through), and what a
+# model caught repeating itself writes before the grammar stops it.
+MAX_EVIDENCE = 200
+MAX_VALUE = 100  # a text value's length (`reply.py` refuses longer ones)
 # A field's name is what the filter language reads (`counterparty:"Acme"`).
 _NAME = re.compile(r"[a-z_][a-z0-9_.\-]{0,63}")
 # Front-matter keys the indexer keeps for itself (`extract.py`'s SHADOWED, tag keys).
@@ -58,6 +79,13 @@ class FieldSpec:
     kind: FieldKind
     description: str = ""
     options: tuple[str, ...] = ()  # an enum's values, as written
+    # (option, words that say it in a note), from the property's `x-synonyms`
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    units: tuple[str, ...] = ()  # a number's `x-units`: one must stand beside it
+
+    def words_for(self, option: str) -> tuple[str, ...]:
+        """The option and its synonyms: what a note's words must hold to say it."""
+        return (option, *next((words for name, words in self.synonyms if name == option), ()))
 
 
 @dataclass(frozen=True)
@@ -73,10 +101,17 @@ class UserSchema:
     def field(self, name: str) -> FieldSpec | None:
         return next((spec for spec in self.fields if spec.name == name), None)
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(
+        self, options: Callable[[FieldSpec], Sequence[str]] | None = None
+    ) -> dict[str, Any]:
         """What the model is constrained by: every field present, `null` when the note
-        does not say (a small model given optional fields tends to answer `{}`)."""
-        properties = {spec.name: _property(spec) for spec in self.fields}
+        does not say (a small model given optional fields tends to answer `{}`), else
+        the note's words it comes from, then the value. `options`: an enum's options in
+        the order to show them (default: as written)."""
+        properties = {
+            spec.name: _property(spec, options(spec) if options else spec.options)
+            for spec in self.fields
+        }
         return {
             "type": "object",
             "properties": properties,
@@ -85,18 +120,27 @@ class UserSchema:
         }
 
 
-def _property(spec: FieldSpec) -> dict[str, Any]:
-    out: dict[str, Any]
+def _property(spec: FieldSpec, options: Sequence[str]) -> dict[str, Any]:
+    value: dict[str, Any]
+    # Lengths bound what a model caught in a loop can write (temperature 0 repeats).
     if spec.kind == "list":
-        out = {"type": ["array", "null"], "items": {"type": "string"}}
+        value = {"type": "array", "items": {"type": "string", "maxLength": MAX_VALUE}}
     elif spec.kind == "number":
-        out = {"type": ["number", "null"]}
+        value = {"type": "number"}
     elif spec.kind == "date":
-        out = {"type": ["string", "null"], "format": "date"}
+        value = {"type": "string", "format": "date"}
     elif spec.kind == "enum":
-        out = {"enum": [*spec.options, None]}
+        value = {"enum": [*options, NONE_OF_THESE]}
     else:
-        out = {"type": ["string", "null"]}
+        value = {"type": "string", "maxLength": MAX_VALUE}
+    # Evidence first: the model copies the note's words, then reads the value from them.
+    answer = {
+        "type": "object",
+        "properties": {"evidence": {"type": "string", "maxLength": MAX_EVIDENCE}, "value": value},
+        "required": ["evidence", "value"],
+        "additionalProperties": False,
+    }
+    out: dict[str, Any] = {"anyOf": [{"type": "null"}, answer]}
     if spec.description:
         out["description"] = spec.description
     return out
@@ -125,7 +169,14 @@ def parse_schema(text: str | bytes, source: str) -> UserSchema:
         raise SchemaError(f"{source}: {len(properties)} fields; at most {MAX_FIELDS}")
     fields = tuple(check_field(source, str(name), spec) for name, spec in properties.items())
     canonical = json.dumps(
-        [[f.name, f.kind, f.description, list(f.options)] for f in fields], ensure_ascii=False
+        [
+            EXTRACTION_FORMAT,
+            *(
+                [f.name, f.kind, f.description, list(f.options), f.synonyms, f.units]
+                for f in fields
+            ),
+        ],
+        ensure_ascii=False,
     )
     return UserSchema(fields, source, hashlib.sha256(canonical.encode()).hexdigest()[:16])
 
@@ -146,7 +197,9 @@ def check_field(source: str, name: str, spec: Any) -> FieldSpec:
         raise SchemaError(f'{where}: "description" must be a string (one line)')
     description = " ".join(description.split())[:300]
     if "enum" in spec:
-        return FieldSpec(name, "enum", description, _options(where, spec["enum"]))
+        options = _options(where, spec["enum"])
+        synonyms = _synonyms(where, options, spec.get("x-synonyms", {}))
+        return FieldSpec(name, "enum", description, options, synonyms)
     kind = spec.get("type")
     if kind == "string":
         fmt = spec.get("format")
@@ -154,7 +207,7 @@ def check_field(source: str, name: str, spec: Any) -> FieldSpec:
             raise SchemaError(f'{where}: "format" {fmt!r} is not supported; only "date"')
         return FieldSpec(name, "date" if fmt == "date" else "string", description)
     if kind in ("number", "integer"):
-        return FieldSpec(name, "number", description)
+        return FieldSpec(name, "number", description, units=_units(where, spec.get("x-units", [])))
     if kind == "array":
         items = spec.get("items")
         if not isinstance(items, dict) or items.get("type") != "string":
@@ -175,6 +228,45 @@ def _options(where: str, values: Any) -> tuple[str, ...]:
     ):
         raise SchemaError(f'{where}: "enum" must be a list of 1 to {MAX_ENUM} non-empty strings')
     return tuple(dict.fromkeys(" ".join(v.split()) for v in values))
+
+
+def _synonyms(
+    where: str, options: tuple[str, ...], raw: Any
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    example = '"x-synonyms": {"postmortem": ["incident review", "outage"]}'
+    if not isinstance(raw, dict):
+        raise SchemaError(f'{where}: "x-synonyms" maps an option to its words, e.g. {example}')
+    out = []
+    for option, words in raw.items():
+        if option not in options:
+            raise SchemaError(
+                f'{where}: "x-synonyms" names {option!r}, which is not one of the enum\'s '
+                f"options ({', '.join(options)})"
+            )
+        if (
+            not isinstance(words, list)
+            or len(words) > MAX_SYNONYMS
+            or not all(isinstance(w, str) and w.strip() for w in words)
+        ):
+            raise SchemaError(
+                f'{where}: "x-synonyms" of {option!r} must be a list of at most '
+                f"{MAX_SYNONYMS} non-empty strings, e.g. {example}"
+            )
+        out.append((option, tuple(dict.fromkeys(" ".join(w.split()) for w in words))))
+    return tuple(out)
+
+
+def _units(where: str, raw: Any) -> tuple[str, ...]:
+    if (
+        not isinstance(raw, list)
+        or len(raw) > MAX_SYNONYMS
+        or not all(isinstance(u, str) and u.strip() for u in raw)
+    ):
+        raise SchemaError(
+            f'{where}: "x-units" must be a list of at most {MAX_SYNONYMS} non-empty strings, '
+            'e.g. "x-units": ["EUR", "USD", "$"]'
+        )
+    return tuple(dict.fromkeys(" ".join(u.split()) for u in raw))
 
 
 def _json_type(value: Any) -> str:

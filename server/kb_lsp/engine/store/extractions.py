@@ -6,8 +6,11 @@
   the store's own, not the metadata's, and survives `METADATA_VERSION` bumps).
 * a file's extracted values are `file_fields` rows whose `source` is the model's
   identity, beside the rows of its front matter, and `file_extraction` says which
-  extraction they came from. Phase 1 replaces a file's rows (its text changed), which
-  drops both: the third phase then applies the cached or a new extraction again.
+  extraction they came from. Only the values checked against the note (`verify.py`)
+  are such rows; `extracted_values` holds them with their spans and, beside them, the
+  guesses rejected, with the reasons. Phase 1 replaces a file's rows (its text
+  changed), which drops all three: the third phase then applies the cached or a new
+  extraction again.
 
 Front matter wins: a field the author wrote gets no extracted value.
 """
@@ -17,9 +20,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from kb_lsp.engine.metadata.reply import Extraction
+from kb_lsp.engine.metadata.claims import Extraction, Kept, Rejected, Span, StoredClaim
+from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.store.db import Database
 
 
@@ -33,10 +38,10 @@ class ExtractionKey:
 
 @dataclass(frozen=True)
 class Applied:
-    """The extraction behind one file's extracted values."""
+    """The extraction behind one file's extracted values: each kept value with its span."""
 
     model: str
-    fields: dict[str, list[str]]
+    fields: dict[str, list[Kept]]
     dropped: tuple[str, ...]
 
 
@@ -115,16 +120,44 @@ class Extractions:
                     part,
                 ):
                     out[str(path)] = Applied(str(model), {}, tuple(json.loads(dropped)))
-                for path, field, value in db.execute(
-                    f"SELECT path, field, value FROM file_fields WHERE source != '' "
-                    f"AND path IN ({marks}) ORDER BY rowid",
+                for path, field, kind, value, number, span in db.execute(
+                    "SELECT v.path, v.field, f.kind, v.value, f.number, v.span "
+                    "FROM extracted_values v JOIN file_fields f ON f.path = v.path "
+                    "AND f.field = v.field AND f.value = v.value AND f.source = v.model "
+                    f"WHERE v.kept = 1 AND v.path IN ({marks}) ORDER BY v.rowid",
                     part,
                 ):
                     if str(path) in out:
-                        out[str(path)].fields.setdefault(str(field), []).append(str(value))
+                        kept = Kept(Value(str(kind), str(value), number), Span(**json.loads(span)))
+                        out[str(path)].fields.setdefault(str(field), []).append(kept)
             return out
 
         return self._db.read(read, {}) if paths else {}
+
+    def claims(self) -> list[StoredClaim]:
+        """Every value a model gave for a file of this store, kept or rejected, by path
+        and field."""
+        rows: list[tuple[Any, ...]] = self._db.read(
+            lambda db: db.execute(
+                "SELECT path, model, field, value, kept, valid, reason, evidence, span "
+                "FROM extracted_values ORDER BY path, rowid"
+            ).fetchall(),
+            [],
+        )
+        return [
+            StoredClaim(
+                str(path),
+                str(model),
+                str(field),
+                str(value),
+                bool(kept),
+                bool(valid),
+                str(reason),
+                str(evidence),
+                Span(**json.loads(span)) if span else None,
+            )
+            for path, model, field, value, kept, valid, reason, evidence, span in rows
+        ]
 
     def forget_unused(self) -> None:
         """Drop cached extractions of text no file has any more."""
@@ -138,22 +171,62 @@ def _replace_rows(
     db: sqlite3.Connection, path: str, content_hash: str, key: ExtractionKey, found: Extraction
 ) -> None:
     db.execute("DELETE FROM file_fields WHERE path = ? AND source != ''", (path,))
+    db.execute("DELETE FROM extracted_values WHERE path = ?", (path,))
     written = {
         str(row[0])
         for row in db.execute("SELECT DISTINCT field FROM file_fields WHERE path = ?", (path,))
     }
+    kept = [
+        (name, item)
+        for name, items in found.kept.items()
+        if name not in written  # front matter wins
+        for item in items
+    ]
     db.executemany(
         "INSERT INTO file_fields(path, field, kind, value, key, number, source) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (path, name, value.kind, value.text, value.text.lower(), value.number, key.model)
-            for name, values in found.fields.items()
-            if name not in written  # front matter wins
-            for value in values
+            (
+                path,
+                name,
+                k.value.kind,
+                k.value.text,
+                k.value.text.lower(),
+                k.value.number,
+                key.model,
+            )
+            for name, k in kept
         ],
+    )
+    db.executemany(
+        "INSERT INTO extracted_values(path, field, value, model, kept, valid, reason, evidence, "
+        "span) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (path, name, k.value.text, key.model, 1, 1, "", k.span.evidence, _span(k.span))
+            for name, k in kept
+        ]
+        + [_rejected_row(path, key.model, r) for r in found.rejected],
     )
     db.execute(
         "INSERT OR REPLACE INTO file_extraction(path, content_hash, schema_hash, model, dropped) "
         "VALUES (?, ?, ?, ?, ?)",
         (path, content_hash, key.schema_hash, key.model, json.dumps(list(found.dropped))),
+    )
+
+
+def _span(span: Span) -> str:
+    return json.dumps(asdict(span), ensure_ascii=False)
+
+
+def _rejected_row(path: str, model: str, rejected: Rejected) -> tuple[object, ...]:
+    return (
+        path,
+        rejected.field,
+        rejected.value,
+        model,
+        0,
+        int(rejected.valid),
+        rejected.reason,
+        rejected.evidence,
+        None,
     )

@@ -1,0 +1,183 @@
+"""Quotes that state the answer (issue 35, point 3): the "From your notes:" lead of a
+grounded answer, measured on a labelled set of questions and the sentences that answer
+them.
+
+    python -m bench quotes [--store DIR] [--context 8192 --context 2048]
+
+(`python -m bench ask` prints the same table.) `bench/queries/answers.json` holds 67
+questions over the project's own corpora — 25 of `bench/queries/fastapi.json` over
+fastapi-docs, 24 over tldr-pages' `pages/common` (the answer is a command), 18 over
+examples/workspace — each with the sentence(s) or command that answer it. Every third
+question of each corpus is held out: constants are tuned on `dev`, and both are reported.
+
+Per question, the passages are gathered as grounded mode gathers them for a model with
+`--context` tokens (`grounded.fitted`: 2 of 600 characters under 4k, 3 of 1,000 under 8k,
+else 5 of 1,500; the shipped search threshold), and the quotes chosen as the answer's lead
+chooses them (`evidence.select`, the real MiniLM embedder). A quote *holds the answer*
+when one of the labelled answers is in it, compared on letters and digits only (Markdown,
+punctuation and spacing aside). Reported per context and split: the share of questions
+whose first quote holds the answer, whose quotes hold it at all, and whose passages do
+(the ceiling retrieval sets). No model is involved: the quotes come before it is asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import corpora
+from bench.quality import build
+from bench.report import table, write_json
+from kb_lsp.config import load_settings
+from kb_lsp.engine.agent import evidence, grounded
+from kb_lsp.engine.embed.minilm import MiniLMEmbedder
+from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
+
+LABELLED = Path(__file__).resolve().parent / "queries" / "answers.json"
+WIKI = corpora.REPO / "examples" / "workspace"
+CONTEXTS = (8192, 2048)
+
+
+def normalized(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def holds(text: str, answers: list[str]) -> bool:
+    """Whether `text` holds one of `answers` (letters and digits compared)."""
+    said = normalized(text)
+    return any(normalized(answer) in said for answer in answers)
+
+
+def load_labelled() -> list[dict[str, Any]]:
+    questions: list[dict[str, Any]] = json.loads(LABELLED.read_text(encoding="utf-8"))["questions"]
+    return questions
+
+
+def _kb(workspace: Path, storage: Path) -> KnowledgeBase:
+    settings = load_settings({}).settings  # the shipped threshold, as an ask runs
+    kb = KnowledgeBase(
+        [workspace], settings, embedder=MiniLMEmbedder(int8_cache=model_cache()), storage=storage
+    )
+    started = time.perf_counter()
+    report = kb.sync()
+    print(
+        f"{workspace.name}: {report.files_added} files added, {report.chunks_embedded} "
+        f"chunks embedded in {time.perf_counter() - started:.1f} s"
+    )
+    return kb
+
+
+def open_corpora(parent: Path) -> dict[str, KnowledgeBase]:
+    """The three corpora indexed under `parent` (reused from an earlier run): fastapi-docs
+    as `bench ask` and `bench quality` index it, tldr-pages' pages/common, the wiki."""
+    fastapi, _, _ = build(parent)
+    fastapi.settings = load_settings({}).settings
+    tldr = parent / "tldr-common"
+    if not tldr.exists():
+        shutil.copytree(corpora.require(corpora.TLDR_PAGES) / "common", tldr / "pages" / "common")
+    wiki = parent / "wiki"
+    if not wiki.exists():
+        shutil.copytree(WIKI, wiki)
+    return {
+        "fastapi": fastapi,
+        "tldr": _kb(tldr, parent / "store-tldr-common"),
+        "wiki": _kb(wiki, parent / "store-wiki"),
+    }
+
+
+def quote_row(kb: KnowledgeBase, item: dict[str, Any], context: int) -> dict[str, Any]:
+    """One question's passages and quotes for a model with `context` tokens."""
+    count, each = grounded.fitted(context)
+    passages, _ = grounded.gather(
+        kb, item["query"], [], budget_chars=count * each, max_passages=count, passage_chars=each
+    )
+    quotes = evidence.select(passages, item["query"], kb.embedder)
+    answers = item["answers"]
+    return {
+        "id": item["id"],
+        "corpus": item["corpus"],
+        "split": item["split"],
+        "query": item["query"],
+        "given": any(holds(p.text, answers) for p in passages),
+        "first": bool(quotes) and holds(quotes[0].text, answers),
+        "any": any(holds(q.text, answers) for q in quotes),
+        "quotes": [f"{q.text} {q.citation}" for q in quotes],
+        "passages": [f"{p.path}:{p.start + 1}-{p.end + 1}" for p in passages],
+    }
+
+
+def shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    return {
+        "questions": n,
+        "given": sum(r["given"] for r in rows) / n if n else None,
+        "first": sum(r["first"] for r in rows) / n if n else None,
+        "any": sum(r["any"] for r in rows) / n if n else None,
+    }
+
+
+def measure(parent: Path, contexts: tuple[int, ...] = CONTEXTS) -> dict[str, Any]:
+    """Every labelled question at every context: rows and shares by split and corpus."""
+    bases = open_corpora(parent)
+    labelled = load_labelled()
+    out: dict[str, Any] = {"contexts": {}}
+    try:
+        for context in contexts:
+            rows = [quote_row(bases[item["corpus"]], item, context) for item in labelled]
+            groups: dict[str, Any] = {}
+            for split in ("dev", "held-out"):
+                groups[split] = shares([r for r in rows if r["split"] == split])
+            groups["all"] = shares(rows)
+            for corpus in ("fastapi", "tldr", "wiki"):
+                groups[corpus] = shares([r for r in rows if r["corpus"] == corpus])
+            out["contexts"][str(context)] = {"shares": groups, "per_question": rows}
+    finally:
+        for kb in bases.values():
+            kb.close()
+    return out
+
+
+def report(out: dict[str, Any]) -> None:
+    rows = []
+    for context, data in out["contexts"].items():
+        count, each = grounded.fitted(int(context))
+        for group, s in data["shares"].items():
+            rows.append(
+                [
+                    f"{context} ({count} × {each} chars)",
+                    group,
+                    s["questions"],
+                    s["given"],
+                    s["first"],
+                    s["any"],
+                ]
+            )
+    table(
+        [
+            "context",
+            "questions",
+            "n",
+            "answer in a passage given",
+            "first quote holds the answer",
+            "a quote holds it",
+        ],
+        rows,
+        f"Quotes that state the answer ({LABELLED.name})",
+    )
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench quotes", description=__doc__)
+    parser.add_argument("--store", type=Path, required=True, help="indexes kept (reused) here")
+    parser.add_argument(
+        "--context", type=int, action="append", help="the model's context (repeatable)"
+    )
+    args = parser.parse_args(argv)
+    out = measure(args.store, tuple(args.context or CONTEXTS))
+    report(out)
+    write_json("quotes", out)
