@@ -16,8 +16,26 @@ from hypothesis import strategies as st
 from kb_lsp.protocol import IndexProgress
 from kb_lsp.runtime.progress import RATE_WINDOW, RecentRate
 from kb_lsp.terminal.logs import stderr_handler
-from kb_lsp.terminal.progress import DEFAULT_SECONDS, ENV, TerminalProgress, line_seconds
+from kb_lsp.terminal.progress import (
+    DEFAULT_SECONDS,
+    ENV,
+    TerminalProgress,
+    line_seconds,
+    took,
+)
 from kb_lsp.terminal.words import VARIABLES, in_terminal_words
+
+
+@given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False))
+def test_a_duration_is_never_shown_as_nothing(seconds: float) -> None:
+    """A no-op sync takes milliseconds: shown in them, never as `0.0s`."""
+    shown = took(seconds)
+    if seconds < 1.0:
+        assert re.fullmatch(r"[1-9]\d* ms", shown), shown
+        assert int(shown.split()[0]) <= 1000
+    else:
+        assert shown == f"{seconds:.1f}s"
+    assert took(0.043) == "43 ms"
 
 
 class Clock:

@@ -183,6 +183,7 @@ def _sync(
     metadata phase too (`kb index`; a search never waits for a model)."""
     from kb_lsp.engine.records import ReadOnlyStore
     from kb_lsp.runtime import Unavailable
+    from kb_lsp.terminal.progress import took
 
     try:
         report = runtime.reindex(full=full, extract=extract).result()
@@ -199,7 +200,7 @@ def _sync(
                 if report.notes_extracted
                 else ""
             )
-            + f" ({report.seconds:.1f}s)"
+            + f" ({took(report.seconds)})"
         )
     for error in report.errors:
         _say(error)

@@ -74,6 +74,15 @@ class WireProgress:
         )
 
 
+def took(seconds: float) -> str:
+    """How long a step took, as a person reads it: `43 ms` below a second (a no-op sync
+    takes tens of milliseconds, which a tenth of a second would show as `0.0s`), else
+    `12.3s`."""
+    if seconds < 1.0:
+        return f"{max(1, round(seconds * 1000))} ms"
+    return f"{seconds:.1f}s"
+
+
 def wire_progress_text(wire: Mapping[str, Any]) -> str:
     """The label of a wire `IndexProgress`, with the server's estimate when it sent one:
     `Keyword search ready · embedding 1,204/3,036 passages · about 12 min left`."""
