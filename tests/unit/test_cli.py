@@ -17,6 +17,7 @@ from tests.fakes.ollama_server import ScriptedOllama, answer, stall
 from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
 from tests.helpers.runtime import HeldSync
 
+from kb_lsp.cli.common import EXIT_HELD
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 
@@ -324,18 +325,20 @@ def test_locked_store_index_fails_clearly_and_search_still_answers(
     holder = KnowledgeBase([workspace], settings, embedder=HashingEmbedder(384))
     try:
         locked = run("index", str(workspace), storage=storage)
-        assert locked.returncode != 0
+        # Its own exit code: not 2 (bad usage), the same command works once it is done.
+        assert locked.returncode == EXIT_HELD == 4
         assert locked.stderr.splitlines() == [
-            "kb: another kb-lsp process (an editor window, kb mcp) is indexing this workspace "
-            "and keeps it current; close it, or index into another --storage"
+            "kb: another kb index, kb mcp or an editor is indexing this folder and keeps its "
+            "index up to date; wait for it (kb status shows how far it is), stop it, or index "
+            "into another --storage"
         ]
         search = run("search", "SPEI", "-w", str(workspace), storage=storage)
         assert search.returncode == 0
         # One line, in the command's words: not the store's and the runtime's log
         # warnings besides ("another window…"), which stay in the log (-v shows them).
         assert search.stderr.splitlines() == [
-            "kb: another kb-lsp process (an editor window, kb mcp) keeps this workspace's "
-            "index: answering from it read-only"
+            "kb: another kb index, kb mcp or an editor keeps this folder's index: "
+            "answering from it read-only"
         ]
         assert search.stdout.startswith("1, ")
         verbose = run("-v", "search", "SPEI", "-w", str(workspace), storage=storage)
@@ -372,7 +375,7 @@ def test_search_while_another_process_builds_the_index_says_so(
         assert search.returncode == 3, search.stderr
         total = len(list(workspace.rglob("*.md")))
         assert search.stderr.splitlines() == [
-            "kb: another kb-lsp process is building this workspace's index "
+            "kb: another kb index, kb mcp or an editor is building this folder's index "
             f"(Reading 0/{total} files); results are partial until it is done"
         ]
         assert search.stdout.strip() == "No matching files."

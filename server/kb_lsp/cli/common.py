@@ -36,6 +36,11 @@ EXIT_ERROR = 1
 EXIT_NOT_READY = 3  # nothing to show yet: another process is still building the index
 
 
+# `kb index` where another process (kb index, kb mcp, an editor) writes the index: not
+# bad usage (2) — the same command works once that process is done.
+EXIT_HELD = 4
+
+
 class CliError(Exception):
     """A problem the user can fix; printed as one line."""
 
@@ -169,9 +174,14 @@ def _runtime(
         runtime.close()
 
 
-READ_ONLY = (
-    "another kb-lsp process (an editor window, kb mcp) keeps this workspace's index: "
-    "answering from it read-only"
+# Who may hold the index, as a terminal user knows them (not "kb-lsp process").
+HOLDERS = "another kb index, kb mcp or an editor"
+
+READ_ONLY = f"{HOLDERS} keeps this folder's index: answering from it read-only"
+
+HELD = (
+    f"{HOLDERS} is indexing this folder and keeps its index up to date; "
+    "wait for it (kb status shows how far it is), stop it, or index into another --storage"
 )
 
 
