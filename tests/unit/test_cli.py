@@ -401,7 +401,12 @@ def test_search_while_another_process_builds_the_index_says_so(
         assert f"progress:  Reading 0/{total} files" in lines
         assert f"pending:   {total} files to index" in lines
         assert f"keyword:   0/{total} files read" in lines
-        assert "vectors:   complete: every chunk is found by its meaning too" in lines
+        # Nothing is embedded yet: not "complete" (of nothing), in --json or in words.
+        assert payload["vectorsReady"] == 0.0
+        assert (
+            "vectors:   after the files are read: the passages they change are embedded then"
+            in lines
+        )
     finally:
         held.go.set()
         builder.close()
