@@ -23,7 +23,7 @@ from kb_lsp.terminal.progress import (
     line_seconds,
     took,
 )
-from kb_lsp.terminal.words import VARIABLES, in_terminal_words
+from kb_lsp.terminal.words import COMMANDS, VARIABLES, in_terminal_words
 
 
 @given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False))
@@ -218,7 +218,24 @@ def test_settings_are_named_with_their_variable_and_flag() -> None:
     assert VARIABLES["ollama.host"] == "KB_OLLAMA_HOST"  # not the OLLAMA_HOST also honoured
 
 
-@given(st.text())
+def test_wire_methods_are_named_as_the_command_that_does_the_same() -> None:
+    """The filter's did-you-mean, as the engine says it to every front end."""
+    said = in_terminal_words(
+        "no indexed file has the field 'ownr'; did you mean 'owner'? "
+        "(the schema lists every field: kb schema, kb/schema)"
+    )
+    assert said.endswith("(the schema lists every field: kb schema)"), said
+    assert in_terminal_words("was the model replaced? Reindex with kb/reindex full.") == (
+        "was the model replaced? Reindex with kb index --full."
+    )
+    for name, command in COMMANDS.items():
+        assert in_terminal_words(f"see {name}") == f"see {command}"
+    # Only a whole method name: a path that starts like one is left alone.
+    for path in ("kb/schemas/x.json", "kb/search/", "kb/schema.json", ".kb/schema.json"):
+        assert in_terminal_words(path) == path
+
+
+@given(st.text().filter(lambda text: "kb/" not in text))
 def test_terminal_words_only_ever_add_a_note_after_a_setting(text: str) -> None:
     said = in_terminal_words(text, {"--settings", "--model", "--storage"})
     # Remove the notes: the message is what it was.
