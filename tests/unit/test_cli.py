@@ -701,3 +701,39 @@ def test_a_filter_may_start_with_a_minus(capsys: pytest.CaptureFixture[str]) -> 
         cli.parse_args(["search", "-f", "-w", ".", "x"])
     assert exited.value.code == 2
     assert "argument --filter/-f: expected one argument" in capsys.readouterr().err
+
+
+def test_a_long_first_index_of_the_current_folder_says_which_and_how_many(
+    tmp_path: Path, storage: Path
+) -> None:
+    """`kb search` with no -w in a folder of many notes (a clone, a home folder): before
+    it indexes them for the first time, which folder and how many files; not again once
+    indexed, not where -w names the folder, not for a folder of a few notes."""
+    from kb_lsp.cli.common import FIRST_INDEX_FILES
+
+    many = tmp_path / "clone"
+    many.mkdir()
+    for n in range(FIRST_INDEX_FILES):
+        (many / f"note-{n}.md").write_text(f"# Note {n}\n\nabout payments {n}\n")
+    (many / "readme.txt").write_text("not Markdown: not counted")
+    first = run("search", "payments", storage=storage, cwd=many, **HASHED)
+    assert first.returncode == 0, first.stderr
+    said = [line for line in first.stderr.splitlines() if line.startswith("kb: ")]
+    assert said == [
+        f"kb: indexing {many.resolve()} for the first time: {FIRST_INDEX_FILES} Markdown "
+        "files, which takes a while (-w FOLDER names another folder)"
+    ]
+    again = run("search", "payments", storage=storage, cwd=many, **HASHED)
+    assert again.returncode == 0 and "first time" not in again.stderr, again.stderr
+
+    named = tmp_path / "named"
+    shutil.copytree(many, named)
+    given = run("search", "payments", "-w", str(named), storage=storage, **HASHED)
+    assert given.returncode == 0 and "first time" not in given.stderr, given.stderr
+
+    few = tmp_path / "few"
+    few.mkdir()
+    for n in range(3):
+        (few / f"note-{n}.md").write_text(f"# Note {n}\n\npayments\n")
+    small = run("search", "payments", storage=storage, cwd=few, **HASHED)
+    assert small.returncode == 0 and "first time" not in small.stderr, small.stderr

@@ -162,7 +162,7 @@ def _stored_status(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
     status = read_status(folder, _settings(args))
     if status is None:
-        with _runtime(args, folder) as runtime:
+        with _runtime(args, folder, syncs=False) as runtime:
             status = runtime.status()
     return dump(status)
 
