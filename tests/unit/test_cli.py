@@ -139,6 +139,18 @@ def test_index_off_a_terminal_prints_progress_lines(workspace: Path, storage: Pa
     # Nothing to do: no progress to show.
     quiet = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="0", **HASHED)
     assert not any(line.startswith(phases) for line in quiet.stderr.splitlines())
+    # --full reads every file again and reuses every cached vector: counted as reused,
+    # never "embedding 0/67 passages" while they are.
+    full = run(
+        "index", "--full", str(workspace), storage=storage, KB_PROGRESS_SECONDS="0", **HASHED
+    )
+    assert full.returncode == 0, full.stderr
+    chunks = re.search(r"0 chunks embedded, (\d+) reused", full.stderr)
+    assert chunks is not None, full.stderr
+    total = int(chunks.group(1))
+    vectors = [line for line in full.stderr.splitlines() if "embedding " in line]
+    assert vectors, full.stderr
+    assert all(re.search(rf"embedding (\d+)/{total} passages \(\1 reused\)", v) for v in vectors)
     # A bad interval is said once, and the default is used.
     bad = run("index", str(workspace), storage=storage, KB_PROGRESS_SECONDS="soon", **HASHED)
     assert bad.returncode == 0

@@ -62,6 +62,7 @@ class WireProgress:
     files_total: int
     chunks_done: int = 0
     chunks_total: int = 0
+    chunks_reused: int = 0
 
     @classmethod
     def of(cls, wire: Mapping[str, Any]) -> WireProgress:
@@ -71,6 +72,7 @@ class WireProgress:
             files_total=int(wire["filesTotal"]),
             chunks_done=int(wire.get("chunksDone") or 0),
             chunks_total=int(wire.get("chunksTotal") or 0),
+            chunks_reused=int(wire.get("chunksReused") or 0),
         )
 
 
