@@ -48,6 +48,12 @@ describe('format', () => {
       'Keyword search ready · embedding 256/3,038 passages · about 12 min left',
     );
     assert.equal(indexLabel(at('keyword', 3), 20), 'Reading 3/155 files · less than a minute left');
+    // A full reindex reuses the cached vectors: counted as reused, as the terminal says it.
+    const reused = at('vectors', 14, 1200, 3038);
+    assert.equal(
+      indexLabel({ ...reused, progress: { ...reused.progress!, chunksReused: 1200 } }),
+      'Keyword search ready · embedding 1,200/3,038 passages (1,200 reused)',
+    );
     assert.equal(indexLabel({ ...at('vectors', 18, 256, 3038), paused: true }, 600), 'Keyword search ready · embedding 256/3,038 passages · paused');
     assert.equal(timeLeft(2.5 * 3600), 'about 2.5 h left');
     assert.equal(count(3038), '3,038');
