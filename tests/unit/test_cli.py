@@ -404,7 +404,8 @@ def test_search_while_another_process_builds_the_index_says_so(
             "filesTotal": total,
             "chunksDone": 0,
             "chunksTotal": 0,
-            "secondsLeft": None,  # the other process's rate is not known here
+            "chunksReused": 0,
+            "secondsLeft": None,  # no rate yet: nothing read
         }
         assert (payload["pending"], payload["keywordComplete"]) == (total, False)
         text = run("status", "-w", str(workspace), storage=storage, **fake)
