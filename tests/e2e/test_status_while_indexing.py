@@ -61,16 +61,19 @@ def test_status_shows_the_other_process_progress_and_time_left(
             assert (payload["state"], payload["readOnly"]) == ("indexing", True), payload
             progress = payload["progress"]
             assert progress["phase"] == "vectors", progress
-            assert 0 < progress["chunksDone"] < progress["chunksTotal"], progress
+            assert 0 <= progress["chunksDone"] < progress["chunksTotal"], progress
             assert payload["vectorsReady"] < 1.0, payload
             return payload
 
         # The writer publishes its estimate with its steps and again every second.
-        payload = wait_for(
-            lambda: (s := status())["progress"]["secondsLeft"] is not None and s, "a time left"
-        )
+        def with_time_left() -> dict[str, Any] | None:
+            payload = status()
+            progress = payload["progress"]
+            return payload if progress["secondsLeft"] is not None else None
+
+        payload = wait_for(with_time_left, "a time left")
         progress = payload["progress"]
-        assert progress["secondsLeft"] >= 0
+        assert progress["secondsLeft"] >= 0 and progress["chunksDone"] > 0, progress
         assert payload["vectorsReady"] <= progress["chunksDone"] / progress["chunksTotal"]
 
         text = run("status", *ws, storage=storage, **HELD)
