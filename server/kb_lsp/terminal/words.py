@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from kb_lsp.runtime import quick_defaults
 from kb_lsp.runtime.quick_defaults import ENV, NAMES
 
 # Settings with a flag of their own on the commands that use them.
@@ -24,14 +25,10 @@ EDITOR_ONLY = frozenset({"server.python"})
 _SETTING = re.compile(r"(?<![\w.-])kb\.([a-zA-Z]+(?:\.[a-zA-Z]+)*)")
 
 # The engine's messages may name a wire method (`kb/schema`), which a terminal user never
-# sees: the command that does the same, where there is one.
+# sees: the command that does the same (from the table of operations), longest first.
 COMMANDS = {
-    "kb/reindex full": "kb index --full",
-    "kb/reindex": "kb index",
-    "kb/schema": "kb schema",
-    "kb/search": "kb search",
-    "kb/status": "kb status",
-    "kb/ask": "kb ask",
+    f"{quick_defaults.COMMANDS['index']} full": "kb index --full",
+    **{method: f"kb {command}" for command, method in quick_defaults.COMMANDS.items()},
 }
 _NAMES = "|".join(map(re.escape, COMMANDS))
 _WIRE = re.compile(rf"(?<![\w/.])(?:{_NAMES})(?![\w/]|\.\w)")  # not in a path
