@@ -11,7 +11,8 @@ says which setting, what was wrong and what is used instead.
 
 This module is also the truth for the editor: each setting's `Field(description=…)` and
 `json_schema_extra=ui(…)` (order, group, scope, …) become the VS Code extension's
-`contributes.configuration` and the README's settings table (`python -m kb_lsp.codegen`).
+`contributes.configuration` and the settings table of docs/configuration.md
+(`python -m kb_lsp.codegen`).
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ class SearchSettings(_Section):
         description="How many files a search lists at most.",
         json_schema_extra=ui(120, "search"),
     )
-    # The default was chosen by bench/quality (README, "Search").
+    # The default was chosen by bench/quality (docs/search.md).
     threshold: float = Field(
         default=0.3,
         ge=0.0,
@@ -238,7 +239,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class LlmSettings(_Section):
-    """The chat model, whichever local runtime serves it (README: Ask). `kb.llm.*` wins
+    """The chat model, whichever local runtime serves it (docs/ask.md). `kb.llm.*` wins
     where it is set; `kb.ollama.*` stays the default of host, model, timeout and context."""
 
     provider: LlmProviderName = Field(
@@ -425,7 +426,7 @@ class ChromaSettings(_Section):
             "With `kb.chroma.url`: a collection on that server that every workstation "
             "with the same notes names (a team index). Vectors are stored there by the "
             "hash of their text, so a passage one member embedded is reused by the others; "
-            "keyword search and the notes' text stay local (README: Team index). Empty: "
+            "keyword search and the notes' text stay local (docs/team-index.md). Empty: "
             "this workspace's own collection."
         ),
         json_schema_extra=ui(381, "advanced", restricted=True, env="KB_CHROMA_COLLECTION"),

@@ -1,8 +1,9 @@
-"""Every `kb` command the README shows, run as written against the bundled example wiki
-(`examples/workspace`), with the outputs the README prints compared to the real ones: the
-quick start's list, the `kb schema` line, the messages for a bad filter and an unknown
-field, and every example of the filter table keeping files. A README example that stops
-working on the wiki (or output the README no longer matches) fails here."""
+"""Every `kb` command the README and the user docs (`docs/*.md` but design.md) show, run as
+written against the bundled example wiki (`examples/workspace`), with the outputs they
+print compared to the real ones: the quick start's list, the `kb schema` line, the
+messages for a bad filter and an unknown field, and every example of the filter table
+(docs/metadata.md) keeping files. An example that stops working on the wiki (or output
+the pages no longer match) fails here."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ from tests.conftest import EXAMPLE_WORKSPACE, copy_example_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+# What a user reads after the README: the topic pages (design.md is for developers).
+USER_DOCS = "\n".join(
+    path.read_text(encoding="utf-8")
+    for path in sorted((REPO / "docs").glob("*.md"))
+    if path.name != "design.md"
+)
+METADATA = (REPO / "docs" / "metadata.md").read_text(encoding="utf-8")
 KB = Path(sys.executable).with_name("kb")
 # The model server the README's `kb ask` would reach is not there: the no-model path.
 NO_MODEL = {"KB_OLLAMA_HOST": "http://127.0.0.1:9"}
@@ -83,10 +91,10 @@ def test_the_quick_start_prints_what_the_readme_shows(wiki: tuple[Path, Path]) -
 
 
 def readme_commands() -> list[str]:
-    """The README's `kb search|schema|status|index|ask …` commands as written in it,
-    but for the synopsis's placeholders (QUERY, PATH) and elisions (…)."""
+    """The `kb search|schema|status|index|ask …` commands of the README and the docs as
+    written there, but for the synopsis's placeholders (QUERY, PATH) and elisions (…)."""
     found: list[str] = []
-    for span in code_spans(README):
+    for span in code_spans(README) + code_spans(USER_DOCS):
         if not re.match(r"kb (search|schema|status|index|ask)\b", span):
             continue
         if re.search(r"\b[A-Z]{2,}\b|…|\||\[", span) or span in ("kb search", "kb ask"):
@@ -130,7 +138,7 @@ def test_every_readme_command_works_on_the_example_wiki(wiki: tuple[Path, Path])
 def test_the_outputs_the_readme_quotes_are_the_real_ones(wiki: tuple[Path, Path]) -> None:
     workspace, storage = wiki
     ws = ["-w", str(workspace)]
-    spans = code_spans(README)
+    spans = code_spans(README) + code_spans(USER_DOCS)
     # `kb schema`'s line for tags.
     tag_line = next(span for span in spans if re.match(r"tag +list, ", span))
     schema = kb(["schema", *ws], storage)
@@ -153,8 +161,8 @@ def test_the_outputs_the_readme_quotes_are_the_real_ones(wiki: tuple[Path, Path]
 
 
 def filter_examples() -> list[str]:
-    """The first column of the README's filter table: every example filter."""
-    table = README[README.index("| filter | keeps files that… |") :]
+    """The first column of docs/metadata.md's filter table: every example filter."""
+    table = METADATA[METADATA.index("| filter | keeps files that… |") :]
     table = table[: table.index("\n\n")]
     examples: list[str] = []
     for row in table.splitlines()[2:]:

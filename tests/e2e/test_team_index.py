@@ -1,4 +1,4 @@
-"""A team index on a real Chroma server (README: Team index): `chroma run`, started here,
+"""A team index on a real Chroma server (docs/team-index.md): `chroma run`, started here,
 and two members — `kb` processes with the same notes at different paths, each with its
 own local store, both naming the same `kb.chroma.collection` — of which only one embeds
 each passage. What a process embedded is counted by the embedder itself

@@ -277,10 +277,10 @@ def test_a_model_that_claims_tools_and_calls_none_gets_a_grounded_answer(
     assert response.answer.startswith("From your notes:")
     said = [e.text for e in steps_of(events) if e.kind == "status" and "claims to call" in e.text]
     assert len(said) == 1 and said[0].startswith("Mode: grounded")
-    # What the first reply streamed was taken back: what the client shows in the end has
-    # none of it.
-    replaced = [e for e in events if e.args and e.args.get("replace")]
-    assert replaced and "noon" not in replaced[0].text
+    # Nothing of the set-aside reply ever reached the client: a terminal cannot take back
+    # what it printed (it once kept "Usually" above the grounded answer).
+    assert not [e for e in events if e.kind == "answer" and "noon" in e.text]
+    assert not [e for e in events if e.kind == "answer" and "Usually" in e.text]
     shown = ""
     for event in events:
         if event.kind == "answer" and event.args and event.args.get("piece"):
@@ -347,7 +347,10 @@ def test_a_summary_arrives_as_several_answer_events(kb: KnowledgeBase) -> None:
         assert server.errors == []
     response = done[0].response
     pieces = [e for e in events if e.kind == "answer" and e.args and e.args.get("piece")]
-    assert len(pieces) >= 2 and pieces[0].text.startswith("Mexico payments go")
+    # The first piece is what had come before the stall: a word or more of the summary,
+    # however the flusher's timing cut it on a loaded machine.
+    assert len(pieces) >= 2 and pieces[0].text.strip()
+    assert summary.startswith(pieces[0].text) and pieces[0].text != summary
     assert "".join(p.text for p in pieces).strip() == summary.strip()
     assert response.answer.startswith(summary.strip())
     # The cache keeps the whole summary.

@@ -185,7 +185,7 @@ def test_ask_without_a_model_prints_passages_exits_0_and_names_the_variable(
     workspace: Path, storage: Path
 ) -> None:
     """No model: the best passages, and why, in the terminal's words: the setting with
-    the environment variable that sets it. Exit 0: an answer was printed (the README says
+    the environment variable that sets it. Exit 0: an answer was printed (docs/cli.md says
     so); `--json` has `mode: "fallback"` for scripts."""
     ws = ("-w", str(workspace))
     down = {"KB_OLLAMA_HOST": "http://127.0.0.1:9", **HASHED}

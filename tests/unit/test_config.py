@@ -201,7 +201,7 @@ def test_changed_settings_names_each_difference() -> None:
 
 
 def test_a_team_collection_is_a_name_chroma_takes() -> None:
-    """`kb.chroma.collection` (README: Team index): a name Chroma refuses is a settings
+    """`kb.chroma.collection` (docs/team-index.md): a name Chroma refuses is a settings
     message, and the value below it stands."""
     environment = env_settings({"KB_CHROMA_URL": "http://c:8000", "KB_CHROMA_COLLECTION": "team"})
     assert environment["chroma"] == {"url": "http://c:8000", "collection": "team"}

@@ -1,7 +1,9 @@
-"""The files generated from `protocol.py` and `config.py` are up to date, and say the same.
+"""The files generated from `protocol.py`, the table of operations and `config.py` are up
+to date, and say the same.
 
-`protocol.ts`, the contract test's `shapes.ts`, the extension's settings contribution and
-the README's settings table are regenerated here and compared with what is checked in.
+`protocol.ts`, the contract test's `shapes.ts`, the extension's settings contribution, the
+settings table (docs/configuration.md) and the list of wire methods (docs/protocol.md) are
+regenerated here and compared with what is checked in.
 When this fails: run `.venv/bin/python -m kb_lsp.codegen` and commit the result.
 """
 

@@ -7,7 +7,9 @@ tests/unit/test_protocol_sync.py) fails when one is stale:
 * `vscode-extension/test/contract/shapes.ts` — the contract test's payload shapes;
 * `vscode-extension/package.json` — `contributes.configuration` and
   `capabilities.untrustedWorkspaces` (the rest of the manifest is kept as it is);
-* `README.md` — the settings table between its marker comments;
+* `docs/configuration.md` — the settings table between its marker comments;
+* `docs/protocol.md` — the list of wire methods, from the table of operations
+  (`contract/operations.py`), between its marker comments;
 * `server/kb_lsp/runtime/quick_defaults.py` — settings defaults and status shapes for
   `kb status` without pydantic (`codegen/quick.py`).
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from kb_lsp.codegen import manifest, quick, readme, typescript
+from kb_lsp.codegen import manifest, quick, settings_page, typescript, wire
 
 COMMAND = ".venv/bin/python -m kb_lsp.codegen"
 
@@ -34,7 +36,8 @@ GENERATORS: dict[str, Callable[[str], str]] = {
     "vscode-extension/src/protocol.ts": lambda _: typescript.protocol_ts(),
     "vscode-extension/test/contract/shapes.ts": lambda _: typescript.shapes_ts(),
     "vscode-extension/package.json": manifest.package_json,
-    "README.md": readme.readme,
+    settings_page.PATH: settings_page.configuration_md,
+    wire.PATH: wire.protocol_md,
     quick.PATH: lambda _: quick.quick_defaults_py(),
 }
 

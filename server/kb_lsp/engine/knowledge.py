@@ -389,7 +389,7 @@ class KnowledgeBase:
         return related_files(sources, index.source, relative, limit=limit, exclude=exclude)
 
     def _team_notes(self, roots: list[RootIndex]) -> list[str]:
-        """What the status says of a team index that cannot be used (README: Team index)."""
+        """What the status says of a team index that cannot be used (docs/team-index.md)."""
         chroma = self.settings.chroma
         if chroma.collection and not chroma.url:
             return ["kb.chroma.collection is set without kb.chroma.url: the index is local"]

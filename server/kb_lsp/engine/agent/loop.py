@@ -75,7 +75,11 @@ class ToolLoop:
         forced = self.request.llm.config.mode == "agent"
         while True:
             try:
-                result = self.request.model_call(fit(self.messages, self.budget), self.schemas)
+                # In auto mode a first reply that calls no tool is set aside for a
+                # grounded answer: streamed, a terminal would keep its opening words.
+                result = self.request.model_call(
+                    fit(self.messages, self.budget), self.schemas, show=forced or self.used > 0
+                )
             except LlmError as err:
                 if forced or not server_failed(err):
                     raise

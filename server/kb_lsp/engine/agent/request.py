@@ -268,13 +268,15 @@ class Request:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        show: bool = True,
     ) -> ChatResult:
         """One model turn. A reply with no text (and no tool call) is asked once more;
-        a second empty one ends the request with `stop: "empty"`."""
+        a second empty one ends the request with `stop: "empty"`. `show`: its text is
+        streamed as the answer (not when it can only be set aside, see `loop.py`)."""
         for attempt in (1, 2):
             self.check_cancel()
             try:
-                result = self._watched_chat(messages, tools, max_tokens, temperature)
+                result = self._watched_chat(messages, tools, max_tokens, temperature, show)
             except LlmCancelled:
                 self.stream.abandon()  # nothing more goes out once Stop was pressed
                 raise
@@ -305,6 +307,7 @@ class Request:
         tools: list[Any] | None,
         max_tokens: int | None,
         temperature: float | None,
+        show: bool = True,
     ) -> ChatResult:
         """One model call whose text is watched as it streams (`degenerate.Watch`): a reply
         that degenerates is stopped there, its stream closed, and its result is the text
@@ -324,7 +327,8 @@ class Request:
             for item in stream:
                 if isinstance(item, ChatResult):
                     return item
-                self.on_delta(item)
+                if show:
+                    self.on_delta(item)
                 if item.kind != "content":
                     continue
                 pieces += 1

@@ -1,6 +1,6 @@
 """A file's metadata, extracted at index time from its parsed Markdown.
 
-Fields (names lower-cased; see README, "Metadata and filters"):
+Fields (names lower-cased; see docs/metadata.md):
 
 * every front-matter key, typed (`frontmatter.flatten`): string, number, date, bool, or
   a list of strings; nested mappings as dotted names (`author.name`);

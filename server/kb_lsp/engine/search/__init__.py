@@ -19,7 +19,7 @@ names — else `context match`; a title or heading holding the query ranks the f
 but is a context match. Snippets are plain text from `snippets.py`, starting at the
 sentence with the most query words; `marks` are the words in them worth highlighting.
 The weights and the default threshold were chosen with `python -m bench quality` on the
-FastAPI docs query set (see README, "Search quality").
+FastAPI docs query set (see docs/search.md).
 
 The package: `weights` (the fusion), `candidates` (sources, candidates, batched reads),
 `names` (how a query names a file), `scoring`, `snippet`, `hits`, `searcher`.

@@ -1,6 +1,5 @@
 """How search weighs its signals (`Fusion`) and the thresholds it applies. The weights and
-the default threshold were chosen with `python -m bench quality` (README, "Search
-quality")."""
+the default threshold were chosen with `python -m bench quality` (docs/search.md)."""
 
 from __future__ import annotations
 

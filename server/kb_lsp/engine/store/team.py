@@ -1,5 +1,5 @@
 """A team index: the store's vectors shared with every workstation that has the same notes
-(`kb.chroma.url` + `kb.chroma.collection`; README: Team index).
+(`kb.chroma.url` + `kb.chroma.collection`; docs/team-index.md).
 
 The shared collection holds vectors by text hash (`shared.py`); everything else stays in
 the store: the manifest, chunks, FTS5 (keyword search ranks as it does alone), metadata,

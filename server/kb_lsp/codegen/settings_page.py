@@ -1,4 +1,4 @@
-"""`config.py` → the README's settings table, between two marker comments."""
+"""`config.py` → the settings table of `docs/configuration.md`, between two marker comments."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from kb_lsp.config import GROUPS
 
 BEGIN = "<!-- settings: generated from server/kb_lsp/config.py by `python -m kb_lsp.codegen` -->"
 END = "<!-- end of settings -->"
+PATH = "docs/configuration.md"
 
 
 def _default(value: Any) -> str:
@@ -47,11 +48,16 @@ def settings_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def readme(current: str) -> str:
-    """`current` with the text between the markers replaced by the table."""
+def between(current: str, begin: str, end: str, text: str, path: str) -> str:
+    """`current` with what stands between the markers `begin` and `end` replaced by `text`."""
     try:
-        start = current.index(BEGIN) + len(BEGIN)
-        end = current.index(END, start)
+        start = current.index(begin) + len(begin)
+        stop = current.index(end, start)
     except ValueError:
-        raise ValueError(f"README.md lacks the markers {BEGIN!r} … {END!r}") from None
-    return current[:start] + "\n" + settings_table() + current[end:]
+        raise ValueError(f"{path} lacks the markers {begin!r} … {end!r}") from None
+    return current[:start] + "\n" + text + current[stop:]
+
+
+def configuration_md(current: str) -> str:
+    """`current` with the text between the markers replaced by the table."""
+    return between(current, BEGIN, END, settings_table(), PATH)
