@@ -442,10 +442,11 @@ class ServerSettings(_Section):
     python: OptionalText = Field(
         default=None,
         description=(
-            "Python interpreter that runs the server (`python -m kb_lsp`). Empty: the Python "
-            "extension's active interpreter when it is installed, else `python3`. The "
-            "interpreter needs kb-lsp installed as the README says. In a remote window "
-            "(SSH, WSL, containers, code-server) set it in the *Remote* settings."
+            "Python interpreter that runs the server (`python -m kb_lsp`), with kb-lsp "
+            "installed. Empty: the extension's own environment, which it sets up on first "
+            "use with the server it carries (a Python 3.11+ it finds, a virtual environment "
+            "in its storage, the Python packages from your package index). In a remote "
+            "window (SSH, WSL, containers, code-server) set it in the *Remote* settings."
         ),
         json_schema_extra=ui(
             10, "start", scope="machine-overridable", restricted=True, client_only=True

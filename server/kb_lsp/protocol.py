@@ -121,6 +121,13 @@ class IndexProgress(_Payload):
     files_total: int
     chunks_done: int = 0
     chunks_total: int = 0
+    chunks_reused: int = Field(
+        default=0,
+        description=(
+            "Of chunksDone, the passages whose vectors were reused (the store's cache of "
+            "earlier embeddings, or a team index) rather than embedded."
+        ),
+    )
     seconds_left: float | None = Field(
         default=None,
         ge=0.0,

@@ -92,7 +92,7 @@ async def test_the_command_asks_the_running_server(workspace: Path, storage: Pat
         said = [line for line in typo.stderr.splitlines() if line.startswith("kb: ")]
         assert said == [
             "kb: filter, character 1: no indexed file has the field 'ownr'; did you mean "
-            "'owner'? (the schema lists every field: kb schema, kb/schema) (in 'ownr:x')"
+            "'owner'? (the schema lists every field: kb schema) (in 'ownr:x')"
         ]
         # Any other field no file has keeps nothing, and the command says which (it asks
         # the server for the fields: still nothing heavy loaded here).

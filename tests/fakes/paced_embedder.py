@@ -1,5 +1,6 @@
-"""The hashing embedder of tests/fakes/embedder.py at a fixed pace per passage, and one
-that hogs the CPU through its first batch until a test lets it go.
+"""The hashing embedder of tests/fakes/embedder.py at a fixed pace per passage, one
+that hogs the CPU through its first batch until a test lets it go, and one held before
+its second call (`HeldEmbedder`).
 
 The extension's e2e test of the cold index (vscode-extension/test/e2e/panelFlows.test.ts)
 needs a sync that runs long enough for the editor's estimate of the time left — a rate
@@ -68,3 +69,26 @@ class HoggingEmbedder(HashingEmbedder):
             for _ in range(20):  # BLAS runs without the interpreter lock, as inference does
                 matrix = np.tanh(matrix @ matrix)
         (folder / "first-batch.done").touch()
+
+
+class HeldEmbedder(HashingEmbedder):
+    """The hashing embedder held before its second call while `second-batch.hold` exists
+    in `$KB_TEST_HOLD_DIR` (it says `second-batch.waiting` when it gets there): the sync
+    is then in its vectors phase with some passages embedded, so it has a rate and a time
+    left, and a test reads its status from another process meanwhile, ordered by these
+    files rather than by time."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        super().__init__(dimension)
+        self._calls = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self._calls += 1
+        folder = os.environ.get("KB_TEST_HOLD_DIR")
+        if self._calls == 2 and folder:
+            (Path(folder) / "second-batch.waiting").touch()
+            hold = Path(folder) / "second-batch.hold"
+            deadline = time.monotonic() + HOLD_DEADLINE
+            while hold.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return super().embed_documents(texts)

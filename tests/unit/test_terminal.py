@@ -16,8 +16,26 @@ from hypothesis import strategies as st
 from kb_lsp.protocol import IndexProgress
 from kb_lsp.runtime.progress import RATE_WINDOW, RecentRate
 from kb_lsp.terminal.logs import stderr_handler
-from kb_lsp.terminal.progress import DEFAULT_SECONDS, ENV, TerminalProgress, line_seconds
-from kb_lsp.terminal.words import VARIABLES, in_terminal_words
+from kb_lsp.terminal.progress import (
+    DEFAULT_SECONDS,
+    ENV,
+    TerminalProgress,
+    line_seconds,
+    took,
+)
+from kb_lsp.terminal.words import COMMANDS, VARIABLES, in_terminal_words
+
+
+@given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False))
+def test_a_duration_is_never_shown_as_nothing(seconds: float) -> None:
+    """A no-op sync takes milliseconds: shown in them, never as `0.0s`."""
+    shown = took(seconds)
+    if seconds < 1.0:
+        assert re.fullmatch(r"[1-9]\d* ms", shown), shown
+        assert int(shown.split()[0]) <= 1000
+    else:
+        assert shown == f"{seconds:.1f}s"
+    assert took(0.043) == "43 ms"
 
 
 class Clock:
@@ -200,7 +218,24 @@ def test_settings_are_named_with_their_variable_and_flag() -> None:
     assert VARIABLES["ollama.host"] == "KB_OLLAMA_HOST"  # not the OLLAMA_HOST also honoured
 
 
-@given(st.text())
+def test_wire_methods_are_named_as_the_command_that_does_the_same() -> None:
+    """The filter's did-you-mean, as the engine says it to every front end."""
+    said = in_terminal_words(
+        "no indexed file has the field 'ownr'; did you mean 'owner'? "
+        "(the schema lists every field: kb schema, kb/schema)"
+    )
+    assert said.endswith("(the schema lists every field: kb schema)"), said
+    assert in_terminal_words("was the model replaced? Reindex with kb/reindex full.") == (
+        "was the model replaced? Reindex with kb index --full."
+    )
+    for name, command in COMMANDS.items():
+        assert in_terminal_words(f"see {name}") == f"see {command}"
+    # Only a whole method name: a path that starts like one is left alone.
+    for path in ("kb/schemas/x.json", "kb/search/", "kb/schema.json", ".kb/schema.json"):
+        assert in_terminal_words(path) == path
+
+
+@given(st.text().filter(lambda text: "kb/" not in text))
 def test_terminal_words_only_ever_add_a_note_after_a_setting(text: str) -> None:
     said = in_terminal_words(text, {"--settings", "--model", "--storage"})
     # Remove the notes: the message is what it was.

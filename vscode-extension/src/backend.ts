@@ -1,6 +1,7 @@
 /** What the UI (commands, quick pick, panel, status bar) needs from the server. */
 import type * as vscode from 'vscode';
 import type { AskEvent, AskResponse, IndexStatus, MethodName, RequestTypes } from './protocol';
+import type { SetupProblemKind } from './setupProblem';
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
@@ -8,7 +9,8 @@ export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 export interface ServerFailure {
   /** One sentence per fact. */
   facts: string[];
-  kind: 'python-missing' | 'package-missing' | 'stopped' | 'other';
+  /** `SetupProblemKind`: setting up the extension's own server failed (serverSetup.ts). */
+  kind: 'python-missing' | 'package-missing' | 'stopped' | 'other' | SetupProblemKind;
   /** The interpreter that was tried. */
   python?: string;
   /** The commands that install the server (to copy), when installing is the fix. */
@@ -29,6 +31,8 @@ export interface KbBackend {
   readonly problem: string | undefined;
   /** The same, fact by fact, with what fixes it. */
   readonly failure?: ServerFailure;
+  /** The `kb` command of the server's environment (KB: Show Status offers to copy it). */
+  readonly cli?: string;
   /** The estimate of the running sync's time left, in seconds (`estimate.ts`). */
   readonly secondsLeft?: number;
   readonly onDidChange: vscode.Event<void>;

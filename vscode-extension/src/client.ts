@@ -9,10 +9,11 @@ import { ServerNotRunning } from './backend';
 import { AnsweredModel } from './answeredModel';
 import { RateEstimator } from './estimate';
 import { FailureNotice } from './failureNotice';
-import { clientOptions, KbLanguageClient, NO_WINDOW_PROGRESS, preflight, pythonExtensionApi, readSettings, sentence, serverOptions } from './languageClient';
+import { clientOptions, KbLanguageClient, NO_WINDOW_PROGRESS, preflight, readSettings, sentence, serverOptions } from './languageClient';
 import { listFromServer, rememberList } from './lastList';
 import { Notifications, type AskEvent, type AskResponse, type IndexStatus, type MethodName, type RequestTypes, Methods } from './protocol';
-import { choosePython, diagnoseLaunch, type PythonChoice } from './python';
+import type { ServerEnvironment } from './managedServer';
+import { diagnoseLaunch, type PythonChoice } from './python';
 import { remoteIgnoredUserValue, SettingsMemory } from './remoteSettings';
 import { STATUS_PROBE } from './request';
 import { needsRestart, serverSettings, type SettingsReader } from './settings';
@@ -54,8 +55,15 @@ export class KbServer implements KbBackend, vscode.Disposable {
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly output: vscode.OutputChannel,
+    /** Which interpreter runs the server, set up when it must be (managedServer.ts). */
+    private readonly environment: ServerEnvironment,
   ) {
     this.notices = new SettingsNotices(output);
+  }
+
+  /** The `kb` command of the server's environment, for the terminal. */
+  get cli(): string | undefined {
+    return this.environment.kbCommand(this.python);
   }
 
   private setState(state: ServerState, failure?: ServerFailure): void {
@@ -171,7 +179,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settings = this.readSettings();
     void this.notices.tellRestricted(settings);
-    const python = await this.launchable(settings, folder);
+    const python = await this.launchable(settings, folder, generation);
     if (!python) {
       return;
     }
@@ -189,28 +197,39 @@ export class KbServer implements KbBackend, vscode.Disposable {
         this.notifyFailure(`kb-lsp: ${this.fail(facts).facts.join(' ')}`);
       },
     });
-    const client = new KbLanguageClient('kb-lsp', 'Knowledge Base', serverOptions(python, folder), options);
+    const client = new KbLanguageClient('kb-lsp', 'Knowledge Base', serverOptions(python.command, folder), options);
     this.listen(client, generation);
     this.client = client;
-    await this.run(client, generation);
+    await this.run(client, generation, python);
   }
 
-  /** The interpreter to start the server with, or undefined (said) when it cannot. */
-  private async launchable(settings: SettingsReader, folder: vscode.WorkspaceFolder | undefined): Promise<string | undefined> {
-    const python = await choosePython(settings.get('server.python'), pythonExtensionApi, folder?.uri);
+  /** The interpreter to start the server with (set up when it must be), or undefined (said) when it cannot. */
+  private async launchable(settings: SettingsReader, folder: vscode.WorkspaceFolder | undefined, generation: number): Promise<PythonChoice | undefined> {
+    const chosen = await this.environment.choose(settings.get('server.python'), folder?.uri);
+    if (generation !== this.generation) {
+      return undefined;
+    }
+    if ('problem' in chosen) {
+      this.python = undefined;
+      this.fail(chosen.problem.facts, chosen.problem.kind, chosen.problem.command); // told with its actions already
+      return undefined;
+    }
+    const python = chosen.python;
     this.python = python;
     this.output.appendLine(`kb-lsp: starting the server with ${python.command} -m kb_lsp (interpreter from ${python.source})`);
     const check = await preflight(python.command, folder?.uri.fsPath);
-    const problem = diagnoseLaunch(python, check, vscode.env.remoteName !== undefined);
+    const problem = diagnoseLaunch(python, check, vscode.env.remoteName !== undefined, this.environment.wheel?.path);
     if (!problem) {
-      return python.command;
+      return python;
     }
     this.output.appendLine(problem.message);
     if (check.stderr.trim()) {
       this.output.appendLine(check.stderr.trim());
     }
     this.fail(problem.facts, problem.problem, problem.install);
-    this.notifyFailure(problem.message);
+    if (!this.environment.didNotStart(python)) {
+      this.notifyFailure(problem.message);
+    }
     return undefined;
   }
 
@@ -241,7 +260,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
   }
 
   /** Start the client; running, the first status. */
-  private async run(client: KbLanguageClient, generation: number): Promise<void> {
+  private async run(client: KbLanguageClient, generation: number, python: PythonChoice): Promise<void> {
     try {
       await client.start();
     } catch (err) {
@@ -258,6 +277,7 @@ export class KbServer implements KbBackend, vscode.Disposable {
       return;
     }
     this.setState('running');
+    this.environment.started(python);
     try {
       this.updateStatus(await client.sendRequest(Methods.status, {}));
     } catch (err) {

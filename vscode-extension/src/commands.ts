@@ -74,6 +74,14 @@ export function statusDetail(status: IndexStatus): string {
   return lines.join('\n');
 }
 
+/** The Show Status button that copies the `kb` command of the server's environment. */
+export const COPY_KB = 'Copy kb Command';
+
+/** The line of `KB: Show Status` that names the command line of the server's environment. */
+export function cliLine(cli: string): string {
+  return `Command line: ${cli} (the same server, for the terminal)`;
+}
+
 /** `fn` as command `id`: an error it throws becomes an error message, not a rejection. */
 function register(id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable {
   return vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -186,14 +194,20 @@ function indexCommands(backend: KbBackend, panel: KbPanel): vscode.Disposable[] 
     register(Commands.showStatus, async () => {
       const status = await backend.request(Methods.status, {});
       backend.updateStatus(status);
+      const cli = backend.cli;
+      const detail = cli ? `${statusDetail(status)}\n${cliLine(cli)}` : statusDetail(status);
       const choice = await vscode.window.showInformationMessage(
         statusTitle(status),
-        { modal: true, detail: statusDetail(status) },
+        { modal: true, detail },
         'Show Panel',
         'Reindex',
         'Show Log',
+        ...(cli ? [COPY_KB] : []),
       );
-      if (choice === 'Show Panel') {
+      if (choice === COPY_KB && cli) {
+        await vscode.env.clipboard.writeText(cli);
+        void vscode.window.showInformationMessage(`KB: copied ${cli}: run it in a terminal (kb search, kb ask, kb status…; README: In the terminal).`);
+      } else if (choice === 'Show Panel') {
         await panel.reveal();
       } else if (choice === 'Reindex') {
         await vscode.commands.executeCommand(Commands.reindex);

@@ -2,7 +2,8 @@
 import * as vscode from 'vscode';
 import { KbServer, pythonExtensionApi, readSettings } from './client';
 import { registerCommands } from './commands';
-import { registerCopyCommand, registerMcpServer, useSettingsReader, type McpRegistration } from './mcp';
+import { ServerEnvironment } from './managedServer';
+import { registerCopyCommand, registerMcpServer, useServerPython, useSettingsReader, type McpRegistration } from './mcp';
 import { ChatHistory } from './chatHistory';
 import { defaultPanelDeps, KbPanel, VIEW_ID } from './panel';
 import { IndexProgressNotification } from './indexProgress';
@@ -19,15 +20,22 @@ let server: KbServer | undefined;
 
 export function activate(context: vscode.ExtensionContext): KbExtensionApi {
   const output = vscode.window.createOutputChannel('Knowledge Base');
-  server = new KbServer(context, output);
+  // In a remote window this runs on the remote side (extensionKind "workspace"): the
+  // server's environment is set up there.
+  const environment = new ServerEnvironment(context, output, pythonExtensionApi);
+  server = new KbServer(context, output, environment);
   // Conversations are kept per workspace, across window reloads.
   const panel = new KbPanel(context.extensionUri, server, defaultPanelDeps(new ChatHistory(context.workspaceState)));
   const restart = new Debouncer(1000, () => void server?.restart());
   useSettingsReader(readSettings);
+  useServerPython((setting, _api, resource) => environment.launchPython(setting, resource));
   const mcp = registerMcpServer(context, pythonExtensionApi, output);
 
   context.subscriptions.push(
     output,
+    environment,
+    // A newer server is set up (or the new one did not start): run the server from it.
+    environment.onDidChange(() => void server?.restart()),
     panel,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     new KbStatusBar(server),

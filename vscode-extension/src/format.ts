@@ -139,7 +139,7 @@ export function indexLabel(status: IndexStatus, secondsLeft?: number): string {
     label = `Search ready · metadata ${count(p.filesDone)}/${count(p.filesTotal)} notes`;
   } else {
     const embedding = p.chunksTotal
-      ? `embedding ${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)} passages`
+      ? `embedding ${count(p.chunksDone ?? 0)}/${count(p.chunksTotal)} passages${p.chunksReused ? ` (${count(p.chunksReused)} reused)` : ''}`
       : `embedding ${count(p.filesDone)}/${count(p.filesTotal)} files`;
     label = `Keyword search ready · ${embedding}`;
   }

@@ -16,7 +16,7 @@
  * refused, nothing is registered and the log says why (the copy command works everywhere).
  */
 import * as vscode from 'vscode';
-import { choosePython, type PythonExtensionApi } from './python';
+import { choosePython, type PythonChoice, type PythonExtensionApi } from './python';
 import { serverSettings, type SettingsReader } from './settings';
 import { errorMessage } from './util';
 
@@ -130,6 +130,16 @@ export type ReadSettings = (context: vscode.ExtensionContext) => SettingsReader;
 
 let readSettingsOf: ReadSettings | undefined;
 
+/** The interpreter the language server would run, without setting one up (managedServer.ts). */
+export type ServerPython = (setting: unknown, pythonApi: PythonApi, resource?: vscode.Uri) => Promise<PythonChoice>;
+
+let serverPython: ServerPython = choosePython;
+
+/** How the extension finds the server's interpreter; set once at activation. */
+export function useServerPython(find: ServerPython): void {
+  serverPython = find;
+}
+
 /** The settings reader the extension uses; set once at activation. */
 export function useSettingsReader(read: ReadSettings): void {
   readSettingsOf = read;
@@ -145,7 +155,7 @@ export async function currentLaunch(
     return undefined;
   }
   const config = vscode.workspace.getConfiguration('kb');
-  const python = await choosePython(config.get('server.python'), pythonApi, folders[0]?.uri);
+  const python = await serverPython(config.get('server.python'), pythonApi, folders[0]?.uri);
   const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
   const options = readSettingsOf ? serverSettings(readSettingsOf(context), storage) : { storage };
   return mcpLaunch(

@@ -119,6 +119,10 @@ export interface IndexProgress {
   chunksDone?: number;
   chunksTotal?: number;
   /**
+   * Of chunksDone, the passages whose vectors were reused (the store's cache of earlier embeddings, or a team index) rather than embedded.
+   */
+  chunksReused?: number;
+  /**
    * About how many seconds the current phase has left, from the rate of its recent progress (not the run's average); null until there is a rate.
    */
   secondsLeft?: number | null;

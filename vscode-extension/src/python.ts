@@ -1,7 +1,10 @@
 /**
- * Which Python runs the server: `kb.server.python`, else the Python extension's active
- * interpreter, else `python3`. And what to tell the user when it cannot start.
+ * Which Python runs the server when the .vsix carries no wheel to set up (a build from
+ * source; `managedServer.ts` otherwise): `kb.server.python`, else the Python extension's
+ * active interpreter, else `python3`. And what to tell the user when it cannot start.
  */
+
+import { commandLine } from './setupProblem';
 
 /** The parts of the ms-python extension API we use (both the new and the old shape). */
 export interface PythonExtensionApi {
@@ -20,7 +23,10 @@ export const FALLBACK_PYTHON = 'python3';
 
 export interface PythonChoice {
   command: string;
-  source: 'setting' | 'python extension' | 'default';
+  /** `managed`: the extension's own environment (`serverSetup.ts`). */
+  source: 'setting' | 'python extension' | 'default' | 'managed';
+  /** The managed environment's id (`<version>-<sha>`), for `managed`. */
+  env?: string;
 }
 
 /** The interpreter from the Python extension's API, or undefined. Never throws. */
@@ -94,13 +100,18 @@ export interface LaunchDiagnosis {
  */
 export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install .';
 
-/** Turn a failed preflight into facts a person can act on; undefined when it ran. */
-export function diagnoseLaunch(python: PythonChoice, result: PreflightResult, remote = false): LaunchDiagnosis | undefined {
+/**
+ * Turn a failed preflight into facts a person can act on; undefined when it ran. `wheel`:
+ * the kb-lsp wheel the .vsix carries, when it carries one — then the fix for a
+ * `kb.server.python` without kb-lsp is to install that wheel there, or to clear the setting
+ * (the extension sets up its own server).
+ */
+export function diagnoseLaunch(python: PythonChoice, result: PreflightResult, remote = false, wheel?: string): LaunchDiagnosis | undefined {
   if (!result.error) {
     return undefined;
   }
-  const diagnosis = diagnose(python, result.error, result.stderr);
-  if (remote && python.source !== 'setting') {
+  const diagnosis = diagnose(python, result.error, result.stderr, wheel);
+  if (remote && (python.source === 'python extension' || python.source === 'default')) {
     // The usual cause in a remote window: kb.server.python set in the User settings only.
     diagnosis.facts.push('In a remote window, kb.server.python belongs in the Remote settings.');
   }
@@ -108,36 +119,49 @@ export function diagnoseLaunch(python: PythonChoice, result: PreflightResult, re
   return diagnosis;
 }
 
-function diagnose(python: PythonChoice, error: NonNullable<PreflightResult['error']>, stderr: string): LaunchDiagnosis {
-  const where =
-    python.source === 'setting'
-      ? `kb.server.python (${python.command})`
-      : python.source === 'python extension'
-        ? `the Python extension's interpreter (${python.command})`
-        : `${python.command}, the default (kb.server.python is not set)`;
-  const setIt = 'Set kb.server.python to the .venv/bin/python of that clone.';
+/** How to fix a missing Python or package: from a clone (no wheel), or with the wheel. */
+function fixes(python: PythonChoice, wheel: string | undefined): { need: string; setIt: string; install: string } {
+  if (wheel === undefined) {
+    return {
+      need: 'The server needs Python 3.11 or newer with kb-lsp installed, from a clone of the kb-lsp repository.',
+      setIt: 'Set kb.server.python to the .venv/bin/python of that clone.',
+      install: INSTALL_COMMAND,
+    };
+  }
+  return {
+    need: 'The command below installs the kb-lsp server this extension carries there.',
+    setIt: 'Or clear kb.server.python, and the extension sets up a server of its own.',
+    install: commandLine([python.command, '-m', 'pip', 'install', wheel], process.platform === 'win32'),
+  };
+}
+
+function diagnose(python: PythonChoice, error: NonNullable<PreflightResult['error']>, stderr: string, wheel?: string): LaunchDiagnosis {
+  const where = {
+    setting: `kb.server.python (${python.command})`,
+    'python extension': `the Python extension's interpreter (${python.command})`,
+    default: `${python.command}, the default (kb.server.python is not set)`,
+    managed: `the extension's own environment (${python.command})`,
+  }[python.source];
+  const fix = fixes(python, wheel);
   if (error.code === 'ENOENT' || error.code === 'EACCES') {
     return {
       problem: 'python-missing',
       facts: [
         `No Python was found at ${where}.`,
-        'The server needs Python 3.11 or newer with kb-lsp installed, from a clone of the kb-lsp repository.',
-        setIt,
+        wheel === undefined ? fix.need : 'The server needs Python 3.11 or newer with kb-lsp installed.',
+        fix.setIt,
       ],
       message: '',
-      install: INSTALL_COMMAND,
+      install: wheel === undefined ? fix.install : undefined,
     };
   }
   if (/No module named ['"]?kb_lsp/.test(stderr)) {
+    const install = wheel === undefined ? 'Install it from a clone of the kb-lsp repository, in that folder.' : fix.need;
     return {
       problem: 'package-missing',
-      facts: [
-        `The kb-lsp server is not installed in ${where}.`,
-        'Install it from a clone of the kb-lsp repository, in that folder.',
-        setIt,
-      ],
+      facts: [`The kb-lsp server is not installed in ${where}.`, install, fix.setIt],
       message: '',
-      install: INSTALL_COMMAND,
+      install: fix.install,
     };
   }
   const detail = (stderr.trim().split('\n').pop() ?? error.message).trim().replace(/\.?$/, '.');

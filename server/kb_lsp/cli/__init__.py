@@ -8,7 +8,9 @@ the engine's log stays off stderr unless `--verbose` (`terminal/logs.py`). Progr
 to stderr — a bar on a terminal, a line every few seconds elsewhere
 (`terminal/progress.py`); results to stdout (`--json` for scripts: the same objects as
 the `kb/*` LSP methods). A reader that stops reading (`kb search … | head`) ends the
-command quietly, with exit 0.
+command quietly, with exit 0. Exit codes (`cli/common.py`): 0 done, 1 an error, 2 bad
+usage, 3 nothing to show yet (another process is still building the index), 4 `kb index`
+where another process (kb index, kb mcp, an editor) keeps the index.
 
 The last numbered list of `kb search` is kept in the store, so `kb ask "summarize file 1"`
 right after a search means result 1 of that search, as in the editor.

@@ -36,6 +36,11 @@ EXIT_ERROR = 1
 EXIT_NOT_READY = 3  # nothing to show yet: another process is still building the index
 
 
+# `kb index` where another process (kb index, kb mcp, an editor) writes the index: not
+# bad usage (2) — the same command works once that process is done.
+EXIT_HELD = 4
+
+
 class CliError(Exception):
     """A problem the user can fix; printed as one line."""
 
@@ -153,9 +158,14 @@ def _hooks() -> Hooks:
 
 @contextmanager
 def _runtime(
-    args: argparse.Namespace, folder: Path, overrides: dict[str, Any] | None = None
+    args: argparse.Namespace,
+    folder: Path,
+    overrides: dict[str, Any] | None = None,
+    *,
+    syncs: bool = True,
 ) -> Iterator[Runtime]:
-    """The runtime on `folder`, opened (not synced), without a watcher; closed after."""
+    """The runtime on `folder`, opened (not synced), without a watcher; closed after.
+    `syncs`: the command syncs it next (a long first index is announced)."""
     from kb_lsp.runtime import Runtime
 
     # One command, then exit: no watcher, no model probe, no takeover, exact vectors (Chroma
@@ -163,15 +173,49 @@ def _runtime(
     # numbered list kept on disk for the next command.
     runtime = Runtime.one_shot(_hooks())
     try:
-        runtime.open([folder], _settings(args, overrides), index=False).result()
+        settings = _settings(args, overrides)
+        runtime.open([folder], settings, index=False).result()
+        if syncs:
+            _say_first_index(args, folder, runtime, settings)
         yield runtime
     finally:
         runtime.close()
 
 
-READ_ONLY = (
-    "another kb-lsp process (an editor window, kb mcp) keeps this workspace's index: "
-    "answering from it read-only"
+# Who may hold the index, as a terminal user knows them (not "kb-lsp process").
+HOLDERS = "another kb index, kb mcp or an editor"
+
+# A first index of this many files takes more than a few seconds (about 0.2 s a file
+# with the default embedder on a laptop: 429 files took 90 s).
+FIRST_INDEX_FILES = 50
+
+
+def _say_first_index(
+    args: argparse.Namespace, folder: Path, runtime: Runtime, settings: Settings
+) -> None:
+    """Before a long first index of a folder nobody named (no -w: the current one), which
+    folder and how many files: `kb search` in the wrong folder would otherwise index it
+    silently, for minutes."""
+    if getattr(args, "workspace", None) or getattr(args, "path", None):
+        return
+    status = runtime.status()
+    if status.files or status.read_only:
+        return  # indexed before (only what changed is read), or another process does it
+    from kb_lsp.engine.workspace.files import WorkspaceRoot
+
+    count = len(WorkspaceRoot(folder, settings).scan().files)
+    if count >= FIRST_INDEX_FILES:
+        _say(
+            f"indexing {folder} for the first time: {count:,} Markdown files, which takes "
+            "a while (-w FOLDER names another folder)"
+        )
+
+
+READ_ONLY = f"{HOLDERS} keeps this folder's index: answering from it read-only"
+
+HELD = (
+    f"{HOLDERS} is indexing this folder and keeps its index up to date; "
+    "wait for it (kb status shows how far it is), stop it, or index into another --storage"
 )
 
 
@@ -183,6 +227,7 @@ def _sync(
     metadata phase too (`kb index`; a search never waits for a model)."""
     from kb_lsp.engine.records import ReadOnlyStore
     from kb_lsp.runtime import Unavailable
+    from kb_lsp.terminal.progress import took
 
     try:
         syncing = runtime.reindex(full=full, extract=extract)
@@ -203,7 +248,7 @@ def _sync(
                 if report.notes_extracted
                 else ""
             )
-            + f" ({report.seconds:.1f}s)"
+            + f" ({took(report.seconds)})"
         )
     for error in report.errors:
         _say(error)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-# What a command needs loads when it runs: `kb status` answers from SQLite without
-# pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
-if TYPE_CHECKING:
-    pass
-from kb_lsp.cli.common import EXIT_ERROR, CliError, _runtime, _say, _sync, _workspace
+from kb_lsp.cli.common import (
+    EXIT_ERROR,
+    EXIT_HELD,
+    HELD,
+    CliError,
+    _fail,
+    _runtime,
+    _say,
+    _sync,
+    _workspace,
+)
 from kb_lsp.cli.output import print_result
 from kb_lsp.terminal.text import out
 
@@ -22,11 +27,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     overrides = {"metadata.extract": True} if args.extract else None
     with _runtime(args, folder, overrides) as runtime:
         if runtime.status().read_only:
-            raise CliError(
-                "another kb-lsp process (an editor window, kb mcp) is indexing this "
-                "workspace and keeps it current; close it, or index into another --storage"
-            )
+            _fail(HELD, EXIT_HELD)
         report = _sync(runtime, full=args.full, extract=args.extract is not False)
+        if report is None:  # another process took the index between the two
+            _fail(HELD, EXIT_HELD)
         status = runtime.status()
     if status.metadata is not None and status.metadata.message:  # a broken schema: why
         _say(status.metadata.message)

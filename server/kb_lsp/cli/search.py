@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 from kb_lsp.cli.common import (
     CLIENT,
     EXIT_NOT_READY,
+    HOLDERS,
     READ_ONLY,
     CliError,
     _cli_settings,
@@ -65,7 +66,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         where = (
             "the running server is still indexing this workspace"
             if served
-            else "another kb-lsp process is building this workspace's index"
+            else f"{HOLDERS} is building this folder's index"
         )
         _say(f"{where}{_so_far(index)}; results are partial until it is done")
     elif index["readOnly"]:

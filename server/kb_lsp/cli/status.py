@@ -82,8 +82,32 @@ def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
     else:
         keyword = "incomplete: a sync stopped before reading every file (kb index finishes it)"
     lines.append(("keyword", keyword))
+    lines.append(("vectors", _vectors_line(status, progress)))
+    metadata = status.get("metadata")
+    if metadata:
+        by = f" by {metadata['model']}" if metadata.get("model") else ""
+        line = f"{metadata['extracted']:,}/{metadata['total']:,} notes extracted{by}"
+        lines.append(("metadata", metadata.get("message") or line))
+    return lines
+
+
+def _vectors_line(status: Mapping[str, Any], progress: Mapping[str, Any] | None) -> str:
+    """The vectors' line, in the running sync's own counts while it makes them (so it
+    agrees with the progress line), never "complete" while the sync has any to make."""
     ready = float(status.get("vectorsReady", 1.0))
     chunks = int(status["chunks"])
+    phase = progress["phase"] if progress else None
+    if phase == "keyword":
+        return "after the files are read: the passages they change are embedded then"
+    if phase == "scanning" and ready < 1.0:
+        return "not yet: the files are being counted"
+    if phase == "vectors" and progress and progress["chunksTotal"]:
+        done, total = progress["chunksDone"], progress["chunksTotal"]
+        if done < total:
+            return (
+                f"{done:,}/{total:,} passages of this sync embedded; "
+                "the rest are found by their words meanwhile"
+            )
     if ready >= 1.0:
         vectors = "complete: every chunk is found by its meaning too"
     else:
@@ -91,13 +115,7 @@ def index_progress(status: Mapping[str, Any]) -> list[tuple[str, str]]:
             f"{ready:.0%} of {chunks:,} chunks embedded; the rest are found by their words "
             "meanwhile"
         )
-    lines.append(("vectors", vectors))
-    metadata = status.get("metadata")
-    if metadata:
-        by = f" by {metadata['model']}" if metadata.get("model") else ""
-        line = f"{metadata['extracted']:,}/{metadata['total']:,} notes extracted{by}"
-        lines.append(("metadata", metadata.get("message") or line))
-    return lines
+    return vectors
 
 
 def _probe(args: argparse.Namespace) -> dict[str, Any]:
@@ -144,7 +162,7 @@ def _stored_status(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
     status = read_status(folder, _settings(args))
     if status is None:
-        with _runtime(args, folder) as runtime:
+        with _runtime(args, folder, syncs=False) as runtime:
             status = runtime.status()
     return dump(status)
 

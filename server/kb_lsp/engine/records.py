@@ -27,6 +27,7 @@ class SyncProgress:
     phase: IndexPhase = "keyword"
     chunks_done: int = 0
     chunks_total: int = 0
+    chunks_reused: int = 0  # of chunks_done: vectors from the cache or a team, not embedded
 
     def as_wire(self) -> IndexProgress:
         """The wire contract's `IndexStatus.progress` of this moment."""
@@ -38,6 +39,7 @@ class SyncProgress:
             files_total=self.total,
             chunks_done=self.chunks_done,
             chunks_total=self.chunks_total,
+            chunks_reused=self.chunks_reused,
         )
 
 

@@ -51,6 +51,8 @@ class Progress(Protocol):
     def chunks_done(self) -> int: ...
     @property
     def chunks_total(self) -> int: ...
+    @property
+    def chunks_reused(self) -> int: ...
 
 
 def progress_text(progress: Progress) -> str:
@@ -65,6 +67,8 @@ def progress_text(progress: Progress) -> str:
         return f"Reading {progress.files_done:,}/{progress.files_total:,} files"
     if progress.chunks_total:
         counted = f"{progress.chunks_done:,}/{progress.chunks_total:,} passages"
+        if progress.chunks_reused:  # `--full`: the cache's, not the model's
+            counted += f" ({progress.chunks_reused:,} reused)"
     else:
         counted = f"{progress.files_done:,}/{progress.files_total:,} files"
     return f"Keyword search ready · embedding {counted}"

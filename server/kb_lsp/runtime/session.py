@@ -311,7 +311,8 @@ class Session:
         """(The worker.) Tell other processes on these stores how the sync is going."""
         kb = self.kb
         if kb is not None:
-            publish(_folders(kb, read_only=False), sync_state(step))
+            left = self.worker.seconds_left if step is not None else None
+            publish(_folders(kb, read_only=False), sync_state(step, left))
 
     def built_elsewhere(self) -> WriterState | None:
         """The writer's state when another process is indexing these (read-only) stores."""

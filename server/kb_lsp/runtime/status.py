@@ -67,11 +67,13 @@ def combined(base: IndexStatus, activity: Activity) -> IndexStatus:
                 files_total=elsewhere.files_total,
                 chunks_done=elsewhere.chunks_done,
                 chunks_total=elsewhere.chunks_total,
+                seconds_left=elsewhere.seconds_left,
             )
             # The metadata phase counts notes the model reads, every file is indexed.
             left = elsewhere.files_total - elsewhere.files_done
             update["pending"] = 0 if elsewhere.phase == "metadata" else max(0, left)
             update["keyword_complete"] = elsewhere.phase in ("vectors", "metadata")
+            update["vectors_ready"] = _vectors_ready(base, elsewhere)
             messages = [BUILT_ELSEWHERE]
     elif activity.busy:
         update["state"] = "indexing"
@@ -92,6 +94,19 @@ def combined(base: IndexStatus, activity: Activity) -> IndexStatus:
     if messages:
         update["message"] = "; ".join(messages)
     return base.model_copy(update=update)
+
+
+def _vectors_ready(base: IndexStatus, elsewhere: WriterState) -> float:
+    """The share of vectors ready while another process indexes: never all of them while
+    its sync has any to make (the store's count alone says 1.0 of nothing at the start)."""
+    ready = base.vectors_ready
+    if elsewhere.phase == "vectors" and elsewhere.chunks_total:
+        return min(ready, elsewhere.chunks_done / elsewhere.chunks_total)
+    if elsewhere.phase == "keyword" and elsewhere.files_total:
+        return min(ready, elsewhere.files_done / elsewhere.files_total)
+    if elsewhere.phase == "scanning" and base.chunks == 0:
+        return 0.0  # a first index: nothing is embedded yet
+    return ready
 
 
 def gathered(session: Session) -> IndexStatus:

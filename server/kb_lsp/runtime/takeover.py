@@ -48,6 +48,7 @@ class WriterState:
     phase: IndexPhase = "scanning"
     chunks_done: int = 0  # while embedding
     chunks_total: int = 0
+    seconds_left: float | None = None  # the writer's estimate for its phase (no rate: None)
 
 
 def publish(folders: Iterable[Path], state: WriterState) -> None:
@@ -60,6 +61,7 @@ def publish(folders: Iterable[Path], state: WriterState) -> None:
             "phase": state.phase,
             "chunksDone": state.chunks_done,
             "chunksTotal": state.chunks_total,
+            "secondsLeft": state.seconds_left,
             "updated": time.time(),
         }
     )
@@ -77,21 +79,24 @@ def read_state(folder: Path) -> WriterState | None:
     try:
         raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
         phase = raw.get("phase")
+        left = raw.get("secondsLeft")
         return WriterState(
             state=str(raw["state"]),
             files_done=int(raw.get("filesDone", 0)),
             files_total=int(raw.get("filesTotal", 0)),
             pid=int(raw.get("pid", 0)),
-            phase=phase if phase in ("scanning", "keyword", "vectors") else "scanning",
+            phase=phase if phase in ("scanning", "keyword", "vectors", "metadata") else "scanning",
             chunks_done=int(raw.get("chunksDone", 0)),
             chunks_total=int(raw.get("chunksTotal", 0)),
+            seconds_left=max(0.0, float(left)) if isinstance(left, int | float) else None,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def sync_state(step: SyncProgress | None) -> WriterState:
-    """What the writer publishes while its sync is at `step` (None: the sync ended)."""
+def sync_state(step: SyncProgress | None, seconds_left: float | None = None) -> WriterState:
+    """What the writer publishes while its sync is at `step` (None: the sync ended), with
+    its estimate of the phase's time left."""
     if step is None:
         return WriterState("ready")
     return WriterState(
@@ -101,6 +106,7 @@ def sync_state(step: SyncProgress | None) -> WriterState:
         phase=step.phase,
         chunks_done=step.chunks_done,
         chunks_total=step.chunks_total,
+        seconds_left=seconds_left,
     )
 
 

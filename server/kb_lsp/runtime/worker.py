@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol
 from kb_lsp.engine.knowledge import KnowledgeBase, ReadOnlyStore, SyncProgress, SyncReport
 from kb_lsp.errors import Unavailable
 from kb_lsp.protocol import IndexProgress
-from kb_lsp.runtime.progress import LOG_EVERY, SyncMonitor
+from kb_lsp.runtime.progress import CHANGED_EVERY, SyncMonitor
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +285,32 @@ class IndexingWorker:
                     log.exception("indexer: after-job check failed")
                 self._changed()
 
+    def _ticking(self, monitor: SyncMonitor) -> Callable[[], None]:
+        """`_tick` on a thread of its own for one sync; returns what stops it."""
+        done = threading.Event()
+        ticker = threading.Thread(
+            target=self._tick, args=(monitor, done), name="kb-progress-log", daemon=True
+        )
+        ticker.start()
+
+        def stop() -> None:
+            done.set()
+            ticker.join()
+
+        return stop
+
+    def _tick(self, monitor: SyncMonitor, done: threading.Event) -> None:
+        """The clock of the log and of what other processes read during one sync (a step
+        — one batch of vectors — may take minutes under load): the log gets its line when
+        one is due (`LOG_EVERY`), and the latest step is published again every
+        `CHANGED_EVERY` seconds, with the time left as it stands now."""
+        while not done.wait(CHANGED_EVERY):
+            monitor.tick()
+            with self._cond:
+                latest = self._progress if self._current is not None else None
+            if latest is not None:
+                self._publish(latest)
+
     def _sync(self, job: Job) -> SyncReport:
         kb = self._knowledge()
         if kb is None:
@@ -312,10 +338,7 @@ class IndexingWorker:
             if handle is not None:
                 handle.report(step.as_wire())
 
-        ticking = threading.Event()
-        threading.Thread(
-            target=_tick, args=(monitor, ticking), name="kb-progress-log", daemon=True
-        ).start()
+        stop_ticking = self._ticking(monitor)
         try:
             report = kb.sync(
                 sorted(job.paths) if job.paths is not None else None,
@@ -332,7 +355,7 @@ class IndexingWorker:
                 handle.end(f"Failed: {err}")
             raise
         finally:
-            ticking.set()
+            stop_ticking()  # before the end is published, which it must not overwrite
             self._publish(None)
         self._set_error(None)
         if job.paths is None:
@@ -345,12 +368,6 @@ class IndexingWorker:
         if handle is not None:
             handle.end("Cancelled" if report.cancelled else summary)
         return report
-
-
-def _tick(monitor: SyncMonitor, done: threading.Event) -> None:
-    """The log's clock during one sync (a step may take minutes under load)."""
-    while not done.wait(LOG_EVERY):
-        monitor.tick()
 
 
 def _summary(report: SyncReport) -> str:

@@ -5,7 +5,8 @@ it runs`). At a terminal a setting is an environment variable or a flag, so each
 message names is followed by how to set it from here: `kb.ollama.host (KB_OLLAMA_HOST)`,
 `kb.llm.model (--model or KB_LLM_MODEL)`, `kb.llm.maxTokens (--settings)`. The names
 come from `config.py` (through the generated `quick_defaults.py`), so a new variable
-shows up here by itself.
+shows up here by itself. A wire method a message names (`kb/schema`) becomes the
+command that does the same (`kb schema`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from kb_lsp.runtime import quick_defaults
 from kb_lsp.runtime.quick_defaults import ENV, NAMES
 
 # Settings with a flag of their own on the commands that use them.
@@ -21,6 +23,16 @@ FLAGS = {"llm.model": "--model", "storage": "--storage"}
 EDITOR_ONLY = frozenset({"server.python"})
 
 _SETTING = re.compile(r"(?<![\w.-])kb\.([a-zA-Z]+(?:\.[a-zA-Z]+)*)")
+
+# The engine's messages may name a wire method (`kb/schema`), which a terminal user never
+# sees: the command that does the same (from the table of operations), longest first.
+COMMANDS = {
+    f"{quick_defaults.COMMANDS['index']} full": "kb index --full",
+    **{method: f"kb {command}" for command, method in quick_defaults.COMMANDS.items()},
+}
+_NAMES = "|".join(map(re.escape, COMMANDS))
+_WIRE = re.compile(rf"(?<![\w/.])(?:{_NAMES})(?![\w/]|\.\w)")  # not in a path
+_TWICE = re.compile(r"(kb [a-z]+(?: --[a-z]+)?), \1(?![\w-])")  # "kb schema, kb schema"
 
 
 def _variables() -> dict[str, str]:
@@ -61,7 +73,8 @@ def in_terminal_words(text: str, flags: Collection[str] = ()) -> str:
         done.add(key)
         return f"{match.group(0)} ({how})"
 
-    return _SETTING.sub(annotate, text)
+    commands = _TWICE.sub(r"\1", _WIRE.sub(lambda match: COMMANDS[match.group(0)], text))
+    return _SETTING.sub(annotate, commands)
 
 
 def from_server(text: str, flags: Collection[str] = ()) -> str:

@@ -30,6 +30,7 @@ export const Shapes = {
     filesTotal: true,
     chunksDone: true,
     chunksTotal: true,
+    chunksReused: true,
     secondsLeft: true,
   }),
   IndexStatus: keys<P.IndexStatus>()({

@@ -48,6 +48,7 @@ export class FakeBackend implements KbBackend {
   problem: string | undefined;
   failure: KbBackend['failure'];
   secondsLeft: number | undefined;
+  cli: string | undefined;
   answers: { mode?: string; stop: string }[] = [];
   statusRefreshes = 0;
   requests: { method: string; params: unknown; token?: { isCancellationRequested: boolean } }[] = [];

@@ -48,6 +48,12 @@ describe('format', () => {
       'Keyword search ready · embedding 256/3,038 passages · about 12 min left',
     );
     assert.equal(indexLabel(at('keyword', 3), 20), 'Reading 3/155 files · less than a minute left');
+    // A full reindex reuses the cached vectors: counted as reused, as the terminal says it.
+    const reused = at('vectors', 14, 1200, 3038);
+    assert.equal(
+      indexLabel({ ...reused, progress: { ...reused.progress!, chunksReused: 1200 } }),
+      'Keyword search ready · embedding 1,200/3,038 passages (1,200 reused)',
+    );
     assert.equal(indexLabel({ ...at('vectors', 18, 256, 3038), paused: true }, 600), 'Keyword search ready · embedding 256/3,038 passages · paused');
     assert.equal(timeLeft(2.5 * 3600), 'about 2.5 h left');
     assert.equal(count(3038), '3,038');
@@ -306,6 +312,22 @@ describe('python', () => {
     assert.match(remote?.message ?? '', /kb\.server\.python belongs in the Remote settings/);
     const other = diagnoseLaunch(py, { error: { code: 1, message: 'exit 1' }, stderr: 'Traceback\nImportError: bad' });
     assert.match(other?.message ?? '', /ImportError: bad/);
+  });
+
+  it('with a bundled wheel, a kb.server.python without kb-lsp gets the command that installs it there, or the setting cleared', () => {
+    const wheel = '/ext/server-wheel/kb_lsp-0.1.0-py3-none-any.whl';
+    const setting = { command: '/v/bin/python', source: 'setting' as const };
+    const noPkg = diagnoseLaunch(setting, { error: { code: 1, message: 'exit 1' }, stderr: "No module named 'kb_lsp'" }, false, wheel);
+    assert.deepEqual(noPkg?.facts, [
+      'The kb-lsp server is not installed in kb.server.python (/v/bin/python).',
+      'The command below installs the kb-lsp server this extension carries there.',
+      'Or clear kb.server.python, and the extension sets up a server of its own.',
+    ]);
+    assert.equal(noPkg?.install, `/v/bin/python -m pip install ${wheel}`);
+    const missing = diagnoseLaunch(setting, { error: { code: 'ENOENT', message: 'x' }, stderr: '' }, true, wheel);
+    assert.equal(missing?.install, undefined, 'nothing to install into');
+    assert.match(missing?.message ?? '', /Or clear kb\.server\.python/);
+    assert.doesNotMatch(missing?.message ?? '', /Remote settings/, 'the setting was read, so it is where it applies');
   });
 });
 

@@ -497,6 +497,20 @@ describe('no dead ends', () => {
     assert.match(modal?.detail ?? '', /skipped big\.md: larger than 2 MiB/);
     assert.deepEqual(modal?.items, ['Show Panel', 'Reindex', 'Show Log']);
   });
+
+  it("KB: Show Status names the server environment's kb and copies it", async () => {
+    const backend = new FakeBackend().on('kb/status', () => Promise.resolve(READY));
+    backend.cli = '/storage/server/0.1.0-0123456789ab/bin/kb';
+    const { panel } = makePanel(backend);
+    registerCommands(backend, panel);
+    vscode.responses.modal.push('Copy kb Command');
+    await vscode.commands.executeCommand('kb.showStatus');
+    const modal = vscode.calls.modals[0];
+    assert.match(modal?.detail ?? '', /\nCommand line: \/storage\/server\/0\.1\.0-0123456789ab\/bin\/kb \(the same server, for the terminal\)$/);
+    assert.deepEqual(modal?.items, ['Show Panel', 'Reindex', 'Show Log', 'Copy kb Command']);
+    assert.deepEqual(vscode.calls.clipboard, ['/storage/server/0.1.0-0123456789ab/bin/kb']);
+    assert.match(vscode.calls.messages.at(-1)?.text ?? '', /^KB: copied \/storage\/server\/.*\/bin\/kb: run it in a terminal/);
+  });
 });
 
 describe('one progress', () => {
@@ -942,7 +956,6 @@ describe('the walkthrough', () => {
       const blocks = readFileSync(join(ROOT, step.media.markdown ?? ''), 'utf8').match(/```[^]*?```/g) ?? [];
       assert.ok(blocks.every((block) => !/pip install kb-lsp\b/.test(block)), blocks.join('\n'));
     }
-    assert.match(readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8'), /python3 -m venv \.venv\n\.venv\/bin\/pip install \./);
     for (const step of steps) {
       // A step's description renders links only: a backtick shows as itself.
       assert.ok(!step.description.includes('`'), step.description);
@@ -953,6 +966,12 @@ describe('the walkthrough', () => {
       for (const line of blocks.flatMap((block) => block.split('\n'))) {
         assert.ok(line.length <= 60, `${line} (${line.length} characters)`);
       }
+    }
+    // The extension sets up the server it carries; the step and its page say how, and what to do when it cannot.
+    assert.match(steps[0]?.description ?? '', /sets it up on first use/);
+    const install = readFileSync(join(ROOT, 'media', 'walkthrough', 'install.md'), 'utf8');
+    for (const fact of [/Python 3\.11 or newer/, /virtual environment in its own storage/, /package\s+index/, /remote\s+machine/, /kb\.server\.python/]) {
+      assert.match(install, fact);
     }
   });
 });

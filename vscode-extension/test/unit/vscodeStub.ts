@@ -110,6 +110,8 @@ export const calls = {
   quickPicks: [] as { items: unknown[]; options: unknown }[],
   revealed: [] as Range[],
   messages: [] as { level: string; text: string }[],
+  /** Non-modal messages with buttons: the text and the buttons offered. */
+  actions: [] as { level: string; text: string; items: string[] }[],
   commands: [] as { id: string; args: unknown[] }[],
   inputBoxes: [] as unknown[],
   modals: [] as { level: string; text: string; detail?: string; items: string[] }[],
@@ -209,6 +211,9 @@ function message(level: string, text: string, rest: unknown[]): Promise<string |
     return Promise.resolve(responses.modal.shift());
   }
   calls.messages.push({ level, text });
+  if (rest.length > 0) {
+    calls.actions.push({ level, text, items: rest as string[] });
+  }
   return Promise.resolve(rest.length > 0 ? responses.message.shift() : undefined);
 }
 
@@ -249,9 +254,8 @@ export const window = {
     calls.inputBoxes.push(options);
     return Promise.resolve(responses.inputBox.shift());
   },
-  showErrorMessage(text: string): Promise<undefined> {
-    calls.messages.push({ level: 'error', text });
-    return Promise.resolve(undefined);
+  showErrorMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
+    return message('error', text, rest);
   },
   showWarningMessage(text: string, ...rest: unknown[]): Promise<string | undefined> {
     return message('warning', text, rest);
@@ -355,6 +359,7 @@ export function reset(): void {
   calls.shown.length = 0;
   calls.revealed.length = 0;
   calls.messages.length = 0;
+  calls.actions.length = 0;
   calls.commands.length = 0;
   calls.inputBoxes.length = 0;
   calls.modals.length = 0;

@@ -38,6 +38,7 @@ class SyncTally:
         self._chunks_total = 0
         self._chunks_done = 0
         self._chunks_embedding = 0  # embedded in the batch being stored, not stored yet
+        self._chunks_reused = 0  # of the done and embedding ones: vectors not embedded
         self._phase: IndexPhase = "scanning"
         self._extract_total = 0
         self._extracted = 0
@@ -66,14 +67,18 @@ class SyncTally:
         self._complete = max(0, self.total - pending_files)
         self._chunks_total = chunks
         self._chunks_done = 0
+        self._chunks_reused = 0
         if pending_files:
             self._emit(None)
 
-    def embedded(self, chunks: int) -> None:
+    def embedded(self, chunks: int, *, reused: bool = False) -> None:
         """`chunks` more passages of the batch under way are embedded (not stored yet):
         the count moves every few dozen passages rather than once a batch. The batch's
-        `stored` counts at least as many, so the count never goes back."""
+        `stored` counts at least as many, so the count never goes back. `reused`: their
+        vectors were there already (cached, a team's), counted as such."""
         self._chunks_embedding += chunks
+        if reused:
+            self._chunks_reused += chunks
         self._emit(None)
 
     def stored(self, chunks: int, files: int, path: str | None) -> None:
@@ -108,6 +113,7 @@ class SyncTally:
                 "vectors",
                 min(self._chunks_total, self._chunks_done + self._chunks_embedding),
                 self._chunks_total,
+                min(self._chunks_total, self._chunks_reused),
             )
         else:
             step = SyncProgress(self._read, self.total, path, "keyword")

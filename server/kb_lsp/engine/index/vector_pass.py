@@ -168,7 +168,7 @@ class VectorPass:
                 batch.texts[digest] = embedding_text(heading, text)
 
     def _store_batch(
-        self, batch: _VectorBatch, report: SyncReport, on_embedded: Callable[[int], None]
+        self, batch: _VectorBatch, report: SyncReport, on_embedded: Callable[..., None]
     ) -> bool:
         """The batch's vectors cached and in the index, its complete files `ok`; False
         when a team index could not take them (cached: the next sync sends them)."""
@@ -177,6 +177,8 @@ class VectorPass:
             del batch.texts[digest]
         batch.vectors.update(shared)
         report.chunks_shared += sum(1 for _, _, digest in batch.entries if digest in shared)
+        if len(batch.entries) > len(batch.texts):  # counted before the wait for the rest
+            on_embedded(len(batch.entries) - len(batch.texts), reused=True)
         if batch.texts:
             # In the batch's order (the open and newest files first); the embedder sorts
             # each part by length for its padding.
