@@ -200,7 +200,8 @@ describe('issue 39 outside the panel: notices, the status bar, the model picker,
       const fits = await until(
         async () => {
           for (const media of vs.page.frames()) {
-            const body = media.locator('body', { hasText: 'virtual environment in its own storage' });
+            // Words of the media page only (the step's description says "Python 3.11+").
+            const body = media.locator('body', { hasText: 'Python 3.11 or newer' });
             if ((await body.count()) > 0) {
               return body.first().evaluate((el) => ({ text: (el as HTMLElement).innerText, fits: el.scrollWidth <= el.clientWidth + 1 }));
             }
@@ -210,7 +211,7 @@ describe('issue 39 outside the panel: notices, the status bar, the model picker,
         (found) => found !== undefined,
         "the install step's page",
       );
-      assert.match(fits?.text ?? '', /Python 3\.11 or newer/);
+      assert.match(fits?.text ?? '', /virtual environment in its own storage/);
       assert.ok(fits?.fits, 'no line cut off');
       await vs.shot('host-walkthrough.png');
     }));
