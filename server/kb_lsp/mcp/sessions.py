@@ -72,18 +72,29 @@ class SessionCap:
             session.in_flight += 1
             session.last_used = time.monotonic()
         status = [0]
+        done = [False]
+
+        def finish() -> None:
+            # Once per request: at its last body message, or when the app returns
+            # without one. The SDK's streaming response returns only after its
+            # teardown, and a client that has read the whole answer may already
+            # be asking for a new session: that session counts as idle from here.
+            if session is not None and not done[0]:
+                done[0] = True
+                session.in_flight -= 1
+                session.last_used = time.monotonic()
 
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = int(message["status"])
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                finish()
 
         try:
             await self.app(scope, receive, noting)
         finally:
-            if session is not None:
-                session.in_flight -= 1
-                session.last_used = time.monotonic()
+            finish()
             ended = status[0] == 404 or (scope.get("method") == "DELETE" and status[0] < 300)
             if ended:
                 self.sessions.pop(session_id, None)
