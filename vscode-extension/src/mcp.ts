@@ -242,7 +242,7 @@ export function registerCopyCommand(
       await vscode.env.clipboard.writeText(json);
       const where = registration.registered ? `${listedMessage(listedKbTools(vscode))}; this is for other clients` : registration.message;
       await vscode.window.showInformationMessage(
-        `KB: MCP configuration copied: paste it into .vscode/mcp.json, or adapt it for Claude Code or Continue (README). ${where}.`,
+        `KB: MCP configuration copied: paste it into .vscode/mcp.json, or adapt it for Claude Code or Continue (docs/mcp.md in the kb-lsp repository). ${where}.`,
       );
       return json;
     } catch (err) {

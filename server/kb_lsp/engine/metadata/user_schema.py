@@ -220,14 +220,22 @@ def check_field(source: str, name: str, spec: Any) -> FieldSpec:
 
 
 def _options(where: str, values: Any) -> tuple[str, ...]:
-    if (
-        not isinstance(values, list)
-        or not values
-        or len(values) > MAX_ENUM
-        or not all(isinstance(v, str) and v.strip() for v in values)
-    ):
+    words = _strings(values, MAX_ENUM)
+    if not words:
         raise SchemaError(f'{where}: "enum" must be a list of 1 to {MAX_ENUM} non-empty strings')
-    return tuple(dict.fromkeys(" ".join(v.split()) for v in values))
+    return words
+
+
+def _strings(raw: Any, most: int) -> tuple[str, ...] | None:
+    """A schema's list of words, each with its whitespace folded, duplicates dropped;
+    None when `raw` is not a list of at most `most` non-empty strings."""
+    if (
+        not isinstance(raw, list)
+        or len(raw) > most
+        or not all(isinstance(w, str) and w.strip() for w in raw)
+    ):
+        return None
+    return tuple(dict.fromkeys(" ".join(w.split()) for w in raw))
 
 
 def _synonyms(
@@ -243,30 +251,24 @@ def _synonyms(
                 f'{where}: "x-synonyms" names {option!r}, which is not one of the enum\'s '
                 f"options ({', '.join(options)})"
             )
-        if (
-            not isinstance(words, list)
-            or len(words) > MAX_SYNONYMS
-            or not all(isinstance(w, str) and w.strip() for w in words)
-        ):
+        folded = _strings(words, MAX_SYNONYMS)
+        if folded is None:
             raise SchemaError(
                 f'{where}: "x-synonyms" of {option!r} must be a list of at most '
                 f"{MAX_SYNONYMS} non-empty strings, e.g. {example}"
             )
-        out.append((option, tuple(dict.fromkeys(" ".join(w.split()) for w in words))))
+        out.append((option, folded))
     return tuple(out)
 
 
 def _units(where: str, raw: Any) -> tuple[str, ...]:
-    if (
-        not isinstance(raw, list)
-        or len(raw) > MAX_SYNONYMS
-        or not all(isinstance(u, str) and u.strip() for u in raw)
-    ):
+    units = _strings(raw, MAX_SYNONYMS)
+    if units is None:
         raise SchemaError(
             f'{where}: "x-units" must be a list of at most {MAX_SYNONYMS} non-empty strings, '
             'e.g. "x-units": ["EUR", "USD", "$"]'
         )
-    return tuple(dict.fromkeys(" ".join(u.split()) for u in raw))
+    return units
 
 
 def _json_type(value: Any) -> str:
