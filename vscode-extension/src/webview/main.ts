@@ -15,34 +15,14 @@ import { askedQuestions, before, recall, titleOf, turnsOf } from '../conversatio
 import { renderContextChip, renderEditing, renderExamples, renderHistory, renderModelChip, withCodeTools } from './chatRender';
 import type { ChatSummary } from '../chatHistory';
 import type { EditorContext } from '../editorContext';
-import {
-  filterCompletions,
-  filterWordAt,
-  groupSources,
-  hitId,
-  fallbackReason,
-  isWaiting,
-  LIST_KEYS,
-  modelProblem,
-  passageKey,
-  renderCompletions,
-  renderHover,
-  renderModelCard,
-  renderResults,
-  renderSearchError,
-  renderServerProblem,
-  renderTranscript,
-  resultsInfo,
-  searchNotice,
-  statusLine,
-  streamedText,
-  renderDidYouMean,
-  type Completion,
-  type ModelProblem,
-  type ServerState,
-  type Streaming,
-  type TranscriptEntry,
-} from './render';
+import { groupSources } from './answer';
+import { type Completion, filterCompletions, filterWordAt, renderCompletions } from './completionRender';
+import { modelProblem, type ModelProblem, renderModelCard } from './modelCard';
+import { hitId, LIST_KEYS, passageKey, renderDidYouMean, renderHover, renderResults, renderSearchError, resultsInfo, searchNotice } from './results';
+import { renderServerProblem, type ServerState, statusLine } from './statusLine';
+import { isWaiting, streamedText } from './steps';
+import { fallbackReason, renderTranscript } from './transcriptRender';
+import { type Streaming, type TranscriptEntry } from './transcriptTypes';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
