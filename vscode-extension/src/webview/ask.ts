@@ -129,7 +129,8 @@ function stopAsk(): void {
   }
 }
 
-export function wireAsk(): void {
+/** The chips, the editing banner, the scope's clear and New Chat. */
+function wireComposerButtons(): void {
   composerChips.addEventListener('click', (event) => {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
     const action = button?.dataset.action;
@@ -150,6 +151,29 @@ export function wireAsk(): void {
     }
   });
 
+  scopeClear.addEventListener('click', () => {
+    state.askFile = null;
+    renderAsk();
+    save();
+  });
+
+  newChatButton.addEventListener('click', () => {
+    if (state.askId !== null) {
+      post({ type: 'cancelAsk' });
+    }
+    state.transcript = [];
+    state.conversationId = null;
+    state.chatId = null;
+    state.askFile = null;
+    state.askId = null;
+    renderAsk();
+    questionInput.focus();
+    save();
+  });
+}
+
+/** The box: Enter asks (the button stops a running answer), ↑/↓ recall, the welcome's questions. */
+function wireQuestionBox(): void {
   askForm.addEventListener('submit', (event) => {
     event.preventDefault();
     if (state.askId !== null) {
@@ -178,26 +202,11 @@ export function wireAsk(): void {
       post({ type: 'command', command: 'chooseModel' });
     }
   });
+}
 
-  scopeClear.addEventListener('click', () => {
-    state.askFile = null;
-    renderAsk();
-    save();
-  });
-
-  newChatButton.addEventListener('click', () => {
-    if (state.askId !== null) {
-      post({ type: 'cancelAsk' });
-    }
-    state.transcript = [];
-    state.conversationId = null;
-    state.chatId = null;
-    state.askFile = null;
-    state.askId = null;
-    renderAsk();
-    questionInput.focus();
-    save();
-  });
+export function wireAsk(): void {
+  wireComposerButtons();
+  wireQuestionBox();
 }
 
 export function setEditorContext(context: EditorContext | null): void {

@@ -79,47 +79,51 @@ function openHit(view: ListView, hit: SearchHit | undefined): void {
   }
 }
 
-function wireList(view: ListView): void {
-  view.element.addEventListener('keydown', (event) => {
-    const list = view.hits();
-    const at = view.getSelected();
-    switch (event.key) {
-      case 'ArrowDown':
-        select(view, at + 1);
-        break;
-      case 'ArrowUp':
-        if (at === 0) {
-          view.onEscape();
-        } else {
-          select(view, at - 1);
-        }
-        break;
-      case 'Home':
-        select(view, 0);
-        break;
-      case 'End':
-        select(view, list.length - 1);
-        break;
-      case 'Enter':
-      case ' ':
-        openHit(view, list[at]);
-        break;
-      case 'Escape':
+/** The list's keys: arrows and Home/End move, Enter or Space opens, 1–9 opens that
+ * result, ↑ from the first row and Escape go back (to the query, or the tab). */
+function onListKey(view: ListView, event: KeyboardEvent): void {
+  const list = view.hits();
+  const at = view.getSelected();
+  switch (event.key) {
+    case 'ArrowDown':
+      select(view, at + 1);
+      break;
+    case 'ArrowUp':
+      if (at === 0) {
         view.onEscape();
-        break;
-      default:
-        if (/^[1-9]$/.test(event.key)) {
-          const index = list.findIndex((hit) => hit.n === Number(event.key));
-          if (index >= 0) {
-            select(view, index);
-            openHit(view, list[index]);
-            break;
-          }
+      } else {
+        select(view, at - 1);
+      }
+      break;
+    case 'Home':
+      select(view, 0);
+      break;
+    case 'End':
+      select(view, list.length - 1);
+      break;
+    case 'Enter':
+    case ' ':
+      openHit(view, list[at]);
+      break;
+    case 'Escape':
+      view.onEscape();
+      break;
+    default:
+      if (/^[1-9]$/.test(event.key)) {
+        const index = list.findIndex((hit) => hit.n === Number(event.key));
+        if (index >= 0) {
+          select(view, index);
+          openHit(view, list[index]);
+          break;
         }
-        return;
-    }
-    event.preventDefault();
-  });
+      }
+      return;
+  }
+  event.preventDefault();
+}
+
+function wireList(view: ListView): void {
+  view.element.addEventListener('keydown', (event) => onListKey(view, event));
   view.element.addEventListener('click', (event) => {
     const target = event.target as HTMLElement;
     const chip = target.closest<HTMLElement>('button.chip');
