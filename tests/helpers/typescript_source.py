@@ -34,8 +34,9 @@ def hand_written(root: Path) -> list[Path]:
         if not p.name.endswith(".d.ts") and not is_generated(p.read_text(encoding="utf-8"))
     ]
 
+
 _REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^")
-_REGEX_AFTER_WORDS = ("return", "typeof", "case", "of", "in", "delete", "void", "throw")
+_AFTER_WORD = re.compile(r"\b(?:return|typeof|case|of|in|delete|void|throw)$")
 
 
 def _code_only(text: str) -> str:
@@ -124,7 +125,7 @@ def _regex_starts(text: str, i: int) -> bool:
     before = text[:i].rstrip()
     if not before or before[-1] in _REGEX_BEFORE:
         return True
-    return re.search(r"\b(?:%s)$" % "|".join(_REGEX_AFTER_WORDS), before) is not None
+    return _AFTER_WORD.search(before) is not None
 
 
 # A line that starts a function: `function` (declaration or expression), an arrow whose body
@@ -136,7 +137,10 @@ _METHOD = re.compile(
     r"^\s*(?:(?:public|private|protected|static|async|override|get|set|readonly)\s+)*\*?"
     r"(?!(?:if|for|while|switch|catch|with|return|await|new|typeof|function)\b)[\w$#]+\s*(?:<[^>]*>)?\("
 )
-_NAME = re.compile(r"function\s*\*?\s*([\w$]+)|([\w$#]+)\s*(?:<[^>]*>)?\(|(?:const|let|var)\s+([\w$]+)|([\w$]+)\s*[:=]")
+_NAME = re.compile(
+    r"function\s*\*?\s*([\w$]+)|([\w$#]+)\s*(?:<[^>]*>)?\("
+    r"|(?:const|let|var)\s+([\w$]+)|([\w$]+)\s*[:=]"
+)
 
 
 def functions(text: str) -> list[tuple[int, int, str]]:
@@ -180,7 +184,7 @@ def _signature_ends(line: str) -> bool:
 def _closing_line(lines: list[str], body: int) -> int:
     depth = 0
     for k in range(body, len(lines)):
-        for ch in lines[k] if k > body else lines[k][lines[k].rstrip().rfind("{"):]:
+        for ch in lines[k] if k > body else lines[k][lines[k].rstrip().rfind("{") :]:
             if ch == "{":
                 depth += 1
             elif ch == "}":

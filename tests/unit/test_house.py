@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
 from tests.helpers.typescript_source import functions, hand_written
 
 REPO = Path(__file__).resolve().parents[2]
@@ -235,7 +234,6 @@ def test_no_module_or_function_over_the_limits_but_the_named_ones() -> None:
     )
     stale = sorted(named - set(measured))
     assert not stale, f"named in docs/design.md but within the limits now (remove): {stale}"
-
 
 
 # --- TypeScript sizes --------------------------------------------------------------------
