@@ -17,7 +17,6 @@ export const searchHead = el<HTMLElement>('search-head');
 export const askWelcome = el<HTMLElement>('ask-welcome');
 export const searchExamples = el<HTMLElement>('search-examples');
 export const askExamples = el<HTMLElement>('ask-examples');
-
 export const statusText = el<HTMLElement>('status-text');
 export const progressBar = el<HTMLProgressElement>('index-progress');
 export const pauseButton = el<HTMLButtonElement>('pause-index');
@@ -50,10 +49,8 @@ export const scopeBox = el<HTMLElement>('ask-scope');
 export const composerChips = el<HTMLElement>('composer-chips');
 export const historyBox = el<HTMLElement>('history');
 export const editingBanner = el<HTMLElement>('ask-editing');
-
 export const historyButton = el<HTMLButtonElement>('history-button');
 export const askNeedsModel = el<HTMLElement>('ask-needs-model');
-
 export const scopeFile = el<HTMLElement>('ask-scope-file');
 export const scopeClear = el<HTMLButtonElement>('ask-scope-clear');
 export const transcriptBox = el<HTMLElement>('transcript');

@@ -1,4 +1,4 @@
-/** The header: one progress line for the index and the server, its controls, and the status that drives them. */
+/** The header: the progress line for the index and the server, its controls, the status behind it. */
 import type { IndexStatus } from '../protocol';
 import { modelProblem } from './modelCard';
 import { renderServerProblem, statusLine } from './statusLine';
@@ -9,8 +9,6 @@ import { post, state } from './state';
 
 /** The index (files/passages) the welcome's examples were asked for. */
 let examplesOf = '';
-
-// --- header: the one progress ------------------------------------------------------------
 
 export function renderStatus(): void {
   const line = statusLine(state.status, state.server, state.secondsLeft);
