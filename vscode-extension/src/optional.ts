@@ -7,20 +7,7 @@
  */
 import type * as vscode from 'vscode';
 import type { KbBackend } from './backend';
-import {
-  Methods,
-  type IndexControlParams,
-  type IndexStatus,
-  type MethodName,
-  type RelatedParams,
-  type RelatedResponse,
-  type SchemaParams,
-  type SchemaResponse,
-  type ExamplesParams,
-  type ExamplesResponse,
-  type StopAskParams,
-  type StopAskResponse,
-} from './protocol';
+import { Methods, type RequestTypes } from './protocol';
 import { errorCode } from './util';
 
 export const OptionalMethods = {
@@ -31,13 +18,8 @@ export const OptionalMethods = {
   examples: Methods.examples,
 } as const;
 
-interface OptionalTypes {
-  'kb/related': [RelatedParams, RelatedResponse];
-  'kb/schema': [SchemaParams, SchemaResponse];
-  'kb/indexControl': [IndexControlParams, IndexStatus];
-  'kb/stopAsk': [StopAskParams, StopAskResponse];
-  'kb/examples': [ExamplesParams, ExamplesResponse];
-}
+/** Their params and results, from the generated protocol (never copied here). */
+type OptionalTypes = Pick<RequestTypes, (typeof OptionalMethods)[keyof typeof OptionalMethods]>;
 
 const METHOD_NOT_FOUND = -32601;
 
@@ -47,14 +29,8 @@ export async function optionalRequest<M extends keyof OptionalTypes>(
   params: OptionalTypes[M][0],
   token?: vscode.CancellationToken,
 ): Promise<OptionalTypes[M][1] | undefined> {
-  // The typed `request` knows only the methods every server has; these are checked here.
-  const send = backend.request.bind(backend) as unknown as (
-    method: MethodName,
-    params: unknown,
-    token?: vscode.CancellationToken,
-  ) => Promise<OptionalTypes[M][1]>;
   try {
-    return await send(method, params, token);
+    return await backend.request(method, params, token);
   } catch (err) {
     if (errorCode(err) === METHOD_NOT_FOUND) {
       return undefined;

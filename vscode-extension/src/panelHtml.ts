@@ -30,20 +30,8 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
   ].join('; ');
 }
 
-export function panelHtml(opts: PanelHtmlOptions): string {
-  const csp = escapeAttr(contentSecurityPolicy(opts.cspSource, opts.nonce));
-  const nonce = escapeAttr(opts.nonce);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeAttr(opts.styleUri)}">
-<title>Knowledge Base</title>
-</head>
-<body>
-<header id="status" class="status" role="status" aria-live="polite">
+/** The header: the one progress line and its controls, the server's problem, the tabs. */
+const HEADER = `<header id="status" class="status" role="status" aria-live="polite">
   <div class="status-row">
     <span id="status-text" class="status-text">Starting the server…</span>
     <button id="pause-index" class="icon-button" type="button" title="Pause indexing" aria-label="Pause indexing" hidden>
@@ -62,7 +50,9 @@ export function panelHtml(opts: PanelHtmlOptions): string {
   <button id="tab-related" class="tab" role="tab" type="button" aria-controls="pane-related" aria-selected="false" tabindex="-1" data-tab="related">Related <span id="related-count" class="tab-count"></span></button>
   <button id="tab-ask" class="tab" role="tab" type="button" aria-controls="pane-ask" aria-selected="false" tabindex="-1" data-tab="ask">Ask</button>
 </nav>
-<section id="pane-search" class="pane search" role="tabpanel" aria-labelledby="tab-search">
+`;
+
+const SEARCH_PANE = `<section id="pane-search" class="pane search" role="tabpanel" aria-labelledby="tab-search">
   <div id="search-head" class="search-head">
     <form id="search-form" role="search" class="query-box">
       <input id="query" type="text" placeholder="Search (tag:name, folder:x, …)" aria-label="Search the knowledge base" autocomplete="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="completions">
@@ -81,11 +71,16 @@ export function panelHtml(opts: PanelHtmlOptions): string {
   <ol id="results" class="results" role="listbox" aria-label="Results" tabindex="-1"></ol>
   <div id="hover" class="hover-card" role="tooltip" hidden></div>
 </section>
-<section id="pane-related" class="pane related" role="tabpanel" aria-labelledby="tab-related" hidden>
+`;
+
+const RELATED_PANE = `<section id="pane-related" class="pane related" role="tabpanel" aria-labelledby="tab-related" hidden>
   <div id="related-info" class="info" aria-live="polite">Open a Markdown file to see the notes related to it.</div>
   <ol id="related" class="results" role="listbox" aria-label="Related notes" tabindex="-1"></ol>
 </section>
-<section id="pane-ask" class="pane chat" role="tabpanel" aria-labelledby="tab-ask" hidden>
+`;
+
+/** The chat: its bar, history, model card, transcript, welcome, and the composer pinned below. */
+const ASK_PANE = `<section id="pane-ask" class="pane chat" role="tabpanel" aria-labelledby="tab-ask" hidden>
   <div class="chat-bar">
     <span class="chat-title">Ask</span>
     <button id="history-button" class="link-button" type="button" title="Conversations kept for this workspace" aria-expanded="false">History</button>
@@ -112,7 +107,22 @@ export function panelHtml(opts: PanelHtmlOptions): string {
     </div>
   </form>
 </section>
-<script nonce="${nonce}" src="${escapeAttr(opts.scriptUri)}"></script>
+`;
+
+export function panelHtml(opts: PanelHtmlOptions): string {
+  const csp = escapeAttr(contentSecurityPolicy(opts.cspSource, opts.nonce));
+  const nonce = escapeAttr(opts.nonce);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeAttr(opts.styleUri)}">
+<title>Knowledge Base</title>
+</head>
+<body>
+${HEADER}${SEARCH_PANE}${RELATED_PANE}${ASK_PANE}<script nonce="${nonce}" src="${escapeAttr(opts.scriptUri)}"></script>
 </body>
 </html>`;
 }

@@ -6,7 +6,7 @@
 import type { ChatSummary } from '../chatHistory';
 import type { EditorContext } from '../editorContext';
 import type { ExamplesResponse, LlmStatus } from '../protocol';
-import { escapeHtml } from './render';
+import { escapeHtml } from './html';
 
 /** "3 min ago", "yesterday", "12 Nov": when a conversation last changed. */
 export function whenText(updated: number, now: number): string {

@@ -1,36 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { contentSecurityPolicy, panelHtml } from '../../src/panelHtml';
-import {
-  clarifyChoices,
-  droppedCitations,
-  fallbackReason,
-  filterCompletions,
-  FOLDED_SUMMARY,
-  filterWordAt,
-  fixCommand,
-  groupSources,
-  highlight,
-  modelProblem,
-  modelSettingsQuery,
-  renderAnswer,
-  renderHit,
-  renderHover,
-  renderMarkdown,
-  renderModelCard,
-  renderPath,
-  renderSearchError,
-  renderServerProblem,
-  renderStep,
-  renderTranscript,
-  resultsInfo,
-  searchNotice,
-  statusLine,
-  stepsSummary,
-  streamedText,
-  withoutLead,
-  withoutSourcesParagraph,
-} from '../../src/webview/render';
+import { droppedCitations, FOLDED_SUMMARY, groupSources, renderAnswer, withoutLead, withoutSourcesParagraph } from '../../src/webview/answer';
+import { filterCompletions, filterWordAt } from '../../src/webview/completionRender';
+import { highlight } from '../../src/webview/html';
+import { renderMarkdown } from '../../src/webview/markdown';
+import { fixCommand, modelProblem, modelSettingsQuery, renderModelCard } from '../../src/webview/modelCard';
+import { renderHit, renderHover, renderPath, renderSearchError, resultsInfo, searchNotice } from '../../src/webview/results';
+import { renderServerProblem, statusLine } from '../../src/webview/statusLine';
+import { clarifyChoices, renderStep, stepsSummary, streamedText } from '../../src/webview/steps';
+import { fallbackReason, renderTranscript } from '../../src/webview/transcriptRender';
 import { hit, READY } from './fakes';
 
 describe('webview rendering', () => {
