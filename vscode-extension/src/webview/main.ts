@@ -460,19 +460,24 @@ function showHover(item: HTMLElement): void {
   placeHover(item);
 }
 
-/** Below the row, unless that covers the selected row: then above the row, or else below
- * the selected row — the row the keyboard is on stays readable. */
+/** Docked at the far end of the visible list from the pointed row (its neighbours, the
+ * rows read next, stay in view), on neither it nor the keyboard's selected row; below
+ * the row or the selected row when the list is too short for that. */
 function placeHover(item: HTMLElement): void {
   const height = hoverCard.offsetHeight;
+  const pane = panes.search;
   const selected = resultsList.querySelector<HTMLElement>('li.hit.selected');
-  const covers = (top: number): boolean =>
-    selected !== null && selected !== item && top < selected.offsetTop + selected.offsetHeight && top + height > selected.offsetTop;
+  const rows = selected && selected !== item ? [item, selected] : [item];
+  const covers = (top: number): boolean => rows.some((row) => top < row.offsetTop + row.offsetHeight && top + height > row.offsetTop);
+  const top = pane.scrollTop + searchHead.offsetHeight;
+  const bottom = pane.scrollTop + pane.clientHeight - height;
+  const inUpperHalf = item.offsetTop + item.offsetHeight / 2 - pane.scrollTop < pane.clientHeight / 2;
   const candidates = [
+    ...(inUpperHalf ? [bottom, top] : [top, bottom]).filter((at) => at >= top && at <= bottom),
     item.offsetTop + item.offsetHeight,
-    ...(item.offsetTop - height >= panes.search.scrollTop ? [item.offsetTop - height] : []),
     ...(selected ? [selected.offsetTop + selected.offsetHeight] : []),
   ];
-  hoverCard.style.top = `${candidates.find((top) => !covers(top)) ?? candidates[0]}px`;
+  hoverCard.style.top = `${candidates.find((at) => !covers(at)) ?? candidates[0]}px`;
 }
 
 function hideHover(): void {
@@ -1130,6 +1135,10 @@ function finishAsk(response: AskResponse): void {
     lead = first === message.trim() ? first : undefined;
   } else if (response.stop !== 'error') {
     state.model = null; // a model answered
+  }
+  if (response.stop === 'cancelled') {
+    // Stopped (`kb/stopAsk`): the server's answer is a placeholder; what streamed in stays.
+    response = { ...response, answer: state.streaming?.text.trim() ?? '' };
   }
   state.transcript.push({ kind: 'answer', response, lead });
   state.conversationId = response.conversationId ?? state.conversationId;

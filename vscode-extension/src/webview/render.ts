@@ -26,12 +26,24 @@ function escapeRegExp(text: string): string {
  * A snippet as HTML with `marks` — the words the server found distinctive in it, exactly
  * as written there — in `<mark>`. Whole words only: "in" never marks "index".
  */
-export function highlight(snippet: string, marks: readonly string[]): string {
+function markPattern(marks: readonly string[]): RegExp | undefined {
   const words = [...new Set(marks.filter((m) => m.trim()))].sort((a, b) => b.length - a.length);
-  if (words.length === 0) {
+  return words.length === 0
+    ? undefined
+    : new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
+}
+
+/** `<mark>` the words in the text of rendered HTML, never inside a tag. */
+export function highlightHtml(html: string, marks: readonly string[]): string {
+  const pattern = markPattern(marks.map(escapeHtml));
+  return pattern ? html.split(/(<[^>]*>)/).map((part, i) => (i % 2 === 1 ? part : part.replace(pattern, '<mark>$1</mark>'))).join('') : html;
+}
+
+export function highlight(snippet: string, marks: readonly string[]): string {
+  const pattern = markPattern(marks);
+  if (!pattern) {
     return escapeHtml(snippet);
   }
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
   let out = '';
   let last = 0;
   for (const match of snippet.matchAll(pattern)) {
@@ -84,7 +96,8 @@ export function renderHit(hit: SearchHit, selected: boolean, list = 'hit'): stri
   const heading = hit.heading || hit.title;
   return (
     `<li id="${hitId(hit.n, list)}" class="hit${selected ? ' selected' : ''}" role="option" aria-selected="${selected}" data-n="${hit.n}">` +
-    `<div class="hit-top"><span class="hit-n">${hit.n}</span>${renderPath(hit.path)}</div>` +
+    // Open Result N opens the last search's N, never a related note's: those are not numbered.
+    `<div class="hit-top">${list === 'related' ? '' : `<span class="hit-n">${hit.n}</span>`}${renderPath(hit.path)}</div>` +
     (heading ? `<div class="hit-heading" title="${escapeHtml(heading)}">${escapeHtml(heading)}</div>` : '') +
     (hit.snippet ? `<div class="hit-snippet">${highlight(hit.snippet, hit.marks ?? [])}</div>` : '') +
     // In the Related tab every row is "related": the badge would say nothing.
@@ -164,11 +177,12 @@ export function passageKey(hit: Pick<SearchHit, 'uri' | 'range'>): string {
 /** The hover card: the passage (the file's lines, once read; the snippet until then),
  * and the file's summary when one is known. */
 export function renderHover(hit: SearchHit, summary: string | undefined, passage?: string | null): string {
-  const text = passage ?? hit.snippet;
+  // The file's passage is Markdown (headings, code, emphasis): rendered, not shown as its syntax.
+  const body = passage ? highlightHtml(renderMarkdown(passage), hit.marks ?? []) : highlight(hit.snippet, hit.marks ?? []);
   return (
     `<div class="hover-title">${escapeHtml(hit.path)} <span class="hit-lines">${lineSpan(hit.range)}</span></div>` +
     (hit.heading ? `<div class="hover-heading">${escapeHtml(hit.heading)}</div>` : '') +
-    `<div class="hover-passage${passage ? ' is-passage' : ''}">${highlight(text, hit.marks ?? [])}</div>` +
+    `<div class="hover-passage${passage ? ' is-passage markdown' : ''}">${body}</div>` +
     (hit.meta?.tags?.length ? `<div class="hover-tags">${hit.meta.tags.map((t) => `#${escapeHtml(t)}`).join(' ')}</div>` : '') +
     extractedLine(hit) +
     (summary ? `<div class="hover-summary"><strong>Summary</strong> ${escapeHtml(summary)}</div>` : '')
@@ -607,6 +621,18 @@ export function withoutSourcesParagraph(answer: string): string {
   return paragraphs.join('\n\n');
 }
 
+/** The server's `> Cut off: …` paragraph (for the CLI and MCP) out of the answer: the stop
+ * note below it says it, once, in the server's words (the limit and the setting). */
+export function withoutCutOffNote(answer: string): { text: string; note?: string } {
+  const paragraphs = answer.split(/\n\s*\n/);
+  const cut = paragraphs.find((p) => /^\s*>\s*Cut off:/.test(p));
+  if (cut === undefined) {
+    return { text: answer };
+  }
+  const note = cut.replace(/^\s*>\s*/gm, '').replace(/\s+/g, ' ').trim();
+  return { text: paragraphs.filter((p) => p !== cut).join('\n\n'), note };
+}
+
 const STOP_NOTES: Record<string, string> = {
   step_limit: 'Stopped at the step limit — the answer may be incomplete.',
   length: 'The model was cut off — the answer is incomplete.',
@@ -680,6 +706,7 @@ export function droppedCitations(response: AskResponse): string[] {
  * file, choices for a clarification (which lists no sources: its buttons are the choice). */
 export function renderAnswer(response: AskResponse, entryIndex: number, hideLead?: string): string {
   let body: string;
+  let cutOff: string | undefined;
   const clarify = response.stop === 'clarify';
   if (clarify) {
     const { question, choices } = clarifyChoices(withoutSourcesParagraph(response.answer));
@@ -695,7 +722,9 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
             .join('')}</ol>`
         : '');
   } else {
-    const text = response.sources.length > 0 ? withoutSourcesParagraph(response.answer) : response.answer;
+    const full = response.sources.length > 0 ? withoutSourcesParagraph(response.answer) : response.answer;
+    const { text, note } = withoutCutOffNote(full);
+    cutOff = note;
     body = renderAnswerBody(withoutLead(text, hideLead), response, entryIndex);
   }
   const verdict = clarify || response.stop === 'cancelled' ? null : verdictOf(response);
@@ -708,14 +737,14 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
   const tools =
     `<div class="answer-bar">${badges}<span class="spacer"></span>` +
     `<button type="button" class="link-button copy-answer" data-entry="${entryIndex}" title="Copy the answer as Markdown">Copy</button></div>`;
-  const note = STOP_NOTES[response.stop];
+  const note = cutOff ?? STOP_NOTES[response.stop];
   const dropped = clarify ? [] : droppedCitations(response);
   const droppedNote = dropped.length
     ? `<div class="dropped-note">Left out ${dropped.map((c) => `<code>${escapeHtml(c)}</code>`).join(', ')}: the model cited ${dropped.length === 1 ? 'a passage' : 'passages'} it was not given.</div>`
     : '';
   const sources = clarify ? '' : droppedNote + renderSources(response, entryIndex);
   const cls = `answer stop-${escapeHtml(response.stop)}${verdict === 'unsupported' ? ' is-unsupported' : ''}`;
-  return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${note}</div>` : ''}${sources}</div>`;
+  return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${escapeHtml(note)}</div>` : ''}${sources}</div>`;
 }
 
 export const FOLDED_SUMMARY = 'The model’s answer is not supported by your notes — show it';
