@@ -10,7 +10,8 @@
  * 4. the model in the box: its chip names the model, a click is Choose a Model…;
  * 5. the open-file chip attaches the editor's Markdown file (the server's "over this file");
  * 6. Escape in the search box keeps the query and its list; in the Ask box it does not
- *    stop an answer; Stop (`kb/stopAsk`) ends it and the answer keeps its sources.
+ *    stop an answer; Stop (`kb/stopAsk`) ends it and the answer keeps its sources;
+ * 7. the result hover card renders its passage, clear of the rows beside it (defect 10).
  *
  * Waits are on conditions, never on fixed sleeps. Screenshots: test-artifacts/turns-*.png.
  */
@@ -194,6 +195,26 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
       await query.press('Escape');
       assert.equal(await query.inputValue(), 'payments');
       assert.equal(await frame.locator('#results li.hit').count(), listed);
+    }));
+
+  it("the result hover card shows the file's passage as Markdown, clear of the rows below the pointed one (defect 10)", () =>
+    shotOnFailure('hover', async () => {
+      await frame.locator('#tab-search').click();
+      await frame.locator('#results li.hit').nth(3).waitFor();
+      await frame.locator('#hit-1').hover();
+      const passage = frame.locator('#hover .hover-passage.is-passage');
+      await passage.waitFor();
+      assert.doesNotMatch((await passage.textContent()) ?? '', /(^|\n)#{1,6} |```|\{ *#[\w-]+ *\}/, 'no Markdown syntax as text');
+      const covered = await frame.locator('#results').evaluate((list) => {
+        const card = (list.ownerDocument.getElementById('hover') as HTMLElement).getBoundingClientRect();
+        return ['hit-1', 'hit-2', 'hit-3', 'hit-4']
+          .map((id) => (list.ownerDocument.getElementById(id) as HTMLElement).getBoundingClientRect())
+          .map((row, i) => (card.top < row.bottom && card.bottom > row.top ? i + 1 : 0))
+          .filter(Boolean);
+      });
+      assert.deepEqual(covered, [], `the card covers rows ${covered.join(', ')}`);
+      await vs.shot('turns-hover.png');
+      await vs.page.mouse.move(900, 600);
     }));
 
   it('Escape in the Ask box does not stop an answer; Stop ends it and it keeps its sources', () =>
