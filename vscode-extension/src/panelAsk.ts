@@ -1,13 +1,15 @@
 /**
  * The panel's Ask side in the extension host: one question at a time, its steps relayed
  * from `kb/askEvent`, Stop from the page's button or the keybinding (the context key
- * `kb.answering` says when one runs), and the conversations kept per workspace
- * (`chatHistory.ts`), which the page lists, reopens and deletes.
+ * `kb.answering` says when one runs) through `kb/stopAsk`, which keeps what was written
+ * and its sources, and the conversations kept per workspace (`chatHistory.ts`), which
+ * the page lists, reopens and deletes.
  */
 import * as vscode from 'vscode';
 import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import type { FromWebview, ToWebview } from './messages';
+import { optionalRequest, OptionalMethods } from './optional';
 import { ErrorCodes, Methods, type AskEvent, type AskResponse, type ChatTurn } from './protocol';
 import { errorCode, errorMessage } from './util';
 
@@ -66,9 +68,15 @@ export class AskRunner implements vscode.Disposable {
     if (!ask) {
       return false;
     }
-    // Until the server answers a stopped ask with what was written (engine/agent), the
-    // request is cancelled and the page keeps what streamed; then `kb/stopAsk`.
-    ask.source.cancel();
+    // `kb/stopAsk` ends the answer the way the user means it: the request is still
+    // answered, with the sources found so far (a cancelled request gets no answer). A
+    // server without it, or one that had nothing of ours running yet, gets the cancel.
+    const cancel = () => ask.source.cancel();
+    optionalRequest(this.backend, OptionalMethods.stopAsk, {}).then((reply) => {
+      if (!reply?.stopped) {
+        cancel();
+      }
+    }, cancel);
     return true;
   }
 

@@ -61,6 +61,18 @@ export function withoutSourcesParagraph(answer: string): string {
   return paragraphs.join('\n\n');
 }
 
+/** The server's `> Cut off: …` paragraph (for the CLI and MCP) out of the answer: the stop
+ * note below it says it, once, in the server's words (the limit and the setting). */
+export function withoutCutOffNote(answer: string): { text: string; note?: string } {
+  const paragraphs = answer.split(/\n\s*\n/);
+  const cut = paragraphs.find((p) => /^\s*>\s*Cut off:/.test(p));
+  if (cut === undefined) {
+    return { text: answer };
+  }
+  const note = cut.replace(/^\s*>\s*/gm, '').replace(/\s+/g, ' ').trim();
+  return { text: paragraphs.filter((p) => p !== cut).join('\n\n'), note };
+}
+
 const STOP_NOTES: Record<string, string> = {
   step_limit: 'Stopped at the step limit — the answer may be incomplete.',
   length: 'The model was cut off — the answer is incomplete.',
@@ -134,6 +146,7 @@ export function droppedCitations(response: AskResponse): string[] {
  * file, choices for a clarification (which lists no sources: its buttons are the choice). */
 export function renderAnswer(response: AskResponse, entryIndex: number, hideLead?: string): string {
   let body: string;
+  let cutOff: string | undefined;
   const clarify = response.stop === 'clarify';
   if (clarify) {
     const { question, choices } = clarifyChoices(withoutSourcesParagraph(response.answer));
@@ -149,7 +162,9 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
             .join('')}</ol>`
         : '');
   } else {
-    const text = response.sources.length > 0 ? withoutSourcesParagraph(response.answer) : response.answer;
+    const full = response.sources.length > 0 ? withoutSourcesParagraph(response.answer) : response.answer;
+    const { text, note } = withoutCutOffNote(full);
+    cutOff = note;
     body = renderAnswerBody(withoutLead(text, hideLead), response, entryIndex);
   }
   const verdict = clarify || response.stop === 'cancelled' ? null : verdictOf(response);
@@ -162,14 +177,14 @@ export function renderAnswer(response: AskResponse, entryIndex: number, hideLead
   const tools =
     `<div class="answer-bar">${badges}<span class="spacer"></span>` +
     `<button type="button" class="link-button copy-answer" data-entry="${entryIndex}" title="Copy the answer as Markdown">Copy</button></div>`;
-  const note = STOP_NOTES[response.stop];
+  const note = cutOff ?? STOP_NOTES[response.stop];
   const dropped = clarify ? [] : droppedCitations(response);
   const droppedNote = dropped.length
     ? `<div class="dropped-note">Left out ${dropped.map((c) => `<code>${escapeHtml(c)}</code>`).join(', ')}: the model cited ${dropped.length === 1 ? 'a passage' : 'passages'} it was not given.</div>`
     : '';
   const sources = clarify ? '' : droppedNote + renderSources(response, entryIndex);
   const cls = `answer stop-${escapeHtml(response.stop)}${verdict === 'unsupported' ? ' is-unsupported' : ''}`;
-  return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${note}</div>` : ''}${sources}</div>`;
+  return `<div class="${cls}">${tools}${body}${note ? `<div class="stop-note">${escapeHtml(note)}</div>` : ''}${sources}</div>`;
 }
 
 export const FOLDED_SUMMARY = 'The model’s answer is not supported by your notes — show it';

@@ -1,7 +1,7 @@
 /** The hover card over a search result: its passage (read once) and the file's summary. */
 import type { SearchHit } from '../protocol';
 import { passageKey, renderHover } from './results';
-import { hoverCard, panes, resultsList } from './dom';
+import { hoverCard, panes, resultsList, searchHead } from './dom';
 import { passages, post, searchHits, state } from './state';
 
 let hovered: SearchHit | undefined;
@@ -25,19 +25,24 @@ export function showHover(item: HTMLElement): void {
   placeHover(item);
 }
 
-/** Below the row, unless that covers the selected row: then above the row, or else below
- * the selected row — the row the keyboard is on stays readable. */
+/** Docked at the far end of the visible list from the pointed row (its neighbours, the
+ * rows read next, stay in view), on neither it nor the keyboard's selected row; below
+ * the row or the selected row when the list is too short for that. */
 function placeHover(item: HTMLElement): void {
   const height = hoverCard.offsetHeight;
+  const pane = panes.search;
   const selected = resultsList.querySelector<HTMLElement>('li.hit.selected');
-  const covers = (top: number): boolean =>
-    selected !== null && selected !== item && top < selected.offsetTop + selected.offsetHeight && top + height > selected.offsetTop;
+  const rows = selected && selected !== item ? [item, selected] : [item];
+  const covers = (top: number): boolean => rows.some((row) => top < row.offsetTop + row.offsetHeight && top + height > row.offsetTop);
+  const top = pane.scrollTop + searchHead.offsetHeight;
+  const bottom = pane.scrollTop + pane.clientHeight - height;
+  const inUpperHalf = item.offsetTop + item.offsetHeight / 2 - pane.scrollTop < pane.clientHeight / 2;
   const candidates = [
+    ...(inUpperHalf ? [bottom, top] : [top, bottom]).filter((at) => at >= top && at <= bottom),
     item.offsetTop + item.offsetHeight,
-    ...(item.offsetTop - height >= panes.search.scrollTop ? [item.offsetTop - height] : []),
     ...(selected ? [selected.offsetTop + selected.offsetHeight] : []),
   ];
-  hoverCard.style.top = `${candidates.find((top) => !covers(top)) ?? candidates[0]}px`;
+  hoverCard.style.top = `${candidates.find((at) => !covers(at)) ?? candidates[0]}px`;
 }
 
 export function hideHover(): void {

@@ -20,12 +20,24 @@ function escapeRegExp(text: string): string {
  * A snippet as HTML with `marks` — the words the server found distinctive in it, exactly
  * as written there — in `<mark>`. Whole words only: "in" never marks "index".
  */
-export function highlight(snippet: string, marks: readonly string[]): string {
+function markPattern(marks: readonly string[]): RegExp | undefined {
   const words = [...new Set(marks.filter((m) => m.trim()))].sort((a, b) => b.length - a.length);
-  if (words.length === 0) {
+  return words.length === 0
+    ? undefined
+    : new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
+}
+
+/** `<mark>` the words in the text of rendered HTML, never inside a tag. */
+export function highlightHtml(html: string, marks: readonly string[]): string {
+  const pattern = markPattern(marks.map(escapeHtml));
+  return pattern ? html.split(/(<[^>]*>)/).map((part, i) => (i % 2 === 1 ? part : part.replace(pattern, '<mark>$1</mark>'))).join('') : html;
+}
+
+export function highlight(snippet: string, marks: readonly string[]): string {
+  const pattern = markPattern(marks);
+  if (!pattern) {
     return escapeHtml(snippet);
   }
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
   let out = '';
   let last = 0;
   for (const match of snippet.matchAll(pattern)) {

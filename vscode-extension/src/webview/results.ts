@@ -2,7 +2,8 @@
 import { count, formatScore, incompleteNotice, lineSpan, resultsIncomplete } from '../format';
 import type { ListOrigin } from '../messages';
 import type { IndexStatus, SearchHit } from '../protocol';
-import { escapeHtml, highlight } from './html';
+import { escapeHtml, highlight, highlightHtml } from './html';
+import { renderMarkdown } from './markdown';
 
 export function labelClass(label: string): string {
   return label === 'filename match' ? 'badge filename' : label === 'related' ? 'badge related' : 'badge context';
@@ -46,7 +47,8 @@ export function renderHit(hit: SearchHit, selected: boolean, list = 'hit'): stri
   const heading = hit.heading || hit.title;
   return (
     `<li id="${hitId(hit.n, list)}" class="hit${selected ? ' selected' : ''}" role="option" aria-selected="${selected}" data-n="${hit.n}">` +
-    `<div class="hit-top"><span class="hit-n">${hit.n}</span>${renderPath(hit.path)}</div>` +
+    // Open Result N opens the last search's N, never a related note's: those are not numbered.
+    `<div class="hit-top">${list === 'related' ? '' : `<span class="hit-n">${hit.n}</span>`}${renderPath(hit.path)}</div>` +
     (heading ? `<div class="hit-heading" title="${escapeHtml(heading)}">${escapeHtml(heading)}</div>` : '') +
     (hit.snippet ? `<div class="hit-snippet">${highlight(hit.snippet, hit.marks ?? [])}</div>` : '') +
     // In the Related tab every row is "related": the badge would say nothing.
@@ -126,11 +128,12 @@ export function passageKey(hit: Pick<SearchHit, 'uri' | 'range'>): string {
 /** The hover card: the passage (the file's lines, once read; the snippet until then),
  * and the file's summary when one is known. */
 export function renderHover(hit: SearchHit, summary: string | undefined, passage?: string | null): string {
-  const text = passage ?? hit.snippet;
+  // The file's passage is Markdown (headings, code, emphasis): rendered, not shown as its syntax.
+  const body = passage ? highlightHtml(renderMarkdown(passage), hit.marks ?? []) : highlight(hit.snippet, hit.marks ?? []);
   return (
     `<div class="hover-title">${escapeHtml(hit.path)} <span class="hit-lines">${lineSpan(hit.range)}</span></div>` +
     (hit.heading ? `<div class="hover-heading">${escapeHtml(hit.heading)}</div>` : '') +
-    `<div class="hover-passage${passage ? ' is-passage' : ''}">${highlight(text, hit.marks ?? [])}</div>` +
+    `<div class="hover-passage${passage ? ' is-passage markdown' : ''}">${body}</div>` +
     (hit.meta?.tags?.length ? `<div class="hover-tags">${hit.meta.tags.map((t) => `#${escapeHtml(t)}`).join(' ')}</div>` : '') +
     extractedLine(hit) +
     (summary ? `<div class="hover-summary"><strong>Summary</strong> ${escapeHtml(summary)}</div>` : '')

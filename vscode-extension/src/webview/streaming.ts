@@ -51,6 +51,10 @@ export function finishAsk(response: AskResponse): void {
   } else if (response.stop !== 'error') {
     state.model = null; // a model answered
   }
+  if (response.stop === 'cancelled') {
+    // Stopped (`kb/stopAsk`): the server's answer is a placeholder; what streamed in stays.
+    response = { ...response, answer: state.streaming?.text.trim() ?? '' };
+  }
   state.transcript.push({ kind: 'answer', response, lead });
   state.conversationId = response.conversationId ?? state.conversationId;
   state.askId = null;

@@ -175,12 +175,15 @@ describe('issue 39 outside the panel: notices, the status bar, the model picker,
       assert.equal(saved['kb.llm.baseUrl'], model.url, 'the address it had, not a preset default');
     }));
 
-  it('12: closing every editor clears "Notes related to X"', () =>
+  it('12: closing every editor clears "Notes related to X"; its rows carry no numbers', () =>
     guarded('related', async () => {
       await vs.openFile('glossary.md');
       await frame.locator('#tab-related').click();
       const info = frame.locator('#related-info');
       await info.filter({ hasText: 'Notes related to glossary.md' }).waitFor();
+      // Open Result N means the search's N: the related rows do not look numbered.
+      await frame.locator('#related li.hit').first().waitFor();
+      assert.equal(await frame.locator('#related .hit-n').count(), 0, 'no numbers on related rows');
       await vs.runCommand('View: Close All Editors');
       await info.filter({ hasText: 'Open a Markdown file' }).waitFor();
       assert.equal(await frame.locator('#related li.hit').count(), 0);

@@ -6,6 +6,7 @@ import { registerCommands } from '../../src/commands';
 import { contextOf } from '../../src/editorContext';
 import type { ToWebview } from '../../src/messages';
 import { KbPanel, type PanelDeps } from '../../src/panel';
+import type { AskResponse } from '../../src/protocol';
 import { deferred, FakeBackend, READY, tick } from './fakes';
 
 beforeEach(() => vscode.reset());
@@ -129,6 +130,37 @@ describe('KB: Stop Answering', () => {
     assert.deepEqual(posted.at(-1), { type: 'askFailed', id: 1, message: 'Stopped.' });
     assert.deepEqual(vscode.calls.commands.filter((c) => c.id === 'setContext').at(-1)?.args, ['kb.answering', false]);
     assert.equal(await vscode.commands.executeCommand('kb.stopAnswer'), false, 'nothing to stop');
+  });
+
+  it('ends the answer through kb/stopAsk: the request is answered, with its sources, not cancelled', async () => {
+    const backend = new FakeBackend();
+    const reply = deferred<AskResponse>();
+    let token: { isCancellationRequested: boolean } | undefined;
+    backend.on('kb/ask', (_params, t) => {
+      token = t;
+      return reply.promise;
+    });
+    const stopped: AskResponse = {
+      answer: 'Cancelled.',
+      sources: [{ n: 1, uri: 'file:///ws/ops/deploy.md', path: 'ops/deploy.md', range: { start: { line: 2, character: 0 }, end: { line: 9, character: 0 } } }],
+      stop: 'cancelled',
+      steps: [],
+      usage: {},
+    };
+    // The server's Stop: its running ask is answered as stopped.
+    backend.onAny('kb/stopAsk', () => {
+      reply.resolve(stopped);
+      return Promise.resolve({ stopped: 1 });
+    });
+    const { panel, posted } = panelWith(backend);
+    registerCommands(backend, panel);
+    const asking = panel.runAsk('Why?', null);
+    await tick();
+    assert.equal(await vscode.commands.executeCommand('kb.stopAnswer'), true);
+    await asking;
+    assert.deepEqual(backend.requests.map((r) => r.method), ['kb/ask', 'kb/stopAsk']);
+    assert.equal(token?.isCancellationRequested, false, 'the request was left to be answered');
+    assert.deepEqual(posted.at(-1), { type: 'askDone', id: 1, response: stopped });
   });
 });
 

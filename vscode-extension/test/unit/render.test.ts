@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { contentSecurityPolicy, panelHtml } from '../../src/panelHtml';
 import { droppedCitations, FOLDED_SUMMARY, groupSources, renderAnswer, withoutLead, withoutSourcesParagraph } from '../../src/webview/answer';
 import { filterCompletions, filterWordAt } from '../../src/webview/completionRender';
-import { highlight } from '../../src/webview/html';
+import { highlight, highlightHtml } from '../../src/webview/html';
 import { renderMarkdown } from '../../src/webview/markdown';
 import { fixCommand, modelProblem, modelSettingsQuery, renderModelCard } from '../../src/webview/modelCard';
 import { renderHit, renderHover, renderPath, renderSearchError, resultsInfo, searchNotice } from '../../src/webview/results';
@@ -22,6 +22,14 @@ describe('webview rendering', () => {
     assert.equal(highlight('reinstall the index', ['install']), 'reinstall the index');
     assert.equal(highlight('a <b>', []), 'a &lt;b&gt;');
     assert.equal(highlight('C++ and a.b', ['C++', 'a.b']), '<mark>C++</mark> and <mark>a.b</mark>');
+  });
+
+  it('marks words in rendered Markdown in its text only, never inside a tag', () => {
+    assert.equal(
+      highlightHtml('<h2 class="code">code &amp; a&lt;b</h2><p><code>code</code> x</p>', ['code', 'a<b']),
+      '<h2 class="code"><mark>code</mark> &amp; <mark>a&lt;b</mark></h2><p><code><mark>code</mark></code> x</p>',
+    );
+    assert.equal(highlightHtml('<p>as is</p>', []), '<p>as is</p>');
   });
 
   it('renders a result row with number, path, heading, snippet, label badge, score and tag chips', () => {
@@ -324,7 +332,10 @@ describe('webview rendering', () => {
   it('hovers with the passage once read, the snippet until then', () => {
     const h = hit(1, 'a.md', { snippet: 'short…', marks: ['install'] });
     assert.match(renderHover(h, undefined), /<div class="hover-passage">short…<\/div>/);
-    assert.match(renderHover(h, undefined, 'line one\nthen install it'), /<div class="hover-passage is-passage">line one\nthen <mark>install<\/mark> it<\/div>/);
+    assert.match(
+      renderHover(h, undefined, '## Setup\n\nline one\nthen install it'),
+      /<div class="hover-passage is-passage markdown"><h2>Setup<\/h2>\n<p>line one\nthen <mark>install<\/mark> it<\/p>\n<\/div>/,
+    );
   });
 
   it('hovers with each extracted value and the line and words of the note it was read from', () => {

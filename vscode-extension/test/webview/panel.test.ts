@@ -617,7 +617,9 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.textContent('#related-count'), '2');
     await page.click('#tab-related');
     assert.equal(await page.textContent('#related-info'), 'Notes related to runbooks/deploy.md:');
-    assert.deepEqual(await page.locator('#related .hit-n').allTextContents(), ['1', '2']);
+    // Open Result N opens the search's N: the related rows do not look numbered (defect 12).
+    assert.equal(await page.locator('#related .hit-n').count(), 0, 'no numbers on related rows');
+    assert.deepEqual(await page.locator('#related .hit-path').evaluateAll((els) => els.map((e) => e.getAttribute('title'))), [HITS[1].path, HITS[2].path]);
     assert.equal(await page.locator('#related .badge').count(), 0, 'no "related" badge on every row of the Related tab');
     await clearPosted();
     await page.click('#related-2');
@@ -839,7 +841,7 @@ describe('panel webview in Chromium', () => {
     assert.deepEqual(await posted(), [], 'no search for an empty box');
   });
 
-  it('hovers with the passage the file has, below the row unless that covers the selected row', async () => {
+  it('hovers with the passage the file has, as Markdown, clear of the pointed row, its neighbours and the selected row (defect 10)', async () => {
     await typeQuery('deploy');
     await send({ type: 'results', response: { query: 'deploy', results: HITS, index: STATUS } });
     await page.focus('#query');
@@ -849,15 +851,19 @@ describe('panel webview in Chromium', () => {
     await page.locator('#hover').waitFor({ state: 'visible' });
     const asked = (await allPosted()).filter((m) => m.type === 'passage').at(-1) as { key: string; uri: string } | undefined;
     assert.equal(asked?.uri, HITS[0].uri);
-    const passage = 'Deploy the service with `make deploy`.\nRoll back with the previous tag.\nThen tell the channel.';
+    const passage = '## Deploy\n\nDeploy the service with `make deploy`:\n\n```sh\nmake deploy\n```\n\nRoll back with the **previous** tag.';
     await send({ type: 'passage', key: asked?.key ?? '', text: passage });
-    assert.equal(await page.textContent('#hover .hover-passage'), passage, 'the whole passage, not the cut snippet');
+    const card = page.locator('#hover .hover-passage');
+    assert.equal(await card.locator('h2').textContent(), 'Deploy', 'the heading rendered');
+    assert.equal(await card.locator('pre code').textContent(), 'make deploy\n');
+    assert.equal(await card.locator('strong').textContent(), 'previous');
+    assert.doesNotMatch((await card.textContent()) ?? '', /##|```|\*\*/, 'no Markdown syntax as text');
     const boxes = await page.evaluate(() => {
       const r = (id: string) => (document.getElementById(id) as HTMLElement).getBoundingClientRect();
-      return { card: r('hover'), selected: r('hit-2') };
+      return { card: r('hover'), rows: ['hit-1', 'hit-2', 'hit-3'].map(r) };
     });
-    const overlaps = boxes.card.top < boxes.selected.bottom && boxes.card.bottom > boxes.selected.top;
-    assert.equal(overlaps, false, `the card covers the selected row: ${JSON.stringify(boxes)}`);
+    const covered = boxes.rows.map((row, i) => (boxes.card.top < row.bottom && boxes.card.bottom > row.top ? i + 1 : 0)).filter(Boolean);
+    assert.deepEqual(covered, [], `the card covers rows ${covered.join(', ')}: ${JSON.stringify(boxes)}`);
   });
 
   it('streams the answer as it comes; Escape does not stop it, the Stop button does, and what came stays, marked', async () => {
@@ -904,6 +910,41 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.textContent('.answer.stop-cancelled >> nth=-1 >> .stop-note'), 'Stopped.');
     assert.equal(await page.locator('.error-line').count(), 0);
     assert.equal(await page.textContent('#ask-button'), 'Ask');
+  });
+
+  it('a stopped answer (kb/stopAsk) keeps what streamed in and its sources', async () => {
+    await page.click('#tab-ask');
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'Run `make deploy` from ', args: { piece: true } } });
+    await page.click('#ask-button');
+    // The server answers the stopped ask: a placeholder text, the sources it had found.
+    await send({
+      type: 'askDone',
+      id: 1,
+      response: { answer: 'Cancelled.', sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }], stop: 'cancelled', steps: [], usage: {} },
+    });
+    const answer = page.locator('.answer.stop-cancelled');
+    assert.equal(await answer.locator('.markdown').textContent(), 'Run make deploy from\n');
+    assert.equal(await answer.locator('.stop-note').textContent(), 'Stopped.');
+    assert.deepEqual(await answer.locator('.sources li').allTextContents(), ['[1] runbooks/deploy.md L11–16']);
+    assert.equal(await answer.locator('.badge').count(), 0, 'no verdict on a stopped answer');
+    assert.equal(await page.textContent('#ask-button'), 'Ask');
+  });
+
+  it('a cut-off answer says so once, in the note under it with the limit and the setting (defect 9)', async () => {
+    await page.click('#tab-ask');
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    const cutOff = '> Cut off: the model reached its limit of 256 tokens for one reply (kb.llm.maxTokens). Ask a narrower question, or raise the limit.';
+    await send({
+      type: 'askDone',
+      id: 1,
+      response: { answer: `Run make deploy from main, then\n\n${cutOff}`, sources: [{ n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range }], stop: 'length', mode: 'grounded', steps: [], usage: {} },
+    });
+    const answer = page.locator('.answer.stop-length');
+    const said = (await answer.textContent()) ?? '';
+    assert.equal(said.match(/cut off/gi)?.length, 1, `said once: ${said}`);
+    assert.equal(await answer.locator('.markdown').textContent(), 'Run make deploy from main, then\n');
+    assert.equal(await answer.locator('.stop-note').textContent(), cutOff.slice(2));
   });
 
   it('cites the chat way: [n] opens its lines, each file once with its ranges merged, no "Sources:" paragraph', async () => {
