@@ -215,3 +215,40 @@ def test_a_sentence_with_more_of_the_question_s_terms_beats_a_similar_sounding_o
     question = "Which queue keeps the failed payment retries overnight?"
     quotes = evidence.select([passage], question, Similar({near: 0.90, answer: 0.86}))
     assert quotes[0].text == answer
+
+
+def test_a_later_step_of_a_sequence_loses_to_the_sentence_that_states_the_answer() -> None:
+    """ "Then wrap the WSGI app with the middleware." reads as the answer only after the
+    step it follows (bench quotes, dev: fastapi-20 and -22 at both contexts)."""
+    step = "Then wrap the WSGI (e.g. Flask) app with the middleware."
+    answer = "You can use the WSGIMiddleware to wrap your WSGI application, for example Flask."
+    passage = P(1, "docs/advanced/wsgi.md", f"{answer} {step}")
+    question = "embed an existing Flask application inside my app"
+    quotes = evidence.select([passage], question, Similar({step: 0.63, answer: 0.58}))
+    assert quotes[0].text == answer
+    # Without the rule the step, more similar, would lead.
+    assert evidence.SEQUEL_PENALTY > 0.63 - 0.58
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Then wrap the app with the middleware.",
+        "And then, right after the yield, we unload the model.",
+        "You can then deploy that container image in one of a few ways.",
+        "We then close the session.",
+        "After that, restart the server.",
+        "Next, add the dependency.",
+    ],
+)
+def test_sequels_are_recognised(text: str) -> None:
+    assert evidence.sequel(text)
+
+
+@given(st.text(alphabet=st.characters(categories=("L", "N", "Zs", "P")), max_size=80))
+def test_a_sentence_is_a_sequel_by_its_opening_words_alone(rest: str) -> None:
+    """Whatever follows, "Then …" is a sequel; the same words after a self-contained
+    opening ("Deploy …") are not, nor is a "then" later in the sentence."""
+    assert evidence.sequel(f"Then {rest}")
+    assert not evidence.sequel(f"Deploy the app, then {rest}")
+    assert not evidence.sequel(f"Thenceforth {rest}")
