@@ -218,8 +218,8 @@ def test_a_sentence_with_more_of_the_question_s_terms_beats_a_similar_sounding_o
 
 
 def test_a_later_step_of_a_sequence_loses_to_the_sentence_that_states_the_answer() -> None:
-    """ "Then wrap the WSGI app with the middleware." reads as the answer only after the
-    step it follows (bench quotes, dev: fastapi-20 and -22 at both contexts)."""
+    """A step such as "Then wrap the WSGI app with the middleware." reads as the answer
+    only after the step it follows (bench quotes, dev: fastapi-20 and -22 at both contexts)."""
     step = "Then wrap the WSGI (e.g. Flask) app with the middleware."
     answer = "You can use the WSGIMiddleware to wrap your WSGI application, for example Flask."
     passage = P(1, "docs/advanced/wsgi.md", f"{answer} {step}")
