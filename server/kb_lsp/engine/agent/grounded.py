@@ -17,7 +17,9 @@ The kb-agent retrieval lessons this project grew from, applied:
 * **A page's next chunk joins it.** Up to `PER_FILE` chunks of each top file compete; a
   chunk overlapping a passage already given adds only its own lines, joined to that
   passage while the whole fits a passage's size (issue 35 point 3: the answer of a tldr
-  page or a section often sat in the chunk after the best-matching one).
+  page or a section often sat in the chunk after the best-matching one). A chunk longer
+  than a passage is cut around the lines holding most of the question's terms, not at
+  its top (`focused`).
 * **Usage never in the history.** Earlier turns go back as questions and answers only
   (`Conversations` strips usage and thinking); the sources are given fresh each time.
 
