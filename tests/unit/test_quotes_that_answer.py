@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import Settings
-from kb_lsp.engine.agent import answer_kind, evidence, grounded, prose
+from kb_lsp.engine.agent import answer_kind, evidence, grounded, grounding, prose
 from kb_lsp.engine.knowledge import KnowledgeBase
 
 TAR = """# tar
@@ -215,3 +215,88 @@ def test_a_sentence_with_more_of_the_question_s_terms_beats_a_similar_sounding_o
     question = "Which queue keeps the failed payment retries overnight?"
     quotes = evidence.select([passage], question, Similar({near: 0.90, answer: 0.86}))
     assert quotes[0].text == answer
+
+
+def test_a_later_step_of_a_sequence_loses_to_the_sentence_that_states_the_answer() -> None:
+    """A step such as "Then wrap the WSGI app with the middleware." reads as the answer
+    only after the step it follows (bench quotes, dev: fastapi-20 and -22 at both contexts)."""
+    step = "Then wrap the WSGI (e.g. Flask) app with the middleware."
+    answer = "You can use the WSGIMiddleware to wrap your WSGI application, for example Flask."
+    passage = P(1, "docs/advanced/wsgi.md", f"{answer} {step}")
+    question = "embed an existing Flask application inside my app"
+    quotes = evidence.select([passage], question, Similar({step: 0.63, answer: 0.58}))
+    assert quotes[0].text == answer
+    # Without the rule the step, more similar, would lead.
+    assert evidence.SEQUEL_PENALTY > 0.63 - 0.58
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Then wrap the app with the middleware.",
+        "And then, right after the yield, we unload the model.",
+        "You can then deploy that container image in one of a few ways.",
+        "We then close the session.",
+        "After that, restart the server.",
+        "Next, add the dependency.",
+    ],
+)
+def test_sequels_are_recognised(text: str) -> None:
+    assert evidence.sequel(text)
+
+
+@given(st.text(alphabet=st.characters(categories=("L", "N", "Zs", "P")), max_size=80))
+def test_a_sentence_is_a_sequel_by_its_opening_words_alone(rest: str) -> None:
+    """Whatever follows, "Then …" is a sequel; the same words after a self-contained
+    opening ("Deploy …") are not, nor is a "then" later in the sentence."""
+    assert evidence.sequel(f"Then {rest}")
+    assert not evidence.sequel(f"Deploy the app, then {rest}")
+    assert not evidence.sequel(f"Thenceforth {rest}")
+
+
+def test_a_chunk_longer_than_a_passage_is_cut_around_what_the_question_asks() -> None:
+    """A small model's passage is 600 characters; a tldr page's chunk is longer, and its
+    answering command sat after the cut (bench quotes, 2k: tldr-07)."""
+    lines = ["# ls", "", "> List directory contents.", ""]
+    for n in range(8):
+        lines += [f"- Show the entries of a folder, style number {n}:", "", f"`ls -{n}`", ""]
+    lines += ["- Sort the listing by modification time, newest first:", "", "`ls -t`"]
+    asked = {"sort", "modif", "time"} & set(grounding.terms("sort by modification time"))
+    assert asked  # the question's stemmed terms
+    start = grounded.focused(lines, (0, len(lines) - 1), 300, asked)
+    _, text = grounded.cut(lines, start, len(lines) - 1, 300)
+    assert "Sort the listing by modification time" in text
+    # Without it the passage would have kept the top and left the answer out.
+    assert "Sort the listing" not in grounded.cut(lines, 0, len(lines) - 1, 300)[1]
+
+
+def test_a_chunk_that_fits_or_a_question_without_terms_keeps_its_start() -> None:
+    lines = ["Alpha beta gamma.", "Delta epsilon.", "Zeta eta theta."]
+    assert grounded.focused(lines, (0, 2), 1000, {"zeta"}) == 0
+    assert grounded.focused(lines, (0, 2), 20, set()) == 0
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["cut", "off", "time", "payment", "other", "words"]), max_size=6),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(min_value=10, max_value=200),
+)
+def test_the_focused_window_holds_at_least_the_question_terms_of_the_top(
+    words: list[list[str]], max_chars: int
+) -> None:
+    """Whatever the lines, the window starts inside the span and holds at least as many of
+    the question's terms as the window from the span's top would."""
+    lines = [" ".join(w) for w in words]
+    asked = set(grounding.terms("cut off time"))
+    end = len(lines) - 1
+    start = grounded.focused(lines, (0, end), max_chars, asked)
+    assert 0 <= start <= end
+
+    def held(first: int) -> int:
+        last, _ = grounded.cut(lines, first, end, max_chars)
+        return len(asked & set(grounding.terms(" ".join(lines[first : last + 1]))))
+
+    assert held(start) >= held(0)

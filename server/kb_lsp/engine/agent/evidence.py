@@ -15,6 +15,8 @@ sentence before a "This…"), and scored by what it holds: besides the similarit
 shared terms, the question's names and numbers it contains (`ENTITY_WEIGHT`) and the kind
 of answer the question asks for — a time, a number, a command, a name (`answer_kind.py`,
 `KIND_WEIGHT`); both measured on `bench/queries/answers.json` (`python -m bench quotes`).
+A later step of a sequence ("Then wrap the app…", "You can then deploy that image…")
+reads as the answer only after the step it leaves out: it competes `SEQUEL_PENALTY` below.
 
 A quote must be worth reading on its own: fragments ("Now instead of returning:",
 "...this response will return:", "because it…"), very short sentences, code without the
@@ -59,6 +61,9 @@ ENTITY_WEIGHT = 0.1
 # ... minus this for a sentence introducing what the passage leaves out ("…a status code
 # of 404 …"): it is quoted when it answers clearly better, not as a last resort only.
 INTRO_PENALTY = 0.05
+# ... minus this for a later step of a sequence ("Then wrap the app…", "You can then deploy
+# that image…"): it reads as the answer only after the step it follows, which it leaves out.
+SEQUEL_PENALTY = 0.2
 CODE_SHARE = 0.08  # of a sentence's characters in `_CODE_CHARS`: code, not prose
 LEAD = "From your notes:"
 # A sentence of at least this many words that ends with ":" (it introduces a code block or
@@ -81,6 +86,11 @@ _FILLER = re.compile(
 # A sentence that opens in lower case continues something the quote leaves out
 # ("because the value was…", "which returns…"); one opening with code or a link does not.
 _CONTINUATION = re.compile(r"^[a-zà-ÿ]")
+# "Then…", "And then…", "After that…", "Next,", "You can then…", "We then…".
+_SEQUEL = re.compile(
+    r"^(?:and\s+)?(?:then\b|after that\b|afterwards\b|next,)|^(?:you|we)\s+(?:can\s+)?then\b",
+    re.I,
+)
 _CODE_CHARS = frozenset("{}[]()=;<>$\\|`")
 _NAMED = re.compile(r"\b(?:[A-Z][\w.-]*|\d[\d,.:%]*|\w+[_.]\w+)")
 
@@ -138,6 +148,7 @@ class _Candidate:
     intro: bool = False  # a sentence introducing what the passage leaves out
     holds: float = 0.0  # the share of the asked kinds of answer it holds
     names: float = 0.0  # the share of the question's names and numbers it has
+    sequel: bool = False  # a later step of a sequence ("Then wrap the app…")
 
 
 def quotable(text: str, markdown: str = "", *, command: bool = False) -> bool:
@@ -170,6 +181,12 @@ def names(text: str) -> set[str]:
     return {w.lower().strip(".,") for i, w in enumerate(words) if i or not w.istitle()}
 
 
+def sequel(text: str) -> bool:
+    """Whether `text` is a later step of a sequence: it opens with "Then", "After that",
+    "You can then"… ."""
+    return bool(_SEQUEL.match(text))
+
+
 def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
     """The quotable sentences of `passages` sharing a term with `question`, those sharing
     most first, at most `MAX_CANDIDATES`."""
@@ -196,7 +213,9 @@ def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
             has = sum(1 for n in named if n[:5] in lowered) / len(named) if named else 0.0
             quote = Quote(passage.path, piece.first, piece.last, text)
             fit = answer_kind.fit(kinds, text, piece.markdown)
-            out.append(_Candidate(quote, shared, rank, piece.position, intro, fit, has))
+            out.append(
+                _Candidate(quote, shared, rank, piece.position, intro, fit, has, sequel(text))
+            )
     out.sort(key=lambda c: (-c.shared, c.rank, c.position))
     return out[:MAX_CANDIDATES]
 
@@ -233,6 +252,7 @@ def select(
         + KIND_WEIGHT * c.holds
         + ENTITY_WEIGHT * c.names
         - INTRO_PENALTY * c.intro
+        - SEQUEL_PENALTY * c.sequel
         for s, c in zip(similar, found, strict=True)
     ]
     ranked = sorted(

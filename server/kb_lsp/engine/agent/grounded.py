@@ -17,7 +17,9 @@ The kb-agent retrieval lessons this project grew from, applied:
 * **A page's next chunk joins it.** Up to `PER_FILE` chunks of each top file compete; a
   chunk overlapping a passage already given adds only its own lines, joined to that
   passage while the whole fits a passage's size (issue 35 point 3: the answer of a tldr
-  page or a section often sat in the chunk after the best-matching one).
+  page or a section often sat in the chunk after the best-matching one). A chunk longer
+  than a passage is cut around the lines holding most of the question's terms, not at
+  its top (`focused`).
 * **Usage never in the history.** Earlier turns go back as questions and answers only
   (`Conversations` strips usage and thinking); the sources are given fresh each time.
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from kb_lsp.engine.agent import prompts
+from kb_lsp.engine.agent import grounding, prompts
 from kb_lsp.engine.agent.summarize import read_lines
 from kb_lsp.engine.agent.tools import PASSAGE_THRESHOLD_FACTOR, defuse
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase
@@ -115,6 +117,7 @@ def gather(
     )
     passages: list[Passage] = []
     used = 0
+    asked = set(grounding.terms(question))
     for hit in graded:
         if len(passages) >= max_passages or used >= budget_chars:
             break
@@ -130,12 +133,12 @@ def gather(
         end = min(end, len(lines) - 1)
         if end < start:
             continue
-        start = with_intro(lines, start)
+        start = with_intro(lines, focused(lines, (start, end), per_passage, asked))
         added = _join(passages, hit.path, lines, (start, end), per_passage)
         if added is not None:
             used += added
             continue
-        end, text = _cut(lines, start, end, min(per_passage, budget_chars - used))
+        end, text = cut(lines, start, end, min(per_passage, budget_chars - used))
         if not text.strip():
             continue
         passages.append(
@@ -234,6 +237,29 @@ def outside(start: int, end: int, shown: list[tuple[int, int]]) -> tuple[int, in
     return best
 
 
+def focused(lines: list[str], span: tuple[int, int], max_chars: int, asked: set[str]) -> int:
+    """The first line of the run of lines of `span`, at most `max_chars` long, that holds
+    the most of the question's terms `asked` (the earliest of equals: the last of equals
+    lost more than it gained on bench quotes): a chunk longer than a passage is cut around
+    what the question asks, not at its top (a tldr page's answering command after 600
+    characters of others, issue 35 point 3)."""
+    start, end = span
+    if len("\n".join(lines[start : end + 1])) <= max_chars or not asked:
+        return start
+    held = [asked & set(grounding.terms(line)) for line in lines[start : end + 1]]
+    best, best_start = -1, start
+    for first in range(len(held)):
+        size, got = 0, set()
+        for i in range(first, len(held)):
+            size += len(lines[start + i]) + 1
+            if size > max_chars and i > first:
+                break
+            got |= held[i]
+        if len(got) > best:
+            best, best_start = len(got), start + first
+    return best_start
+
+
 def with_intro(lines: list[str], start: int) -> int:
     """`start`, or the line of the sentence introducing the list it opens in ("Two
     approvers are needed when:") when that is at most `INTRO_REACH` lines above: a chunk
@@ -248,7 +274,7 @@ def with_intro(lines: list[str], start: int) -> int:
     return start
 
 
-def _cut(lines: list[str], start: int, end: int, max_chars: int) -> tuple[int, str]:
+def cut(lines: list[str], start: int, end: int, max_chars: int) -> tuple[int, str]:
     """Lines `start..end` up to about `max_chars`, ending on a whole line; the new end."""
     size = 0
     last = start
