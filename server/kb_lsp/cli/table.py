@@ -30,8 +30,8 @@ class Command:
     terminal: Mapping[str, Terminal] = field(default_factory=dict)  # by params field
 
 
-def _json(what: str) -> Option:
-    return Option(("--json",), {"action": "store_true", "help": f"print the {what} result"})
+def _json(operation: str) -> Option:
+    return Option(("--json",), {"action": "store_true", "help": f"print the kb/{operation} result"})
 
 
 def where(*, many: bool = False) -> tuple[Option, ...]:
@@ -76,7 +76,7 @@ INDEX = Command("index", cmd_index, "index a workspace folder (incremental)", (
 ), {"full": Terminal(help="re-index everything")})  # fmt: skip
 
 SEARCH = Command("search", cmd_search, "search the workspace, numbered results", (
-    *where(), _json("kb/search"),
+    *where(), _json("search"),
 ), {
     "query": Terminal(nargs="*", help="what to look for (a filter may be typed in it too)"),
     "limit": Terminal(("--limit", "-n"), metavar="N"),
@@ -89,7 +89,7 @@ SEARCH = Command("search", cmd_search, "search the workspace, numbered results",
 
 SCHEMA = Command(
     "schema", cmd_schema, "list the metadata fields a filter can use, with their values", (
-    *where(), _json("kb/schema"),
+    *where(), _json("schema"),
     Option(("--discover",), {
         "action": "store_true",
         "help": "propose a .kb/schema.json (front-matter fields, and fields the local "
@@ -101,14 +101,14 @@ SCHEMA = Command(
 ))  # fmt: skip
 
 STATUS = Command("status", cmd_status, "show what is indexed and what was skipped", (
-    *where(), _json("kb/status"),
+    *where(), _json("status"),
 ), {
     "probe": Terminal(help=f"ask the model whether it answers and calls tools (waits up "
                       f"to {PROBE_SECONDS:g} s for it)"),
 })  # fmt: skip
 
 ASK = Command("ask", cmd_ask, "ask a question (a local model: Ollama or OpenAI-compatible)", (
-    *where(), _json("kb/ask"),
+    *where(), _json("ask"),
     Option(("--model",), {
         "metavar": "NAME", "help": "the chat model, for this question (kb.llm.model)",
     }),
