@@ -16,9 +16,8 @@ from kb_lsp.cli.fields import Option, Terminal
 from kb_lsp.cli.index import cmd_index
 from kb_lsp.cli.schema import cmd_schema
 from kb_lsp.cli.search import cmd_search
-from kb_lsp.cli.serve import _message_size, cmd_mcp, cmd_serve
+from kb_lsp.cli.serve import DEFAULT_MAX_MESSAGE_BYTES, _message_size, cmd_mcp, cmd_serve
 from kb_lsp.cli.status import PROBE_SECONDS, cmd_status
-from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES
 
 
 @dataclass(frozen=True)
