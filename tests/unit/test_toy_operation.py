@@ -34,6 +34,7 @@ from kb_lsp.runtime.registry import bind
 class EchoParams(BaseModel):
     text: str = Field(min_length=1, max_length=40, description="What to say back.")
     times: int = Field(default=1, ge=1, le=3, description="How many times.")
+    shout: bool = Field(default=False, description="Say it in capitals.")
 
 
 class EchoResult(BaseModel):
@@ -44,7 +45,8 @@ class EchoResult(BaseModel):
 def echo(rt: Runtime, params: EchoParams, call: Call) -> EchoResult:
     """The body (in the product, a module of `runtime/operations/`): reads the index."""
     files = rt.read(lambda kb: len(kb.files()))
-    return EchoResult(echo=" ".join([params.text] * params.times), files=files)
+    said = " ".join([params.text] * params.times)
+    return EchoResult(echo=said.upper() if params.shout else said, files=files)
 
 
 ECHO = Operation(
@@ -142,3 +144,24 @@ def test_served_on_the_command_line(
         cli.main(["toy-echo", "--text", "cli", "--times", "7", *where])
     assert refused.value.code == 2
     assert "times" in capsys.readouterr().err
+
+
+def test_a_new_field_is_a_flag_of_its_command(
+    served: None,
+    workspace: Path,
+    storage: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`shout`, a field of the toy's params only, is `kb toy-echo --shout`, described as
+    the field is, with nothing in `cli/` naming it."""
+    with pytest.raises(SystemExit) as helped:
+        cli.main(["toy-echo", "--help"])
+    assert helped.value.code == 0
+    shown = capsys.readouterr().out
+    assert "--shout" in shown and "say it in capitals" in shown
+    assert "--times TIMES" in shown and "how many times" in shown
+    monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
+    where = ["-w", str(workspace), "--storage", str(storage)]
+    assert cli.main(["toy-echo", "--text", "hey", "--shout", *where]) == 0
+    assert json.loads(capsys.readouterr().out)["echo"] == "HEY"

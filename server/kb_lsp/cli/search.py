@@ -48,7 +48,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "query": query,
         "limit": args.limit,
         "mode": args.mode,
-        "paths": args.path or None,
+        "paths": args.paths or None,
         "filter": args.filter,
     }
     fields: set[str] | None = None  # the indexed files' fields, when known here

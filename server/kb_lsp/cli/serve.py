@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+# The default is re-exported for the table of commands (`table.py`), which is no launcher.
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
 from kb_lsp.lsp.limits import MIN_MESSAGE_BYTES
-from kb_lsp.runtime.quick_defaults import MAX_LIMIT
 
 # What a command needs loads when it runs: `kb status` answers from SQLite without
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
@@ -61,13 +62,3 @@ def _message_size(text: str) -> int:
     if not text.isdigit() or int(text) < MIN_MESSAGE_BYTES:
         raise argparse.ArgumentTypeError(f"a number of bytes of at least {MIN_MESSAGE_BYTES}")
     return int(text)
-
-
-def _limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 1 <= value <= MAX_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_LIMIT}")
-    return value

@@ -11,7 +11,8 @@ know of them without loading pydantic (`runtime/quick.py`).
 * `MAX_LIMIT`, `MAX_QUERY_CHARS`: the most results a search lists, the longest query;
 * `METHODS`: the request names a command sends a running server (`local_socket.py`);
 * `COMMANDS`: each `kb` command whose `--json` prints an operation's result → its method;
-* `ERROR_CODES`: the JSON-RPC error codes the server answers with.
+* `ERROR_CODES`: the JSON-RPC error codes the server answers with;
+* `PARAMS`: each such command's options from its params model (`contract/cli_fields.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pydantic import BaseModel
 
 from kb_lsp import protocol
 from kb_lsp.config import FOREIGN_ENV, Settings, _Section, _section_model, _wire_name
+from kb_lsp.contract import cli_fields
 from kb_lsp.contract.operations import OPERATIONS
 from kb_lsp.errors import ERROR_CODES
 
@@ -49,7 +51,8 @@ MODELS: list[type[BaseModel]] = [
 ]
 REQUIRED = "<required>"
 
-HEADER = '''"""Generated from config.py and protocol.py by `python -m kb_lsp.codegen`: do not edit.
+HEADER = '''# ruff: noqa: E501 -- a field's description is one JSON string, as long as it is
+"""Generated from config.py and protocol.py by `python -m kb_lsp.codegen`: do not edit.
 
 What `kb status` needs of the settings and the status payloads without loading pydantic
 (`quick.py`; the generator, `codegen/quick.py`, says what each table holds).
@@ -76,6 +79,7 @@ MAX_QUERY_CHARS: int = _DATA["maxQueryChars"]
 METHODS: dict[str, str] = _DATA["methods"]
 COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]
+PARAMS: dict[str, dict[str, dict[str, Any]]] = _DATA["params"]
 '''
 
 
@@ -126,6 +130,7 @@ def data() -> dict[str, Any]:
     out["methods"] = {op.method.removeprefix("kb/"): op.method for op in OPERATIONS if op.local}
     out["commands"] = {op.cli: op.method for op in OPERATIONS if op.cli is not None}
     out["errorCodes"] = ERROR_CODES
+    out["params"] = {op.cli: cli_fields.specs(op.params) for op in OPERATIONS if op.cli is not None}
     return out
 
 

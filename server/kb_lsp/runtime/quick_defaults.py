@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- a field's description is one JSON string, as long as it is
 """Generated from config.py and protocol.py by `python -m kb_lsp.codegen`: do not edit.
 
 What `kb status` needs of the settings and the status payloads without loading pydantic
@@ -723,6 +724,99 @@ _DATA: dict[str, Any] = json.loads(
   "unavailable": -32000,
   "requestCancelled": -32800,
   "failed": -32001
+ },
+ "params": {
+  "search": {
+   "query": {
+    "kind": "str",
+    "default": null,
+    "required": true,
+    "help": "What to look for: plain words, a question, or exact terms (identifiers, error codes, names)."
+   },
+   "limit": {
+    "kind": "int",
+    "min": 1,
+    "max": 100,
+    "default": 10,
+    "required": false,
+    "help": "At most this many files."
+   },
+   "paths": {
+    "kind": "list",
+    "default": null,
+    "required": false,
+    "help": "Only files whose workspace path matches one of these globs (gitignore style), e.g. ['runbooks/**', 'payments/*.md']."
+   },
+   "mode": {
+    "kind": "choice",
+    "choices": [
+     "hybrid",
+     "semantic",
+     "keyword"
+    ],
+    "default": "hybrid",
+    "required": false,
+    "help": "'hybrid': meaning and words (best in general); 'semantic': meaning only; 'keyword': exact words (BM25)."
+   },
+   "filter": {
+    "kind": "str",
+    "default": null,
+    "required": false,
+    "help": "Keep only files whose metadata match, e.g. 'tag:runbook -status:draft modified>2026-10-01 folder:payments'; the schema tool lists the fields and their values."
+   }
+  },
+  "ask": {
+   "question": {
+    "kind": "str",
+    "default": null,
+    "required": true,
+    "help": "The question."
+   },
+   "file": {
+    "kind": "str",
+    "default": null,
+    "required": false,
+    "help": "Focus on this file (workspace-relative path) only."
+   },
+   "n": {
+    "kind": "int",
+    "min": 1,
+    "max": 100,
+    "default": null,
+    "required": false,
+    "help": "Or: focus on result n of your last search."
+   },
+   "conversation_id": {
+    "kind": "str",
+    "default": null,
+    "required": false,
+    "help": null
+   }
+  },
+  "status": {
+   "probe": {
+    "kind": "bool",
+    "default": false,
+    "required": false,
+    "help": "Ask the model server again now (Retry, changed model settings) rather than answer from the last check; the answer waits for it, a few seconds at most."
+   }
+  },
+  "index": {
+   "full": {
+    "kind": "bool",
+    "default": false,
+    "required": false,
+    "help": null
+   }
+  },
+  "schema": {
+   "extracted": {
+    "kind": "bool",
+    "default": false,
+    "required": false,
+    "help": "Also list every value a model extracted from each note: kept (with the note's words it was read from) or rejected (with the reason)."
+   }
+  }
  }
 }
 """
@@ -739,3 +833,4 @@ MAX_QUERY_CHARS: int = _DATA["maxQueryChars"]
 METHODS: dict[str, str] = _DATA["methods"]
 COMMANDS: dict[str, str] = _DATA["commands"]
 ERROR_CODES: dict[str, int] = _DATA["errorCodes"]
+PARAMS: dict[str, dict[str, dict[str, Any]]] = _DATA["params"]
