@@ -117,6 +117,11 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
     shotOnFailure('history', async () => {
       await ask('When are deploys frozen?');
       assert.match((await frame.locator('.answer').last().textContent()) ?? '', /frozen/);
+      // The extension keeps the conversation once the answer is in (`saveChat`): listed here,
+      // it is in the workspace's storage — a reload sooner could outrun the save, not test it.
+      await frame.locator('#history-button').click();
+      await frame.locator('#history .history-title', { hasText: 'When are deploys frozen?' }).waitFor();
+      await frame.locator('#history-button').click();
       await vs.page.reload();
       frame = await panelAfterReload();
       await frame.locator('#tab-ask').click();
