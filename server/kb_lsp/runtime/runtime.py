@@ -29,12 +29,11 @@ for them. Callbacks to the front end (`Hooks`) may come from any of these thread
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport
@@ -85,10 +84,10 @@ class Runtime:
         self.feed = StatusFeed(self.status, interval=STATUS_INTERVAL)
 
     @classmethod
-    def editor(cls, hooks: Hooks | None = None, **overrides: Any) -> Runtime:
+    def editor(cls, hooks: Hooks | None = None) -> Runtime:
         """The language server's and `kb mcp`'s: a watcher, the model probe, takeover, a
         log file, the command line answered from this process (`ProcessKind.editor`)."""
-        return cls(hooks or Hooks(), dataclasses.replace(ProcessKind.editor(), **overrides))
+        return cls(hooks or Hooks(), ProcessKind.editor())
 
     @classmethod
     def one_shot(cls, hooks: Hooks | None = None) -> Runtime:
