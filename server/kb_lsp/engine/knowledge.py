@@ -550,7 +550,8 @@ class KnowledgeBase:
             index.store.catalog.store_summary(record.sha256, model, summary)
 
     def close(self) -> None:
-        """Release the writer lock and close the stores."""
+        """Stop the query-embedding threads, release the writer lock, close the stores."""
+        self.searcher.close()
         with self._lock:
             for index in self._roots:
                 index.store.close()

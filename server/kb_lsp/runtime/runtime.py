@@ -20,6 +20,8 @@ Threads, and who may block:
 * the indexing worker (`worker.py`) is the one writer: syncs, roots, new settings;
 * the watcher's threads only collect events and hand batches to the worker;
 * `kb-llm-probe` checks whether the model answers, so the status never waits for it;
+* `kb-query-embed` embeds a search's query beside its keyword queries: the knowledge
+  base's searcher owns the pool and stops it when the session closes the knowledge base;
 * `kb-status-feed` sends status changes to subscribers (`feed.py`).
 
 Reads hold the gate (`gate.py`) while they use the knowledge base; reopening it waits
