@@ -12,27 +12,51 @@ descriptions, anchor text, threshold):
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 import numpy as np
 
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.search import fts_query, query_words
+from kb_lsp.engine.store import Store
 
 DEPTH = 100  # chunks taken from each list
 RRF_K = 60
 
 
-def _roots(kb: KnowledgeBase) -> list[Any]:
-    return kb.indexes()
+Root = tuple[Path, Store]  # a workspace folder and its store, opened beside the knowledge base
 
 
-def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
+@contextmanager
+def stores_beside(kb: KnowledgeBase) -> Iterator[list[Root]]:
+    """Each root's store opened again beside `kb`, read-only as another window opens it:
+    the baselines read the same index without going through kb-lsp's search."""
+    with ExitStack() as stack:
+        roots = []
+        for root, (folder, _) in zip(kb.roots, kb.store_folders().items(), strict=True):
+            store = Store(
+                folder,
+                root=root,
+                embedder_identity=kb.embedder.identity,
+                dimension=kb.embedder.dimension,
+            )
+            stack.callback(store.close)
+            roots.append((root, store))
+        yield roots
+
+
+def _shown(kb: KnowledgeBase, root: Path, path: str) -> str:
+    return kb.display_path(root / path) or path
+
+
+def bm25_chunks(kb: KnowledgeBase, roots: list[Root], query: str) -> list[tuple[str, str]]:
     """(chunk id, path), best first."""
     match = fts_query(query_words(query))
     out: list[tuple[str, str]] = []
-    for index in _roots(kb):
-        db = index.store.db.reader()
+    for root, store in roots:
+        db = store.db.reader()
         try:
             rows = db.execute(
                 "SELECT f.chunk_id, c.path FROM chunks_fts f JOIN chunks c ON c.id = f.chunk_id "
@@ -41,17 +65,17 @@ def bm25_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
             ).fetchall()
         except sqlite3.OperationalError:
             rows = []
-        out += [(str(cid), index.prefix + str(path)) for cid, path in rows]
+        out += [(str(cid), _shown(kb, root, str(path))) for cid, path in rows]
     return out
 
 
-def dense_chunks(kb: KnowledgeBase, query: str) -> list[tuple[str, str]]:
+def dense_chunks(kb: KnowledgeBase, roots: list[Root], query: str) -> list[tuple[str, str]]:
     vector = np.asarray(kb.embedder.embed_query(query), dtype=np.float32)
     hits = []
-    for index in _roots(kb):
+    for root, store in roots:
         hits += [
-            (h.similarity, h.chunk_id, index.prefix + h.path)
-            for h in index.store.vector_search(vector, DEPTH)
+            (h.similarity, h.chunk_id, _shown(kb, root, h.path))
+            for h in store.vector_search(vector, DEPTH)
         ]
     hits.sort(key=lambda item: -item[0])
     return [(cid, path) for _, cid, path in hits]
@@ -67,10 +91,10 @@ def files_of(chunks: list[tuple[str, str]], limit: int = 10) -> list[str]:
     return seen
 
 
-def rrf_files(kb: KnowledgeBase, query: str, limit: int = 10) -> list[str]:
+def rrf_files(kb: KnowledgeBase, roots: list[Root], query: str, limit: int = 10) -> list[str]:
     scores: dict[str, float] = {}
     paths: dict[str, str] = {}
-    for ranked in (bm25_chunks(kb, query), dense_chunks(kb, query)):
+    for ranked in (bm25_chunks(kb, roots, query), dense_chunks(kb, roots, query)):
         for rank, (cid, path) in enumerate(ranked):
             scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
             paths[cid] = path
@@ -81,8 +105,9 @@ def rrf_files(kb: KnowledgeBase, query: str, limit: int = 10) -> list[str]:
 
 
 def baseline_rankings(kb: KnowledgeBase, queries: list[str]) -> dict[str, dict[str, list[str]]]:
-    return {
-        "BM25": {q: files_of(bm25_chunks(kb, q)) for q in queries},
-        "dense": {q: files_of(dense_chunks(kb, q)) for q in queries},
-        "RRF": {q: rrf_files(kb, q) for q in queries},
-    }
+    with stores_beside(kb) as roots:
+        return {
+            "BM25": {q: files_of(bm25_chunks(kb, roots, q)) for q in queries},
+            "dense": {q: files_of(dense_chunks(kb, roots, q)) for q in queries},
+            "RRF": {q: rrf_files(kb, roots, q) for q in queries},
+        }

@@ -25,20 +25,21 @@ from typing import Any
 
 import numpy as np
 
+from bench.baselines import stores_beside
 from bench.quality import build
 from bench.report import percentiles, table, write_json
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.store import Store
 
 NAIVE_CHARS = 2000
 
 
-def naive_related(kb: KnowledgeBase, path: str, limit: int = 10) -> list[str]:
+def naive_related(kb: KnowledgeBase, store: Store, path: str, limit: int = 10) -> list[str]:
     """Embed the file's text and list the files of the nearest chunks (the alternative)."""
     text = "\n".join(chunk.text for chunk in kb.chunks_of(path))[:NAIVE_CHARS]
     vector = np.asarray(kb.embedder.embed_documents([text])[0], dtype=np.float32)
-    source = kb.indexes()[0].source
     seen: list[str] = []
-    for hit in source.store.vector_search(vector, limit * 8):
+    for hit in store.vector_search(vector, limit * 8):
         if hit.path != path and hit.path not in seen:
             seen.append(hit.path)
     return seen[:limit]
@@ -48,33 +49,35 @@ def run(store: Path | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kb-bench-related-") as tmp:
         kb, _, seconds = build(store or Path(tmp))
         try:
-            infos = kb.files()
-            paths = [info.path for info in infos]
-            title_of = {info.path: info.title for info in infos}
-            kb.related(paths[0])  # warm: the first Chroma query loads the index
-            ours: list[float] = []
-            searches: list[float] = []
-            naive: list[float] = []
-            titles: set[str] = set()
-            sizes: list[int] = []
-            overlap: list[float] = []
-            for path in paths:
-                started = time.perf_counter()
-                hits = kb.related(path, limit=10)
-                ours.append((time.perf_counter() - started) * 1000)
-                sizes.append(len(hits))
-                title = title_of[path]
-                if title not in titles:  # the bench's query cache would answer a repeat
-                    titles.add(title)
+            with stores_beside(kb) as roots:
+                ((_, beside),) = roots
+                infos = kb.files()
+                paths = [info.path for info in infos]
+                title_of = {info.path: info.title for info in infos}
+                kb.related(paths[0])  # warm: the first Chroma query loads the index
+                ours: list[float] = []
+                searches: list[float] = []
+                naive: list[float] = []
+                titles: set[str] = set()
+                sizes: list[int] = []
+                overlap: list[float] = []
+                for path in paths:
                     started = time.perf_counter()
-                    kb.search(title, limit=10)
-                    searches.append((time.perf_counter() - started) * 1000)
-                started = time.perf_counter()
-                other = naive_related(kb, path)
-                naive.append((time.perf_counter() - started) * 1000)
-                mine = [hit.path for hit in hits[:5]]
-                if mine:
-                    overlap.append(len(set(mine) & set(other[:5])) / len(mine))
+                    hits = kb.related(path, limit=10)
+                    ours.append((time.perf_counter() - started) * 1000)
+                    sizes.append(len(hits))
+                    title = title_of[path]
+                    if title not in titles:  # the bench's query cache would answer a repeat
+                        titles.add(title)
+                        started = time.perf_counter()
+                        kb.search(title, limit=10)
+                        searches.append((time.perf_counter() - started) * 1000)
+                    started = time.perf_counter()
+                    other = naive_related(kb, beside, path)
+                    naive.append((time.perf_counter() - started) * 1000)
+                    mine = [hit.path for hit in hits[:5]]
+                    if mine:
+                        overlap.append(len(set(mine) & set(other[:5])) / len(mine))
         finally:
             kb.close()
     out = {

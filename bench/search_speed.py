@@ -175,26 +175,32 @@ def run(
 
 def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> dict[str, Any]:
     """HNSW (Chroma) against exact nearest chunks on one index (module docstring)."""
+    import sqlite3
+    from contextlib import closing
+
+    import chromadb
     import numpy as np
+    from chromadb.config import Settings as ChromaSettings
 
     from kb_lsp.config import load_settings
     from kb_lsp.engine.embed.minilm import MiniLMEmbedder
     from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
+    from kb_lsp.engine.storage import DATABASE
+    from kb_lsp.engine.store.chroma import LIVE_COLLECTION
 
     workspace, storage = build(store, corpus, pages)
     settings = load_settings({"search": {"threshold": 0.0}}).settings
     embedder = MiniLMEmbedder(int8_cache=model_cache())
     kb = KnowledgeBase([workspace], settings, embedder=embedder, storage=storage)
-    chroma = kb.indexes()[0].store
+    ((folder, _),) = kb.store_folders().items()
+    kb.close()  # the store's files are read with sqlite3's and chromadb's own clients
     k = 50  # `Searcher._rank_files` asks for max(40, 5 * limit) at limit 10
     started = time.perf_counter()
-    rows = (
-        chroma._reader()
-        .execute(
+    with closing(sqlite3.connect(folder / DATABASE)) as db:
+        rows = db.execute(
             "SELECT c.id, v.embedding FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash"
-        )
-        .fetchall()
-    )
+        ).fetchall()
+        live = db.execute("SELECT value FROM meta WHERE key = ?", (LIVE_COLLECTION,)).fetchone()
     ids = [row[0] for row in rows]
     matrix = np.stack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -203,12 +209,17 @@ def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> d
     hnsw_s: list[float] = []
     exact_s: list[float] = []
     recall: list[float] = []
-    collection = chroma._live()
+    client = chromadb.PersistentClient(
+        path=str(folder / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    collection = client.get_collection(
+        live[0] if live else f"kb_{folder.name}", embedding_function=None
+    )
     for vector in queries:
         q = np.asarray(vector, dtype=np.float32)
         for _ in range(2):  # the first of each pair warms; the second is timed
             t0 = time.perf_counter()
-            hits = chroma._query_chroma(collection, q.tolist(), k, None)
+            hits = collection.query(query_embeddings=[q.tolist()], n_results=k, include=[])
             t1 = time.perf_counter()
             sims = matrix @ q
             top = np.argpartition(-sims, k)[:k]
@@ -216,8 +227,7 @@ def vectors(store: Path, corpus: str, pages: int | None, count: int | None) -> d
             t2 = time.perf_counter()
         hnsw_s.append(t1 - t0)
         exact_s.append(t2 - t1)
-        recall.append(len(nearest & {h.chunk_id for h in hits}) / k)
-    kb.close()
+        recall.append(len(nearest & set(hits["ids"][0])) / k)
     hnsw, exact = percentiles(hnsw_s), percentiles(exact_s)
     out: dict[str, Any] = {
         "corpus": corpus,

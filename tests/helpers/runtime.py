@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
+from typing import Any
 
 from kb_lsp.config import load_settings
-from kb_lsp.runtime import Hooks, Runtime
+from kb_lsp.runtime import Hooks, ProcessKind, Runtime
+
+
+def editor_runtime(hooks: Hooks | None = None, **fields: Any) -> Runtime:
+    """An editor's runtime (`ProcessKind.editor`) with some of its kind's fields replaced:
+    no watcher, no probe, and the like, as a test needs."""
+    return Runtime(hooks or Hooks(), dataclasses.replace(ProcessKind.editor(), **fields))
 
 
 class HeldSync:
@@ -29,7 +37,7 @@ class HeldSync:
 
 def runtime_status(workspace: Path, storage: Path) -> object:
     """The status a one-shot runtime gives after indexing `workspace`."""
-    runtime = Runtime.editor(
+    runtime = editor_runtime(
         Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False, listen=False
     )
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.fakes.ollama_server import ScriptedOllama, answer
 from tests.helpers.cli import HASHING
+from tests.helpers.runtime import editor_runtime
 
 from kb_lsp.config import load_settings
 from kb_lsp.contract.operations import ASK
@@ -30,7 +31,7 @@ def ollama() -> Iterator[ScriptedOllama]:
 
 
 def opened(workspace: Path, storage: Path, host: str) -> Runtime:
-    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
     # Agent mode: the scripted replies call no tool, which auto mode would set aside for a
     # grounded answer (issue 35) — the turns under test are the agent's own messages.
     settings = load_settings(

@@ -121,8 +121,7 @@ def test_a_follow_up_is_searched_with_the_question_it_follows(kb: KnowledgeBase)
     ],
 )
 def test_follow_ups_are_recognised(kb: KnowledgeBase, question: str) -> None:
-    vocabularies = [index.store.fts for index in kb.indexes()]
-    assert followup.decide(question, vocabularies).follow_up
+    assert followup.decide(question, [kb]).follow_up
 
 
 @pytest.mark.parametrize(
@@ -139,8 +138,7 @@ def test_follow_ups_are_recognised(kb: KnowledgeBase, question: str) -> None:
 def test_questions_with_a_subject_of_their_own_are_not_follow_ups(
     kb: KnowledgeBase, question: str
 ) -> None:
-    vocabularies = [index.store.fts for index in kb.indexes()]
-    assert not followup.decide(question, vocabularies).follow_up
+    assert not followup.decide(question, [kb]).follow_up
 
 
 # --- 2. "my X" is not a file reference ---------------------------------------------------------

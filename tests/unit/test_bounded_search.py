@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.sql import statements_of
+from tests.helpers.store import Indexed, indexed_folder
 
-from kb_lsp.config import load_settings
-from kb_lsp.engine.knowledge import RootIndex
 from kb_lsp.engine.search import DEFAULT_FUSION, Searcher
 from kb_lsp.engine.search.candidates import TermStats, keyword_queries
 from kb_lsp.engine.terms import word_terms
@@ -52,7 +52,7 @@ def test_one_word_or_only_rare_words_are_asked_as_they_are() -> None:
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RootIndex]:
+def root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Indexed]:
     base = tmp_path_factory.mktemp("bounded")
     workspace = base / "notes"
     workspace.mkdir()
@@ -61,32 +61,23 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RootIndex]:
         if i == 17:
             body += "\nThe kafka consumer of this service needs a rebalance after it.\n"
         (workspace / f"service-{i:02d}.md").write_text(body, encoding="utf-8")
-    index = RootIndex(
-        workspace.resolve(), load_settings().settings, HashingEmbedder(), base / "store", ""
-    )
-    index.indexer.sync()
-    yield index
-    index.store.close()
+    with indexed_folder(workspace, base / "store") as indexed:
+        yield indexed
 
 
-def _matches(root: RootIndex, search: Callable[[], object]) -> list[str]:
+def _matches(root: Indexed, search: Callable[[], object]) -> list[str]:
     """The FTS5 MATCH expressions the search ran for its chunk candidates."""
-    seen: list[str] = []
-
-    def keep(statement: str) -> None:
-        if statement.startswith("SELECT rowid, bm25(chunks_fts"):
-            seen.append(statement.split("MATCH ", 1)[1].split(" ORDER BY", 1)[0])
-
-    root.store.db.trace(keep)
-    try:
+    with statements_of(root.store.directory) as seen:
         search()
-    finally:
-        root.store.db.trace(None)
-    return seen
+    return [
+        statement.split("MATCH ", 1)[1].split(" ORDER BY", 1)[0]
+        for statement in seen
+        if statement.startswith("SELECT rowid, bm25(chunks_fts")
+    ]
 
 
 def test_a_big_index_finds_the_rare_words_file_without_asking_for_the_common_ones(
-    root: RootIndex,
+    root: Indexed,
 ) -> None:
     bounded, plain = Searcher(HashingEmbedder(), SMALL), Searcher(HashingEmbedder())
 
@@ -100,7 +91,7 @@ def test_a_big_index_finds_the_rare_words_file_without_asking_for_the_common_one
 
 
 def test_a_big_index_with_only_common_words_finds_chunks_holding_all_of_them(
-    root: RootIndex,
+    root: Indexed,
 ) -> None:
     bounded = Searcher(HashingEmbedder(), SMALL)
     hits = bounded.search([root.source], "restart cluster", limit=5, mode="keyword")
@@ -113,18 +104,14 @@ def test_a_big_index_with_only_common_words_finds_chunks_holding_all_of_them(
     assert ran == ['\'"restart" AND "cluster"\'']
 
 
-def test_term_counts_are_read_again_only_after_a_commit(root: RootIndex, tmp_path: Path) -> None:
+def test_term_counts_are_read_again_only_after_a_commit(root: Indexed, tmp_path: Path) -> None:
     fts = root.store.fts
-    seen: list[str] = []
-    root.store.db.trace(lambda statement: seen.append(statement))
-    try:
+    with statements_of(root.store.directory) as seen:
         first = fts.term_counts(["kafka", "servic"])
         again = fts.term_counts(["kafka", "servic"])
-    finally:
-        root.store.db.trace(None)
     assert first == again == {"kafka": 1, "servic": 50}
     assert sum("chunks_vocab" in s for s in seen) == 1
     note = root.root / "service-03.md"
     note.write_text(note.read_text() + "\nKafka lag is watched here too.\n", encoding="utf-8")
-    root.indexer.sync()
+    root.kb.sync()
     assert fts.term_counts(["kafka"]) == {"kafka": 2}

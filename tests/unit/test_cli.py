@@ -15,7 +15,7 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, answer, stall
 from tests.helpers.cli import HASHED, HASHING, KB, REPO, run
-from tests.helpers.runtime import HeldSync
+from tests.helpers.runtime import HeldSync, editor_runtime
 
 from kb_lsp import cli
 from kb_lsp.cli.common import EXIT_HELD
@@ -365,7 +365,7 @@ def test_search_while_another_process_builds_the_index_says_so(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 
-    from kb_lsp.runtime import Hooks, Runtime
+    from kb_lsp.runtime import Hooks
 
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
 
@@ -378,7 +378,7 @@ def test_search_while_another_process_builds_the_index_says_so(
 
     held = HeldWhileReading()
     # Another process (an editor window) on its cold index, held before its first file.
-    builder = Runtime.editor(
+    builder = editor_runtime(
         Hooks(start_progress=held.start), watch=False, probe_llm=False, listen=False
     )
     try:

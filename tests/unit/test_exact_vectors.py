@@ -97,6 +97,7 @@ def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
         from tests.fakes.embedder import HashingEmbedder
         from kb_lsp.config import load_settings
         from kb_lsp.engine.knowledge import KnowledgeBase
+        from tests.helpers.store import open_store
 
         workspace, storage, mode, query = Path(sys.argv[1]), Path(sys.argv[2]), *sys.argv[3:]
         embedder = HashingEmbedder()
@@ -108,8 +109,10 @@ def test_a_one_shot_sync_opens_chroma_only_to_write(tmp_path: Path) -> None:
             print(report.chunks_embedded, hits[0].path if hits else None,
                   "chromadb" in sys.modules)
         else:  # what Chroma holds, for a long-lived process
-            store = kb.indexes()[0].store
+            kb.close()
+            store = open_store(workspace, storage, exact=False)
             print(store.vector_search(embedder.embed_query(query), 1)[0].path)
+            store.close()
         kb.close()
         """
     )

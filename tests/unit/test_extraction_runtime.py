@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, stall
+from tests.helpers.runtime import editor_runtime
 
 from kb_lsp.config import load_settings
 from kb_lsp.contract.operations import INDEX_CONTROL, SEARCH
@@ -63,7 +64,7 @@ def test_a_save_while_the_model_is_slow_is_indexed_at_once(
         settings = load_settings(
             {"storage": str(tmp_path / "storage"), "ollama": {"host": model.url}}
         ).settings
-        runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+        runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
         try:
             runtime.open([workspace], settings, index=False).result()
             first = runtime.reindex()
@@ -120,7 +121,7 @@ def test_pause_stops_the_phase_and_resume_finishes_it(
         settings = load_settings(
             {"storage": str(tmp_path / "storage"), "ollama": {"host": model.url}}
         ).settings
-        runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+        runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
         try:
             runtime.open([workspace], settings, index=False).result()
             first = runtime.reindex()

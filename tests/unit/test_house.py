@@ -443,6 +443,49 @@ def test_vector_indexes_implement_the_port() -> None:
         assert isinstance(implementation.filters_cheaply, bool)
 
 
+# Names that existed only for tests (issue 38): tests now watch through public seams (the
+# status, search results, the store's files with their own clients and the logs, in
+# `tests/helpers`) and build their runtime from a `ProcessKind`. None comes back.
+TEST_ONLY_NAMES = [
+    ("kb_lsp.engine.knowledge", "KnowledgeBase", "indexes"),
+    ("kb_lsp.engine.index.indexer", "Indexer", "sync"),
+    ("kb_lsp.engine.workspace.watcher", "Watcher", "watch_count"),
+    ("kb_lsp.engine.workspace.watcher", "Watcher", "watched_folders"),
+    ("kb_lsp.engine.store.chroma", "ChromaIndex", "collection"),
+    ("kb_lsp.engine.store.db", "Database", "trace"),
+]
+
+
+def _class(module: str, name: str) -> ast.ClassDef:
+    found = [
+        node
+        for node in ast.walk(modules()[module].tree)
+        if isinstance(node, ast.ClassDef) and node.name == name
+    ]
+    assert len(found) == 1, f"{module}.{name} moved: update TEST_ONLY_NAMES"
+    return found[0]
+
+
+def _members(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {
+        item.name: item
+        for item in node.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+@pytest.mark.parametrize(("module", "owner", "name"), TEST_ONLY_NAMES)
+def test_a_name_made_for_tests_does_not_come_back(module: str, owner: str, name: str) -> None:
+    assert name not in _members(_class(module, owner)), f"{owner}.{name} is back in {module}"
+
+
+def test_tests_build_their_runtime_from_a_process_kind() -> None:
+    """`Runtime.editor` takes no overrides: a test that needs another mix replaces the
+    fields of `ProcessKind.editor()` (`tests/helpers/runtime.py`)."""
+    editor = _members(_class("kb_lsp.runtime.runtime", "Runtime"))["editor"]
+    assert editor.args.kwarg is None, "Runtime.editor(**overrides) is back"
+
+
 # --- one link grammar --------------------------------------------------------------------
 
 LINK_SYNTAX = (r"\[\[", r"\]\(")  # a wiki link's opening, a Markdown link's `](`

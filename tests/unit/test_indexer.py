@@ -5,24 +5,28 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from tests.conftest import REPO
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.sql import statements_of
+from tests.helpers.store import chroma_collection, store_of
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.index import vector_pass
 from kb_lsp.engine.index.indexer import embedding_text
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.records import ReadOnlyStore, SyncProgress
+from kb_lsp.engine.storage import DATABASE
 from kb_lsp.engine.store import Store, VectorEntry
 from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.engine.terms import parse_stems, stems_text, word_stems, word_terms
@@ -36,12 +40,6 @@ def open_kb(
     return KnowledgeBase(
         [workspace], settings, embedder=embedder or HashingEmbedder(), storage=storage
     )
-
-
-def chroma_collection(store: Store) -> Any:
-    """The Chroma collection itself, for the tests that play what a crash leaves there."""
-    assert isinstance(store.vectors, ChromaIndex)
-    return store.vectors.collection
 
 
 def chroma_ids(store: Store) -> set[str]:
@@ -121,7 +119,8 @@ def test_rename_and_folder_move_cost_no_embedding(workspace: Path, storage: Path
     assert "terms.md" in paths and "glossary.md" not in paths
     assert "money-movement/mexico-payments.md" in paths
     assert not any(p.startswith("payments/") for p in paths)
-    assert chroma_ids(kb.indexes()[0].store) == sqlite_ids(kb.indexes()[0].store)
+    with store_of(workspace, storage) as store:
+        assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
 
@@ -139,7 +138,8 @@ def test_delete_file_and_folder_by_path(workspace: Path, storage: Path) -> None:
     assert "glossary.md" not in paths
     assert not any(p.startswith("meetings/") for p in paths)
     assert all(hit.path != "glossary.md" for hit in kb.search("glossary SPEI"))
-    assert chroma_ids(kb.indexes()[0].store) == sqlite_ids(kb.indexes()[0].store)
+    with store_of(workspace, storage) as store:
+        assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
 
@@ -161,16 +161,16 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
     workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kb = open_kb(workspace, storage)
-    store = kb.indexes()[0].store
 
     def crash(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(store.vectors, "upsert", crash)  # the port: Chroma fails
+    monkeypatch.setattr(ChromaIndex, "upsert", crash)  # the port: Chroma fails
     with pytest.raises(KeyboardInterrupt):
         kb.sync()
     monkeypatch.undo()
-    pending = [r for r in store.catalog.manifest().values() if r.state != "ok"]
+    with store_of(workspace, storage) as store:
+        pending = [r for r in store.catalog.manifest().values() if r.state != "ok"]
     assert pending, "the interrupted batch is left pending"
     kb.close()
 
@@ -178,10 +178,10 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
     embedder = HashingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
-    store = kb.indexes()[0].store
-    assert all(r.state == "ok" for r in store.catalog.manifest().values())
-    assert len(store.catalog.manifest()) == len(list(workspace.rglob("*.md")))
-    assert chroma_ids(store) == sqlite_ids(store)
+    with store_of(workspace, storage) as store:
+        assert all(r.state == "ok" for r in store.catalog.manifest().values())
+        assert len(store.catalog.manifest()) == len(list(workspace.rglob("*.md")))
+        assert chroma_ids(store) == sqlite_ids(store)
     again = kb.sync()
     assert again.chunks_embedded == 0
     kb.close()
@@ -190,16 +190,16 @@ def test_crash_between_sqlite_and_chroma_is_repaired(
 def test_stray_vectors_in_chroma_are_removed(workspace: Path, storage: Path) -> None:
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb.indexes()[0].store
-    store.vectors.upsert([VectorEntry("stray:0", "gone.md", "x", np.full(256, 0.1))])
-    some = sorted(sqlite_ids(store))[:3]
-    store.vectors.delete(some)
     kb.close()
+    with store_of(workspace, storage) as store:  # the writer now, as the next process would be
+        store.vectors.upsert([VectorEntry("stray:0", "gone.md", "x", np.full(256, 0.1))])
+        some = sorted(sqlite_ids(store))[:3]
+        store.vectors.delete(some)
     # What a crash leaves in Chroma is repaired by the next opening's first sync.
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb.indexes()[0].store
-    assert chroma_ids(store) == sqlite_ids(store)
+    with store_of(workspace, storage) as store:
+        assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
 
@@ -207,17 +207,16 @@ def test_a_save_does_not_check_every_vector_again(workspace: Path, storage: Path
     """Chroma is checked against every chunk row once per opening, not on every save."""
     kb = open_kb(workspace, storage)
     kb.sync()
-    store = kb.indexes()[0].store
-    seen: list[str] = []
-    store.db.trace(seen.append)
+    (folder,) = kb.store_folders()
     note = workspace / "payments" / "mexico-payments.md"
     note.write_text(note.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
-    report = kb.sync([note])
-    store.db.trace(None)
+    with statements_of(folder) as seen:
+        report = kb.sync([note])
     assert report.files_changed == 1
     every_row = [s for s in seen if "LEFT JOIN files" in s]
     assert not every_row, every_row
-    assert chroma_ids(store) == sqlite_ids(store)
+    with store_of(workspace, storage) as store:
+        assert chroma_ids(store) == sqlite_ids(store)
     kb.close()
 
 
@@ -337,12 +336,13 @@ def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
     reader = open_kb(workspace, storage)  # another window: read-only on the same store
     assert reader.read_only
     (workspace / "zebra.md").write_text("# Zebra\n\nThe quokka ledger closes on Fridays.\n")
-    store = writer.indexes()[0].store
-    rebuild = store.vectors.rebuild
+    rebuild = ChromaIndex.rebuild
 
     with _Readers([writer, reader]) as readers:
 
-        def switch_between_searches(batches: Iterable[Sequence[VectorEntry]]) -> int:
+        def switch_between_searches(
+            index: ChromaIndex, batches: Iterable[Sequence[VectorEntry]]
+        ) -> int:
             # Both readers search while the old collection is live (and between the
             # new one's batches), and again once the new one replaced it and the old one
             # is gone.
@@ -353,11 +353,11 @@ def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
                     yield batch
                     readers.one_more_each()
 
-            written = rebuild(batch_by_batch())
+            written = rebuild(index, batch_by_batch())
             readers.one_more_each()
             return written
 
-        monkeypatch.setattr(store.vectors, "rebuild", switch_between_searches)
+        monkeypatch.setattr(ChromaIndex, "rebuild", switch_between_searches)
 
         def every_file_between_searches(step: object) -> None:
             readers.one_more_each()
@@ -371,12 +371,13 @@ def test_full_reindex_keeps_readers_answering_here_and_in_a_read_only_opener(
     # The last ones see what was written before the rebuild, in both windows.
     for kb in (writer, reader):
         assert kb.search("quokka ledger")[0].path == "zebra.md"
-    assert isinstance(store.vectors, ChromaIndex)
-    live = store.vectors.live_name()
-    assert live != "kb_" + store.directory.name  # a new collection, switched to
-    assert store.vectors.collection_names() == [live]
     reader.close()
     writer.close()
+    with store_of(workspace, storage) as store:
+        assert isinstance(store.vectors, ChromaIndex)
+        live = store.vectors.live_name()
+        assert live != "kb_" + store.directory.name  # a new collection, switched to
+        assert store.vectors.collection_names() == [live]
 
 
 def test_cancel_stops_between_files(workspace: Path, storage: Path) -> None:
@@ -492,7 +493,7 @@ def test_vectors_go_in_bounded_batches_across_files(
     kb.close()
 
 
-def test_open_and_newest_files_get_vectors_first(workspace: Path, storage: Path) -> None:
+def test_newest_files_get_vectors_first(workspace: Path, storage: Path) -> None:
     embedder = RecordingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
@@ -504,15 +505,6 @@ def test_open_and_newest_files_get_vectors_first(workspace: Path, storage: Path)
     kb.sync([glossary, mexico])
     order = [t for batch in embedder.batches for t in batch]
     assert "Edited note 1." in order[0] and "Edited note 0." in order[-1]
-
-    kb.indexes()[0].indexer.priority = frozenset({"glossary.md"})  # open in the editor
-    for i, path in enumerate([glossary, mexico]):
-        path.write_text(path.read_text(encoding="utf-8") + f"\n\nAgain {i}.\n", "utf-8")
-        os.utime(path, ns=(2 * 10**18 + i, 2 * 10**18 + i))
-    embedder.batches.clear()
-    kb.sync([glossary, mexico])
-    order = [t for batch in embedder.batches for t in batch]
-    assert "Again 0." in order[0]
     kb.close()
 
 
@@ -537,10 +529,9 @@ def test_search_ignores_the_vector_of_a_chunks_previous_text(
     kb.close()
 
 
-def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
+def index_matches_disk(store: Store, workspace: Path) -> None:
     """Every file indexed and complete, SQLite, FTS and Chroma agree, each vector is the
     embedding of its chunk's current text."""
-    store = kb.indexes()[0].store
     disk = {p.relative_to(workspace).as_posix(): p for p in workspace.rglob("*.md")}
     manifest = store.catalog.manifest()
     assert set(manifest) == set(disk)
@@ -562,7 +553,7 @@ def index_matches_disk(kb: KnowledgeBase, workspace: Path) -> None:
         for row in db.execute("SELECT c.id FROM chunks_fts_docsize d JOIN chunks c ON c.rid = d.id")
     ]
     assert sorted(fts) == sorted(rows)
-    got = chroma_collection(store).get(include=["embeddings", "metadatas"])
+    got = chroma_collection(store.directory).get(include=["embeddings", "metadatas"])
     assert set(got["ids"]) == set(rows)
     reference = HashingEmbedder()
     for cid, vector, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True):
@@ -613,10 +604,11 @@ def test_sync_killed_at_any_point_is_repaired_by_the_next(
 
     kb = open_kb(workspace, storage, **settings)
     kb.sync()
-    index_matches_disk(kb, workspace)
     assert kb.search("frobnicator 17")[0].path == "release-notes.md"
     assert kb.sync().chunks_embedded == 0
     kb.close()
+    with store_of(workspace, storage) as store:
+        index_matches_disk(store, workspace)
 
 
 def test_five_megabyte_one_line_file(workspace: Path, storage: Path) -> None:
@@ -647,25 +639,27 @@ def test_stems_are_stored_and_an_older_store_gets_them(workspace: Path, storage:
     kb = open_kb(workspace, storage)
     kb.sync()
     before = [(h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")]
-    store = kb.indexes()[0].store
-    rows = store.db.reader().execute("SELECT heading, text, stems FROM chunks").fetchall()
-    assert rows and all(stems == stems_text(heading, text) for heading, text, stems in rows)
-    # As an older version left it: no column, no version.
-    with store.db.writer() as db:
+    ((folder, _),) = kb.store_folders().items()
+    kb.close()
+    with closing(sqlite3.connect(folder / DATABASE)) as db, db:
+        rows = db.execute("SELECT heading, text, stems FROM chunks").fetchall()
+        assert rows and all(stems == stems_text(heading, text) for heading, text, stems in rows)
+        # As an older version left it: no column, no version.
         db.execute("ALTER TABLE chunks DROP COLUMN stems")
         db.execute("DELETE FROM meta WHERE key = 'stems'")
-    kb.close()
+
+    def unstemmed() -> int:
+        with closing(sqlite3.connect(folder / DATABASE)) as db:
+            return int(db.execute("SELECT count(*) FROM chunks WHERE stems IS NULL").fetchone()[0])
 
     kb = open_kb(workspace, storage)
-    store = kb.indexes()[0].store
-    count = "SELECT count(*) FROM chunks WHERE stems IS NULL"
-    assert store.db.reader().execute(count).fetchone()[0] == len(rows)
+    assert unstemmed() == len(rows)
     assert [
         (h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")
     ] == before
     report = kb.sync()
     assert report.chunks_embedded == 0
-    assert store.db.reader().execute(count).fetchone()[0] == 0
+    assert unstemmed() == 0
     assert [
         (h.path, h.score) for h in kb.search("mexico payment cut-off", mode="keyword")
     ] == before
@@ -702,26 +696,26 @@ def test_vector_hits_without_metadata_are_resolved_or_skipped(
     embedder = HashingEmbedder()
     kb = open_kb(workspace, storage, embedder)
     kb.sync()
-    store = kb.indexes()[0].store
-    kept = sorted(sqlite_ids(store))[0]
-    kept_path = store.chunks.chunks_by_id([kept])[kept].path
-    collection = chroma_collection(store)
-    got = collection.get(ids=[kept], include=["embeddings"])
-    vector = np.asarray(got["embeddings"][0], dtype=np.float32)
-    collection.delete(ids=[kept])
-    collection.add(ids=[kept, "ghost:0"], embeddings=[vector.tolist()] * 2)
+    with store_of(workspace, storage) as store:  # read-only beside `kb`
+        kept = sorted(sqlite_ids(store))[0]
+        kept_path = store.chunks.chunks_by_id([kept])[kept].path
+        collection = chroma_collection(store.directory)
+        got = collection.get(ids=[kept], include=["embeddings"])
+        vector = np.asarray(got["embeddings"][0], dtype=np.float32)
+        collection.delete(ids=[kept])
+        collection.add(ids=[kept, "ghost:0"], embeddings=[vector.tolist()] * 2)
 
-    raw = collection.query(query_embeddings=[vector.tolist()], n_results=2)
-    assert raw["metadatas"] is not None
-    assert raw["metadatas"][0] == [None, None]  # the case: ids answered without metadata
+        raw = collection.query(query_embeddings=[vector.tolist()], n_results=2)
+        assert raw["metadatas"] is not None
+        assert raw["metadatas"][0] == [None, None]  # the case: ids answered without metadata
 
-    hits = store.vector_search(vector, 5)
-    by_id = {hit.chunk_id: hit for hit in hits}
-    assert "ghost:0" not in by_id
-    assert by_id[kept].path == kept_path
-    assert by_id[kept].similarity == pytest.approx(1.0, abs=1e-4)
+        hits = store.vector_search(vector, 5)
+        by_id = {hit.chunk_id: hit for hit in hits}
+        assert "ghost:0" not in by_id
+        assert by_id[kept].path == kept_path
+        assert by_id[kept].similarity == pytest.approx(1.0, abs=1e-4)
+        text = store.chunks.chunks_by_id([kept])[kept].text
 
-    text = store.chunks.chunks_by_id([kept])[kept].text
     results = kb.search(" ".join(text.split()[:6]), limit=5)
     assert results and all(hit.path for hit in results)
     kb.close()

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests.helpers.cli import HASHING
+from tests.helpers.runtime import editor_runtime
 
 from kb_lsp import __version__, cli
 from kb_lsp import listener as listener_module
@@ -45,7 +46,7 @@ _LISTENERS: dict[int, listener_module.Listeners] = {}
 
 
 def _open(workspace: Path, storage: Path, *, index: bool = True) -> Runtime:
-    runtime = Runtime.editor(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
+    runtime = editor_runtime(Hooks(), watch=False, probe_llm=False, take_over=False, log_file=False)
     listeners = _LISTENERS[id(runtime)] = listener_module.Listeners(runtime)
     runtime.session.follow_writes(listeners.follow)
     settings = load_settings({"storage": str(storage)}).settings

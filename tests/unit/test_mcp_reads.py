@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from mcp.client import Client
 from mcp.types import TextContent
+from tests.helpers.runtime import editor_runtime
 
 from kb_lsp.mcp.server import KbMcpServer
 from kb_lsp.runtime import Runtime
@@ -18,7 +19,7 @@ from kb_lsp.runtime.deadline import READ_TIMEOUT
 
 @pytest.fixture
 def runtime() -> Iterator[Runtime]:
-    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
     runtime.opened.set_result(None)  # operations wait for the opening (`dispatch.py`)
     yield runtime
     runtime.close()

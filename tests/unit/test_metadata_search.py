@@ -4,16 +4,20 @@ problems in the status, metadata on hits."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import store_beside
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.metadata.filters import FilterError, parse_filter
+from kb_lsp.engine.storage import DATABASE
 
 
 def write(root: Path, rel: str, text: str, mtime: datetime | None = None) -> Path:
@@ -188,11 +192,11 @@ def test_an_index_from_before_metadata_is_read_again(notes: Path, tmp_path: Path
     storage = tmp_path / "old"
     kb = KnowledgeBase([notes], settings, embedder=HashingEmbedder(), storage=storage)
     kb.sync()
-    store = kb.indexes()[0].store
-    with store.db.writer() as db:
+    ((folder, _),) = kb.store_folders().items()
+    kb.close()
+    with closing(sqlite3.connect(folder / DATABASE)) as db, db:
         db.execute("DELETE FROM file_fields")
         db.execute("DELETE FROM meta WHERE key = 'metadata'")
-    kb.close()
     embedder = HashingEmbedder()
     kb = KnowledgeBase([notes], settings, embedder=embedder, storage=storage)
     report = kb.sync()
@@ -210,15 +214,15 @@ def test_an_unselective_filter_keeps_exactly_its_files_and_fills_the_page(
     hits = kb.search("wires", filter="-tag:payments", limit=50)
     assert len(hits) == 50
     assert not {"payments/mexico.md", "payments/germany.md"} & {h.path for h in hits}
-    store = kb.indexes()[0].store
-    wanted = sorted(store.notes.filter_paths(parse_filter("-tag:payments")))
-    assert len(wanted) == 82
-    match = '"wire"'
-    restricted = store.fts.query(match, 10, wanted)
-    # The same best scores as the query restricted in SQL (ties may come in any order).
-    assert [round(h.bm25, 6) for h in store.fts.search(match, 10, wanted)] == [
-        round(h.bm25, 6) for h in restricted
-    ]
+    with store_beside(kb) as store:
+        wanted = sorted(store.notes.filter_paths(parse_filter("-tag:payments")))
+        assert len(wanted) == 82
+        match = '"wire"'
+        restricted = store.fts.query(match, 10, wanted)
+        # The same best scores as the query restricted in SQL (ties may come in any order).
+        assert [round(h.bm25, 6) for h in store.fts.search(match, 10, wanted)] == [
+            round(h.bm25, 6) for h in restricted
+        ]
 
 
 def test_hover_shows_the_linked_files_metadata(kb: KnowledgeBase, notes: Path) -> None:

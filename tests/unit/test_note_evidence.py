@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import store_beside
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
@@ -136,8 +137,8 @@ def kb(vault: Path, tmp_path: Path) -> Iterator[KnowledgeBase]:
 
 
 def anchors(kb: KnowledgeBase, path: str) -> tuple[str, ...]:
-    store = kb.indexes()[0].store
-    card = store.notes.cards([path]).get(path)
+    with store_beside(kb) as store:
+        card = store.notes.cards([path]).get(path)
     return card.anchors if card else ()
 
 

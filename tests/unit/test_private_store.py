@@ -55,7 +55,7 @@ def test_a_new_store_is_private_under_umask_022(tmp_path: Path, loose_umask: Non
     )
     try:
         kb.sync()
-        (store,) = [index.store.directory for index in kb.indexes()]
+        (store,) = kb.store_folders()
         assert (store / DATABASE).exists() and (store / "chroma").is_dir()
         assert stat.S_IMODE(os.stat(store).st_mode) == 0o700
         assert stat.S_IMODE(os.stat(store / DATABASE).st_mode) == 0o600
@@ -70,7 +70,7 @@ def test_an_existing_loose_store_is_tightened_on_open_and_said_once(
     root, storage = workspace(tmp_path), tmp_path / "s"
     kb = KnowledgeBase([root], Settings(), embedder=HashingEmbedder(), storage=storage)
     kb.sync()
-    (store,) = [index.store.directory for index in kb.indexes()]
+    (store,) = kb.store_folders()
     kb.close()
     for path in [store, *store.rglob("*")]:  # as an older version left it
         if not path.is_symlink():

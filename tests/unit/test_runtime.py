@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.fakes.embedder import HashingEmbedder
 from tests.helpers.cli import HASHING
-from tests.helpers.runtime import HeldSync
+from tests.helpers.runtime import HeldSync, editor_runtime
 
 from kb_lsp.config import load_settings
 from kb_lsp.contract.operations import INDEX_CONTROL, OPEN_RESULT, SEARCH, Call
@@ -39,7 +39,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kb_lsp"
 @pytest.fixture
 def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
     settings = load_settings({"storage": str(storage)}).settings
     runtime.open([workspace], settings, index=False).result()
     runtime.reindex().result()
@@ -114,7 +114,7 @@ def test_numbered_list_is_kept_on_disk_for_a_later_process(
     settings = load_settings({"storage": str(storage)}).settings
 
     def fresh() -> Runtime:
-        runtime = Runtime.editor(
+        runtime = editor_runtime(
             watch=False,
             probe_llm=False,
             log_file=False,
@@ -275,14 +275,14 @@ def test_a_read_only_runtime_says_who_builds_and_takes_over(
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     settings = load_settings({"storage": str(storage)}).settings
     held = HeldSync()
-    writer = Runtime.editor(
+    writer = editor_runtime(
         Hooks(start_progress=held.start),
         watch=False,
         probe_llm=False,
         log_file=False,
         listen=False,
     )
-    reader = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    reader = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
     try:
         writer.open([workspace], settings).result()  # its first sync is held at file 1
         assert held.holding.wait(60)
@@ -322,7 +322,7 @@ def test_one_progress_from_one_source(
     seen: list[IndexProgress] = []  # what the front end's bar got
     snapshots: list[IndexStatus] = []  # the status at each of those moments
     fed: list[IndexStatus] = []  # what a status bar got from the feed, if it came in time
-    runtime = Runtime.editor(
+    runtime = editor_runtime(
         Hooks(start_progress=lambda title, cancel: bar),
         watch=False,
         probe_llm=False,
@@ -399,7 +399,7 @@ def test_removing_a_folder_waits_for_the_reads_in_flight(
     other = tmp_path / "other-notes"
     other.mkdir()
     (other / "okapi.md").write_text("# Okapi\n\nThe okapi budget is approved.\n")
-    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
     try:
         settings = load_settings({"storage": str(storage)}).settings
         runtime.open([workspace, other.resolve()], settings, index=False).result()
@@ -432,7 +432,7 @@ def test_pause_resume_and_cancel_indexing(
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
     files = len(list(workspace.rglob("*.md")))
     held = HeldSync()
-    runtime = Runtime.editor(
+    runtime = editor_runtime(
         Hooks(start_progress=held.start), watch=False, probe_llm=False, listen=False
     )
     try:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.runtime import editor_runtime
 
 from kb_lsp.config import load_settings
 from kb_lsp.contract.operations import OPEN_RESULT, RELATED, SEARCH, Call
@@ -21,7 +22,7 @@ DEADLINE = 60.0
 @pytest.fixture
 def runtime(workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    runtime = Runtime.editor(watch=False, probe_llm=False, log_file=False, listen=False)
+    runtime = editor_runtime(watch=False, probe_llm=False, log_file=False, listen=False)
     runtime.open(
         [workspace], load_settings({"storage": str(storage)}).settings, index=False
     ).result()

@@ -1,6 +1,6 @@
 """A search asks its store a bounded number of times, however many hits it returns.
 
-Counted through the store's public `trace` seam (every SQL statement, on every
+Counted from the statements the store logs (`store.db.statements`: every one, on every
 connection; the reads FTS5 makes of its own tables, which sqlite3 reports as statements
 starting with `--`, and `PRAGMA data_version`, are not round trips): one query per kind
 of read and root, never one per hit.
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.sql import statements_of
+from tests.helpers.store import Indexed, indexed_folder
 
-from kb_lsp.config import load_settings
-from kb_lsp.engine.knowledge import RootIndex
 from kb_lsp.engine.metadata.filters import parse_filter
 from kb_lsp.engine.search import Searcher
 
@@ -48,7 +48,7 @@ def _note(i: int) -> str:
 @pytest.fixture(scope="module", params=[True, False], ids=["exact", "chroma"])
 def root(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RootIndex]:
+) -> Iterator[Indexed]:
     base = tmp_path_factory.mktemp("round-trips")
     workspace = base / "notes"
     workspace.mkdir()
@@ -58,33 +58,17 @@ def root(
     (workspace / "maintenance-log.md").write_text(
         "# Lantern maintenance log\n\n```\n```\n", encoding="utf-8"
     )
-    settings = load_settings().settings
-    index = RootIndex(
-        workspace.resolve(),
-        settings,
-        HashingEmbedder(),
-        base / "storage",
-        "",
-        exact_vectors=request.param,
-    )
-    index.indexer.sync()
-    yield index
-    index.store.close()
+    with indexed_folder(workspace, base / "storage", exact=request.param) as indexed:
+        yield indexed
 
 
-def _counting(seen: list[str]) -> Callable[[str], None]:
-    def count(statement: str) -> None:
-        # `PRAGMA data_version` reads no table: the connection answers it from its own
-        # pager, to tell whether figures kept since the last search are still current.
-        if not statement.startswith("--") and statement != "PRAGMA data_version":
-            seen.append(statement)
-
-    return count
+def _counted(seen: list[str]) -> list[str]:
+    # `PRAGMA data_version` reads no table: the connection answers it from its own
+    # pager, to tell whether figures kept since the last search are still current.
+    return [s for s in seen if not s.startswith("--") and s != "PRAGMA data_version"]
 
 
-def _statements(
-    root: RootIndex, query: str, filter: str | None, limit: int
-) -> tuple[list[str], int]:
+def _statements(root: Indexed, query: str, filter: str | None, limit: int) -> tuple[list[str], int]:
     """(SQL statements, hits) of one search."""
     searcher = Searcher(HashingEmbedder())
     node = parse_filter(filter) if filter else None
@@ -92,13 +76,9 @@ def _statements(
         searcher.search, [root.source], query, limit=limit, threshold=0.0, filter=node
     )
     search()  # connections and caches warm
-    seen: list[str] = []
-    root.store.db.trace(_counting(seen))
-    try:
+    with statements_of(root.store.directory) as seen:
         hits = search()
-    finally:
-        root.store.db.trace(None)
-    return seen, len(hits)
+    return _counted(seen), len(hits)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +86,7 @@ def _statements(
     [("lantern maintenance", None), ("lantern maintenance", "-tag:shelf1"), ("beacon", None)],
 )
 def test_a_search_makes_the_same_round_trips_for_5_hits_and_for_50(
-    root: RootIndex, query: str, filter: str | None
+    root: Indexed, query: str, filter: str | None
 ) -> None:
     few, few_hits = _statements(root, query, filter, 5)
     many, many_hits = _statements(root, query, filter, 50)
@@ -123,23 +103,19 @@ def test_a_search_makes_the_same_round_trips_for_5_hits_and_for_50(
     assert max(shapes.values()) <= 2, shapes.most_common(3)
 
 
-def test_a_filter_without_words_lists_with_bounded_round_trips(root: RootIndex) -> None:
+def test_a_filter_without_words_lists_with_bounded_round_trips(root: Indexed) -> None:
     searcher = Searcher(HashingEmbedder())
     node = parse_filter("tag:shelf2")
     counts = []
     for limit in (3, 15):
-        seen: list[str] = []
-        root.store.db.trace(_counting(seen))
-        try:
+        with statements_of(root.store.directory) as seen:
             hits = searcher.list_matching([root.source], node, limit=limit)
-        finally:
-            root.store.db.trace(None)
         assert len(hits) == limit
-        counts.append(len(seen))
+        counts.append(len(_counted(seen)))
     assert counts[0] == counts[1]
 
 
-def test_search_results_hold_first_chunks_snippets_and_meta(root: RootIndex) -> None:
+def test_search_results_hold_first_chunks_snippets_and_meta(root: Indexed) -> None:
     """The batched reads give what the per-hit reads gave: the log's unreadable chunk
     shows FTS's snippet and every hit its meta."""
     hits = Searcher(HashingEmbedder()).search([root.source], "lantern maintenance log", limit=50)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import store_beside
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
@@ -85,10 +86,10 @@ def test_every_word_is_counted_in_fts5vocab_and_found_by_keyword_search(
         tables = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE sql LIKE '%fts5(%'"))
     assert set(tables) == {"chunks_fts", "notes_fts"}
     assert all(f"tokenize = '{TOKENIZE}'" in sql for sql in tables.values())
-    store = kb.indexes()[0].store
     for n, word in enumerate(WORDS):
         terms = query_terms(word)
-        counts = store.fts.term_counts(terms)
+        with store_beside(kb) as store:
+            counts = store.fts.term_counts(terms)
         assert set(counts) == set(terms), f"{word}: {terms} not in the index's vocabulary"
         assert all(count >= 1 for count in counts.values())
         # Forms of one stem (deploying, deployed) find each other's notes too.

@@ -15,12 +15,12 @@ import pytest
 from tests.conftest import copy_example_workspace
 from tests.fakes.chroma_api import FakeChroma
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.store import pending_paths
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.store import Store, indexes
+from kb_lsp.engine.store import indexes
 from kb_lsp.engine.store.shared import RETRY_SECONDS, SharedVectors
-from kb_lsp.engine.store.team import TeamIndex
 
 TEAM = {"chroma": {"url": "http://chroma.test:8000", "collection": "team-notes"}}
 QUERY = "monthly wire run funding the subsidiary in MXN"
@@ -60,12 +60,9 @@ class Member:
         self.kb.close()
         self.kb = self.open()
 
-    @property
-    def store(self) -> Store:
-        return self.kb.indexes()[0].store
-
     def pending(self) -> list[str]:
-        return [record.path for record in self.store.catalog.pending_files()]
+        (folder,) = self.kb.store_folders()
+        return pending_paths(folder)
 
     def finds(self, query: str = QUERY) -> str:
         return self.kb.search(query, mode="semantic")[0].path
@@ -74,9 +71,9 @@ class Member:
 def test_the_second_member_embeds_nothing(tmp_path: Path, server: tuple[FakeChroma, Clock]) -> None:
     fake, _ = server
     alice = Member(tmp_path / "alice")
-    assert isinstance(alice.store.vectors, TeamIndex)
     first = alice.kb.sync()
     assert first.chunks_embedded > 0 and first.team_error is None
+    assert fake.hashes(), "alice's vectors went to the team's collection"
     assert alice.pending() == []
 
     bob = Member(tmp_path / "bob" / "elsewhere")
@@ -154,7 +151,7 @@ def test_a_collection_lost_on_the_server_is_refilled_from_the_cache(
 
 def test_a_collection_without_a_server_stays_local(tmp_path: Path) -> None:
     alone = Member(tmp_path / "alone", {"chroma": {"collection": "team-notes"}})
-    assert not isinstance(alone.store.vectors, TeamIndex)
-    assert alone.store.team is None
+    report = alone.kb.sync()
+    assert report.team_error is None and report.chunks_shared == 0
     message = alone.kb.status().message or ""
     assert "kb.chroma.collection is set without kb.chroma.url" in message

@@ -14,6 +14,7 @@ from mcp.types import TextContent
 from pydantic import BaseModel, Field
 from pygls.exceptions import JsonRpcInvalidParams
 from tests.helpers.cli import HASHING
+from tests.helpers.runtime import editor_runtime
 
 from kb_lsp import cli
 from kb_lsp.config import load_settings
@@ -82,7 +83,7 @@ def runtime(
     served: None, workspace: Path, storage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Runtime]:
     monkeypatch.setenv("KB_EMBEDDER_FACTORY", HASHING)
-    runtime = Runtime.editor(watch=False, probe_llm=False, take_over=False, log_file=False)
+    runtime = editor_runtime(watch=False, probe_llm=False, take_over=False, log_file=False)
     runtime.open([workspace], load_settings({"storage": str(storage)}).settings).result()
     runtime.reindex().result()
     yield runtime

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.watches import WatchLog, watch_log
 
 from kb_lsp.engine.workspace.watcher import Batch, Watcher
 
@@ -96,7 +97,13 @@ def holding(root: Path, collector: Collector) -> Iterator[Watcher]:
 
 
 @pytest.fixture
-def watcher(root: Path, collector: Collector) -> Iterator[Watcher]:
+def watches() -> Iterator[WatchLog]:
+    with watch_log() as log:
+        yield log
+
+
+@pytest.fixture
+def watcher(root: Path, collector: Collector, watches: WatchLog) -> Iterator[Watcher]:
     w = Watcher(collector, debounce=0.3, max_delay=5.0, reconcile_seconds=None)
     w.add_root(root, ignored_by_name)
     w.start()
@@ -177,9 +184,9 @@ def test_delete_and_moves_name_both_ends(
 
 
 def test_excluded_folders_are_not_watched_nor_reported(
-    root: Path, watcher: Watcher, collector: Collector
+    root: Path, watcher: Watcher, collector: Collector, watches: WatchLog
 ) -> None:
-    watched = watcher.watched_folders()
+    watched = dict(watches.folders)
     assert watched, "nothing is watched"
     for folder in watched:
         assert "node_modules" not in folder.parts and ".git" not in folder.parts
@@ -249,13 +256,13 @@ def test_notify_feeds_the_same_queue(root: Path, watcher: Watcher, collector: Co
 
 
 def test_too_many_folders_falls_back_to_one_recursive_watch(
-    root: Path, collector: Collector
+    root: Path, collector: Collector, watches: WatchLog
 ) -> None:
     for i in range(10):
         (root / "notes" / f"d{i}" / "node_modules").mkdir(parents=True)
     with Watcher(collector, debounce=0.1, max_watches=4) as w:
         w.add_root(root, ignored_by_name)
-        assert w.watched_folders() == {root: True}
+        assert watches.folders == {root: True}
         (root / "node_modules" / "pkg" / "x.md").write_text("# x\n")
         target = root / "notes" / "d3" / "y.md"
         target.write_text("# y\n")
@@ -263,18 +270,19 @@ def test_too_many_folders_falls_back_to_one_recursive_watch(
         assert not any("node_modules" in p.parts for p in collector.all_paths())
 
 
-def test_missing_root_is_skipped(tmp_path: Path, collector: Collector) -> None:
+def test_missing_root_is_skipped(tmp_path: Path, collector: Collector, watches: WatchLog) -> None:
     with Watcher(collector, debounce=0.1) as w:
         w.add_root(tmp_path / "nope")
-        assert w.watch_count() == 0
+        assert watches.folders == {}
         assert w.roots == [tmp_path / "nope"]
 
 
 def test_removed_root_is_no_longer_watched(
-    root: Path, watcher: Watcher, collector: Collector
+    root: Path, watcher: Watcher, collector: Collector, watches: WatchLog
 ) -> None:
+    assert root in watches.folders
     watcher.remove_root(root)
-    assert watcher.watch_count() == 0
+    assert watches.folders == {}
     assert watcher.roots == []
 
 

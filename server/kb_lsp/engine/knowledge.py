@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -199,9 +199,14 @@ class KnowledgeBase:
             index.prefix = prefixes[index.root]
             index.source = SearchSource(index.store, str(index.root), index.prefix)
 
-    def indexes(self) -> list[RootIndex]:
-        """Each workspace folder's file rules, store and indexer, as of now."""
-        return self._snapshot()
+    def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks of every root hold each term: the notes' vocabulary, stemmed
+        as the index stems (what tells a follow-up question from a new one)."""
+        counts: dict[str, int] = {}
+        for index in self._snapshot():
+            for term, chunks in index.store.fts.term_counts(terms).items():
+                counts[term] = counts.get(term, 0) + chunks
+        return counts
 
     def _snapshot(self) -> list[RootIndex]:
         with self._lock:
@@ -545,7 +550,8 @@ class KnowledgeBase:
             index.store.catalog.store_summary(record.sha256, model, summary)
 
     def close(self) -> None:
-        """Release the writer lock and close the stores."""
+        """Stop the query-embedding threads, release the writer lock, close the stores."""
+        self.searcher.close()
         with self._lock:
             for index in self._roots:
                 index.store.close()

@@ -20,6 +20,8 @@ Threads, and who may block:
 * the indexing worker (`worker.py`) is the one writer: syncs, roots, new settings;
 * the watcher's threads only collect events and hand batches to the worker;
 * `kb-llm-probe` checks whether the model answers, so the status never waits for it;
+* `kb-query-embed` embeds a search's query beside its keyword queries: the knowledge
+  base's searcher owns the pool and stops it when the session closes the knowledge base;
 * `kb-status-feed` sends status changes to subscribers (`feed.py`).
 
 Reads hold the gate (`gate.py`) while they use the knowledge base; reopening it waits
@@ -29,12 +31,11 @@ for them. Callbacks to the front end (`Hooks`) may come from any of these thread
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.knowledge import FileInfo, KnowledgeBase, ReadOnlyStore, SyncReport
@@ -85,10 +86,10 @@ class Runtime:
         self.feed = StatusFeed(self.status, interval=STATUS_INTERVAL)
 
     @classmethod
-    def editor(cls, hooks: Hooks | None = None, **overrides: Any) -> Runtime:
+    def editor(cls, hooks: Hooks | None = None) -> Runtime:
         """The language server's and `kb mcp`'s: a watcher, the model probe, takeover, a
         log file, the command line answered from this process (`ProcessKind.editor`)."""
-        return cls(hooks or Hooks(), dataclasses.replace(ProcessKind.editor(), **overrides))
+        return cls(hooks or Hooks(), ProcessKind.editor())
 
     @classmethod
     def one_shot(cls, hooks: Hooks | None = None) -> Runtime:

@@ -157,8 +157,7 @@ class Request:
         previous = self.history[-1] if self.history else None
         if previous is None or previous.stop == "clarify":
             return self._topic  # a reply to "which one?" goes on with its own question
-        vocabularies = [index.store.fts for index in self.kb.indexes()]
-        decision = followup.decide(question, vocabularies)
+        decision = followup.decide(question, [self.kb])
         if decision.follow_up:
             root = previous.topic or previous.question
             self._topic = followup.Topic.own(root).followed(question)

@@ -1,7 +1,8 @@
 """Incremental sync of one workspace root into its store, in two phases.
 
-`sync` compares the disk with the manifest — size and mtime first, then the sha256 of
-the content — and re-chunks only files whose content changed.
+`plan` compares the disk with the manifest — size and mtime first, then the sha256 of
+the content — and re-chunks only files whose content changed; `KnowledgeBase.sync` runs
+the phases below over every root, with one tally.
 
 * Phase 1 ("keyword"): every changed file is read, chunked and written — manifest row,
   chunks, FTS5 rows — with no embedding, a few dozen files per transaction. Keyword
@@ -26,7 +27,6 @@ import hashlib
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,6 @@ from kb_lsp.engine.index.prepare import failure, prepare_file
 from kb_lsp.engine.index.prepare import text_hash as text_hash
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.index.vector_pass import VectorPass
-from kb_lsp.engine.memory import release_free_memory
 from kb_lsp.engine.metadata import FileMetadata
 from kb_lsp.engine.records import ReadOnlyStore, SyncReport
 from kb_lsp.engine.store import FileRecord, NewChunk, Store
@@ -93,36 +92,6 @@ class Indexer:
         # Workspace-relative paths whose vectors come first in phase 2 (open editors).
         self.priority: frozenset[str] = frozenset()
         self._vectors = VectorPass(store, embedder)
-
-    def sync(
-        self,
-        paths: Iterable[Path] | None = None,
-        *,
-        progress: ProgressCallback | None = None,
-        cancel: threading.Event | None = None,
-        full: bool = False,
-        report: SyncReport | None = None,
-        vectors: bool = True,
-    ) -> SyncReport:
-        """Both phases (see the module doc); `vectors=False` stops after phase 1, leaving
-        the embeddings to `embed_pending`. (`KnowledgeBase.sync` runs the same steps over
-        every root, with one tally.)"""
-        started = time.perf_counter()
-        report = report or SyncReport()
-        tally = SyncTally(progress)
-        try:
-            tally.scanning()
-            plan = self.plan(paths, full=full)
-            tally.planned(len(plan.files), plan.to_read)
-            self.write_texts(plan, tally=tally, cancel=cancel, report=report)
-            if vectors and not report.cancelled:
-                pending = self.pending_files()
-                tally.vectors(len(pending), sum(r.chunk_count for r in pending))
-                self.embed_pending(files=pending, tally=tally, cancel=cancel, report=report)
-        finally:
-            release_free_memory()
-        report.seconds += time.perf_counter() - started
-        return report
 
     # --- phase 1: text, chunks, FTS -------------------------------------------------------
 

@@ -4,8 +4,6 @@ that fill them (first chunks, cached vectors, allowed paths, note cards)."""
 
 from __future__ import annotations
 
-import concurrent.futures
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -91,22 +89,6 @@ class FileScore:
     anchor_share: float = 0.0
     topic_share: float = 0.0
     shown: Candidate | None = None  # what the hit shows and jumps to, when not `best`
-
-
-_QUERY_POOL: concurrent.futures.ThreadPoolExecutor | None = None
-_QUERY_POOL_LOCK = threading.Lock()
-
-
-def query_pool() -> concurrent.futures.ThreadPoolExecutor:
-    """Threads that embed queries beside the keyword search (one per concurrent search
-    the LSP layer runs, give or take)."""
-    global _QUERY_POOL
-    with _QUERY_POOL_LOCK:
-        if _QUERY_POOL is None:
-            _QUERY_POOL = concurrent.futures.ThreadPoolExecutor(
-                max_workers=4, thread_name_prefix="kb-query-embed"
-            )
-        return _QUERY_POOL
 
 
 def placeholder(path: str) -> StoredChunk:

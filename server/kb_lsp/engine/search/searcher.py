@@ -21,10 +21,10 @@ from kb_lsp.engine.search.candidates import (
     keyword_candidates,
     keyword_queries,
     placeholder,
-    query_pool,
     resolve,
 )
 from kb_lsp.engine.search.hits import numbered_hits, with_meta
+from kb_lsp.engine.search.query_pool import QueryPool
 from kb_lsp.engine.search.scoring import (
     choose_shown,
     chunk_score,
@@ -57,6 +57,11 @@ class Searcher:
         # What hits are built of: the wire models, or a one-shot keyword search's
         # pydantic-free stand-ins for them (`hits.wire_models`).
         self.models = models
+        self.queries = QueryPool()  # its threads embed queries (`query_pool.py`)
+
+    def close(self) -> None:
+        """Stop the query-embedding threads: the knowledge base is closing."""
+        self.queries.close()
 
     def search(
         self,
@@ -206,7 +211,7 @@ class Searcher:
         # GIL, so on two cores the vector side costs little time of its own. Keyword mode
         # never embeds (nor loads the model for a one-shot search).
         by_meaning = (
-            query_pool().submit(self._nearest, sources, query, k, allowed_by_root)
+            self.queries.submit(self._nearest, sources, query, k, allowed_by_root)
             if mode != "keyword"
             else None
         )

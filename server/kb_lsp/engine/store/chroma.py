@@ -199,11 +199,6 @@ class ChromaIndex:
     def reset(self) -> None:
         self._switch(self._new())
 
-    @property
-    def collection(self) -> Any | None:
-        """The live Chroma collection (for tests and tools that look inside it)."""
-        return self._live()
-
 
 @contextmanager
 def _unavailable(doing: str) -> Iterator[None]:

@@ -25,6 +25,11 @@ from kb_lsp.engine.storage import DATABASE, WRITER_LOCK
 from kb_lsp.engine.store.text_format import CHUNKS, ensure
 
 log = logging.getLogger("kb_lsp.engine.store")
+# Every SQL statement a store runs, at DEBUG, with the store's folder as `record.store`
+# (the reads FTS5 makes of its own tables come as statements starting with `--`). Quiet
+# unless a bench or a test lowers its level: a verbose log would drown in them.
+statements = logging.getLogger("kb_lsp.engine.store.sql")
+statements.setLevel(logging.INFO)
 
 T = TypeVar("T")
 
@@ -93,7 +98,6 @@ class Database:
         # Every reader thread opens its own connection; close() closes them all.
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
-        self._trace: Callable[[str], None] | None = None
         self._write_db: sqlite3.Connection | None = None
         if not self.read_only:
             self._write_db = self._connect()
@@ -110,20 +114,16 @@ class Database:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=OFF")
-        db.set_trace_callback(self._trace)
+        db.set_trace_callback(self._statement)
         return db
 
     def _all(self) -> list[sqlite3.Connection]:
         with self._connections_lock:
             return [*self._connections, *([self._write_db] if self._write_db else [])]
 
-    def trace(self, statement: Callable[[str], None] | None) -> None:
-        """Call `statement` with every SQL statement this store runs from now on, on
-        every connection (None: stop). For tests and benches that count round trips;
-        the reads FTS5 makes of its own tables come as statements starting with `--`."""
-        self._trace = statement
-        for db in self._all():
-            db.set_trace_callback(statement)
+    def _statement(self, sql: str) -> None:
+        if statements.isEnabledFor(logging.DEBUG):
+            statements.debug("%s", sql, extra={"store": self.directory})
 
     def reader(self) -> sqlite3.Connection:
         """A connection for this thread: WAL lets it read while the writer writes."""

@@ -60,6 +60,11 @@ from kb_lsp.engine.workspace.change_queue import ChangeQueue
 
 log = logging.getLogger(__name__)
 
+# What the log says (DEBUG) as a watch is scheduled and removed: with the folder and
+# whether the watch is recursive, so a log reader can tell which folders are watched.
+WATCHING = "watcher: watching %s (recursive: %s)"
+NOT_WATCHING = "watcher: no longer watching %s"
+
 IsIgnoredDir = Callable[[Path], bool]
 
 # Only events that can change what a file contains or where it is.
@@ -203,19 +208,6 @@ class Watcher:
         for folder in list(entry.watched):
             self._unschedule(entry, folder)
 
-    def watch_count(self) -> int:
-        """How many watches are scheduled (for tests and `kb/status` diagnostics)."""
-        with self._lock:
-            return len(self._watches)
-
-    def watched_folders(self) -> dict[Path, bool]:
-        """Every watched folder and whether its watch is recursive."""
-        with self._lock:
-            out: dict[Path, bool] = {}
-            for entry in self._roots.values():
-                out.update(entry.watched)
-            return out
-
     # --- input ------------------------------------------------------------------------
 
     def notify(self, paths: Iterable[Path]) -> None:
@@ -297,6 +289,7 @@ class Watcher:
         with self._lock:
             self._watches[folder] = watch
             entry.watched[folder] = recursive
+        log.debug(WATCHING, folder, recursive)
 
     def _unschedule(self, entry: _Root, folder: Path) -> None:
         with self._lock:
@@ -305,6 +298,7 @@ class Watcher:
         if watch is not None:
             with contextlib.suppress(KeyError, OSError):
                 self._observer.unschedule(watch)
+            log.debug(NOT_WATCHING, folder)
 
     def _covered_recursively(self, entry: _Root, folder: Path) -> bool:
         for watched, recursive in entry.watched.items():
