@@ -139,18 +139,23 @@ def _search(
     source = SearchSource(cast("Any", reader), str(reader.root), "")
     searcher = Searcher(cast("Any", _KeywordOnly()), models=quick_models)
     query, filter = wanted["query"], wanted.get("filter")
-    try:
-        parsed = parse_query(query, filter, reader.notes.field_names)
-        hits = ranked(
-            searcher,
-            [source],
-            parsed,
-            limit=wanted["limit"],
-            threshold=settings.search.threshold,
-            paths=None,
-            mode="keyword",
+
+    def search(text: str, limit: int) -> tuple[Any, list[Any]]:
+        parsed = parse_query(text, filter, reader.notes.field_names)
+        threshold = settings.search.threshold
+        found = ranked(
+            searcher, [source], parsed, limit=limit, threshold=threshold, paths=None, mode="keyword"
         )
+        return parsed, found
+
+    try:
+        parsed, hits = search(query, wanted["limit"])
     except InvalidInput:
         return None  # the full path says what is wrong, in its words
-    suggestion = did_you_mean(query, parsed.text, [reader.fts])
+
+    def finds(fixed: str) -> bool:
+        return bool(search(fixed, 1)[1])
+
+    # As the full path: a correction is offered only when the corrected query finds files.
+    suggestion = did_you_mean(query, parsed.text, [reader.fts], finds)
     return cast("list[quick_models.SearchHit]", hits), suggestion
