@@ -682,6 +682,13 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
     assert "14:30" in passage and passage in shown["prompt"]
     assert f"[{cited.n}] `{MEXICO}` lines" in response.answer
     assert response.dropped == []
+    # The sources came before the answer, with the passages' step: a client links the
+    # streaming answer's `[n]` to them.
+    listed = next(s for s in steps if s.kind == "tool_result")
+    assert listed.args == {
+        "sources": [s.model_dump(mode="json", by_alias=True) for s in response.sources]
+    }
+    assert steps.index(listed) < next(i for i, s in enumerate(steps) if s.kind == "answer")
     # The passages are numbered in the answer, not made the client's list: "file N"
     # keeps meaning what it meant.
     assert outcome.numbered is None

@@ -99,7 +99,8 @@ export function renderTranscript(entries: readonly TranscriptEntry[], view: Tran
   }
   if (view.pending && view.streaming?.text) {
     out.push(
-      `<div class="answer pending-answer" aria-busy="true"><div class="markdown">${renderMarkdown(view.streaming.text)}</div></div>`,
+      // Citations link as they arrive: `[path:lines]` at once, `[n]` once the sources are listed.
+      `<div class="answer pending-answer" aria-busy="true"><div class="markdown">${renderMarkdown(view.streaming.text, { entry: 'streaming', sources: view.streaming.sources ?? [] })}</div></div>`,
     );
   }
   const waiting = view.pending ? view.streaming?.waiting : undefined;

@@ -1,5 +1,5 @@
 /** What the Ask transcript holds: questions, steps, answers, errors and summaries. */
-import type { AskEvent, AskResponse } from '../protocol';
+import type { AskEvent, AskResponse, Source } from '../protocol';
 
 export type StepEvent = Pick<AskEvent, 'kind' | 'text' | 'tool' | 'args'>;
 
@@ -16,4 +16,7 @@ export interface Streaming {
   text: string;
   /** Whether the model has been silent since (a "Waiting for the model" came last). */
   waiting?: string;
+  /** The answer's sources once the server listed them (grounded mode, before the model
+   * writes): the streaming text's `[n]` link to them. */
+  sources?: Source[];
 }

@@ -912,6 +912,26 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.textContent('#ask-button'), 'Ask');
   });
 
+  it('links citations while the answer streams: [path:lines] at once, [n] once the passages are listed', async () => {
+    await page.click('#tab-ask');
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'See [runbooks/deploy.md:11-16] and [1]', args: { piece: true } } });
+    assert.deepEqual(await page.locator('.pending-answer a.cite-path').allTextContents(), ['[runbooks/deploy.md:11-16]']);
+    assert.equal(await page.locator('.pending-answer a.cite[data-source]').count(), 0, 'no sources listed yet: [1] names nothing');
+    const source = { n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range };
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'tool_result', text: '1 passages for the model: [1] runbooks/deploy.md lines 11–16', args: { sources: [source] } } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: ' [1].', args: { piece: true } } });
+    assert.deepEqual(await page.locator('.pending-answer a.cite[data-source]').allTextContents(), ['[1]', '[1]']);
+    await clearPosted();
+    await page.click('.pending-answer a.cite[data-source] >> nth=0');
+    assert.deepEqual(await posted(), [{ type: 'open', uri: source.uri, range: source.range, path: source.path }]);
+    await clearPosted();
+    await page.click('.pending-answer a.cite-path');
+    assert.deepEqual(await posted(), [{ type: 'openLink', href: 'runbooks/deploy.md#L11-L16' }]);
+    await send({ type: 'askDone', id: 1, response: { answer: 'See [1].', sources: [source], stop: 'answer', steps: [], usage: {} } });
+    assert.equal(await page.isVisible('.pending-answer'), false);
+  });
+
   it('a stopped answer (kb/stopAsk) keeps what streamed in and its sources', async () => {
     await page.click('#tab-ask');
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
