@@ -33,6 +33,7 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
         budget_chars=min(passage_chars, count * each),
         max_passages=count,
         passage_chars=each,
+        selection=request.selection(),
     )
     request.found.passages = passages
     request.found.sources = [p.source() for p in passages]
