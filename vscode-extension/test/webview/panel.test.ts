@@ -1112,6 +1112,34 @@ describe('panel webview in Chromium', () => {
     ]);
   });
 
+  it('attaches the selection of the open Markdown file: the question goes with its file and lines', async () => {
+    await page.click('#tab-ask');
+    const selection = { startLine: 12, endLine: 30, text: 'Roll back with make rollback.' };
+    await send({ type: 'editorContext', context: { path: 'runbooks/deploy.md', markdown: true, selection } });
+    assert.equal(await page.textContent('#composer-chips .context-chip'), '+ the selection (runbooks/deploy.md:L12–30)');
+    await page.click('#composer-chips .context-chip');
+    assert.equal(await page.textContent('#composer-chips .context-chip.attached'), 'the selection (runbooks/deploy.md:L12–30) \u2715');
+    assert.equal(await page.textContent('#ask-scope-file'), 'runbooks/deploy.md L12–30');
+    // The selection changes in the editor after it was attached: what was attached is asked over.
+    await send({ type: 'editorContext', context: { path: 'runbooks/deploy.md', markdown: true, selection: { ...selection, startLine: 40, endLine: 41 } } });
+    await page.fill('#question', 'What does it say about rollbacks?');
+    await page.keyboard.press('Enter');
+    const lines = { start: 12, end: 30 };
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', lines, conversationId: null });
+    await send({ type: 'askStarted', id: 1, question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', lines });
+    assert.equal(await page.textContent('.question .q-file'), '(about runbooks/deploy.md L12–30)');
+    await send({ type: 'askDone', id: 1, response: { answer: 'Run make rollback.', sources: [], stop: 'answer', steps: [], usage: {} } });
+    // Regenerate asks over the same lines.
+    await clearPosted();
+    await page.click('.turn-regenerate');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', lines, conversationId: null });
+    // Detached: the whole knowledge base again, no lines.
+    await page.click('#ask-scope-clear');
+    await page.fill('#question', 'And deploys?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'And deploys?', file: null, conversationId: null });
+  });
+
   it('keeps each conversation in the history: listed, reopened with its turns sent along, deleted', async () => {
     await page.click('#tab-ask');
     await page.fill('#question', 'How do I deploy?');
