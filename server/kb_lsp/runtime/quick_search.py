@@ -118,9 +118,9 @@ def _current(store: Path, folder: Path, settings: Settings) -> Iterator[TextRead
     from kb_lsp.engine.workspace.files import WorkspaceRoot
 
     root = folder.resolve()
-    reader = TextReader(store, root=root)
+    reader = TextReader.open(store, root=root)
     try:
-        fresh = reader.current() and current(WorkspaceRoot(root, settings), reader.catalog)
+        fresh = reader.current() and current(WorkspaceRoot(root, settings), reader)
         yield reader if fresh else None
     finally:
         reader.close()

@@ -16,7 +16,7 @@ embedded it. So `TeamIndex`, the `VectorIndex` of such a store:
   process reached the server, puts back what the server lost (a dropped collection is
   refilled from the members' caches, with no embedding).
 
-Phase 2 asks the team before the model (`Store.shared_vectors`): the local cache first,
+Phase 2 asks the team before the model (`StoreWriter.from_team`): the local cache first,
 then the server, then the embedder; what it embeds goes to the server with the file's
 upsert. A file is `ok` when its vectors are cached and on the server; while the server
 cannot be reached they stay cached (and searched) and the file stays pending, so the
