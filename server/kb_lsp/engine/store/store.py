@@ -24,6 +24,7 @@ from kb_lsp.engine.store.figures import StoreFigures
 from kb_lsp.engine.store.indexes import open_index
 from kb_lsp.engine.store.shared import TeamUnavailable
 from kb_lsp.engine.store.store_reader import StoreReader
+from kb_lsp.engine.store.team import TeamIndex
 from kb_lsp.engine.store.writer import StoreWriter
 
 log = logging.getLogger("kb_lsp.engine.store")
@@ -49,7 +50,7 @@ class Store:
         self.db = Database(directory)
         self.read_only = self.db.read_only
         self.cache = VectorCache(self.db, dimension)
-        self.vectors, self.team = open_index(  # `team`: a team index's shared collection
+        self.vectors = open_index(
             self.db, dimension, embedder_identity, chroma, exact_vectors, self.repair_vectors
         )
         self.reader = StoreReader(self.db, root, self.cache, self.vectors)
@@ -59,7 +60,7 @@ class Store:
         self.fts = self.reader.fts
         self.notes = self.reader.notes
         self.extractions = self.reader.extractions
-        self.writer = StoreWriter(self.reader, self.vectors, self.team)
+        self.writer = StoreWriter(self.reader, self.vectors)
         if not self.read_only:
             tighten(directory, say=self.db.existed)  # after SQLite and Chroma made files
             upkeep.check_embedder(self.db, self.vectors, embedder_identity, dimension, str(root))
@@ -104,5 +105,5 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
-        if self.team is not None:
-            self.team.close()
+        if isinstance(self.vectors, TeamIndex):
+            self.vectors.close()  # its collection's client

@@ -17,18 +17,19 @@ from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.chunks import NewChunk
 from kb_lsp.engine.store.extractions import ExtractionKey
-from kb_lsp.engine.store.shared import SharedVectors, TeamUnavailable
+from kb_lsp.engine.store.shared import TeamUnavailable
 from kb_lsp.engine.store.store_reader import StoreReader
+from kb_lsp.engine.store.team import TeamIndex
 from kb_lsp.engine.store.vectors import VectorEntry, VectorIndex
 
 
 class StoreWriter:
     """One store's writes; one writer per store (the package doc)."""
 
-    def __init__(self, parts: StoreReader, index: VectorIndex, team: SharedVectors | None) -> None:
+    def __init__(self, parts: StoreReader, index: VectorIndex) -> None:
         self._parts = parts
         self._index = index
-        self._team = team
+        self._team = index if isinstance(index, TeamIndex) else None  # behind the port
         # False until the store's repair checked the index, and again after a write to it
         # stopped half way (`Store.repair_vectors`); else this writer made every change.
         self.index_trusted = False
@@ -114,7 +115,7 @@ class StoreWriter:
         other members; nothing without a team or while it cannot be reached."""
         if self._team is not None:
             with suppress(TeamUnavailable):
-                self._team.put(vectors)
+                self._team.share(vectors)
 
     def from_team(self, hashes: list[str]) -> dict[str, np.ndarray]:
         """Of `hashes`, the vectors a team index holds (another member embedded them),
