@@ -2,7 +2,7 @@
 of the manifest, the chunks, FTS5 and the notes' metadata, under names that say what they
 answer, without the vector index, its cache or the team index — so without numpy, Chroma
 or the settings' models. A `Store` reads through one (`store_reader.py` adds the vectors);
-a one-shot keyword search opens one alone (`TextReader.open`) and answers from it when
+a one-shot keyword search opens one alone (`open_text_reader`) and answers from it when
 the index is current (`runtime/quick_search.py`); anything else opens the whole `Store`.
 """
 
@@ -25,6 +25,7 @@ from kb_lsp.engine.terms import STEMS_VERSION
 if TYPE_CHECKING:
     from kb_lsp.engine.metadata.cards import Card
     from kb_lsp.engine.metadata.filters import Node as FilterNode
+    from kb_lsp.engine.metadata.tables import FieldSummary
     from kb_lsp.engine.records import StoredChunk
 
 
@@ -43,13 +44,6 @@ class TextReader:
         self.notes = Notes(db)
         self.extractions = Extractions(db)
 
-    @classmethod
-    def open(cls, directory: Path, *, root: Path) -> TextReader:
-        """The text side alone, its database opened here and closed by `close`. Opening it
-        takes the writer's lock as a `Store` does: a one-shot process that finds it held
-        elsewhere leaves the answer to the full path."""
-        return cls(Database(directory), root)
-
     # --- the manifest --------------------------------------------------------------------
 
     def manifest(self) -> dict[str, FileRecord]:
@@ -67,10 +61,6 @@ class TextReader:
     def skipped(self) -> list[tuple[str, str]]:
         """(path, why) of the files a sync left out."""
         return self.catalog.skipped()
-
-    def pending_files(self) -> list[FileRecord]:
-        """The files whose vectors phase 2 of a sync has yet to write."""
-        return self.catalog.pending_files()
 
     # --- chunks and the full-text index --------------------------------------------------
 
@@ -119,6 +109,13 @@ class TextReader:
         """path -> the extraction behind its extracted values, for the given paths."""
         return self.extractions.applied(paths)
 
+    def field_names(self) -> set[str]:
+        return self.notes.field_names()
+
+    def field_summaries(self, top: int) -> list[FieldSummary]:
+        """Each field's values, the `top` most used first (what the schema shows)."""
+        return self.notes.field_summaries(top)
+
     def cards(self, paths: Iterable[str]) -> dict[str, Card]:
         return self.notes.cards(paths)
 
@@ -142,3 +139,10 @@ class TextReader:
 
     def close(self) -> None:
         self.db.close()
+
+
+def open_text_reader(directory: Path, *, root: Path) -> TextReader:
+    """The text side alone, its database opened here and closed by `TextReader.close`.
+    Opening it takes the writer's lock as a `Store` does: a one-shot process that finds it
+    held elsewhere leaves the answer to the full path."""
+    return TextReader(Database(directory), root)

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from kb_lsp.engine.metadata.claims import StoredClaim
-from kb_lsp.engine.metadata.tables import FieldSummary
 from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.store.cache import VectorCache
+from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.nearest import nearest_chunks
 from kb_lsp.engine.store.reader import TextReader
@@ -35,12 +35,6 @@ class StoreReader(TextReader):
 
     # --- what the schema, value completion and the summaries read ----------------------
 
-    def field_names(self) -> set[str]:
-        return self.notes.field_names()
-
-    def field_summaries(self, top: int) -> list[FieldSummary]:
-        return self.notes.field_summaries(top)
-
     def values_containing(
         self, field: str, fragment: str, limit: int = 20
     ) -> list[tuple[str, int]]:
@@ -53,7 +47,11 @@ class StoreReader(TextReader):
     def cached_summary(self, content_hash: str, model: str) -> str | None:
         return self.catalog.cached_summary(content_hash, model)
 
-    # --- what phase 2 of a sync reads ----------------------------------------------------
+    # --- what a sync reads -----------------------------------------------------------------
+
+    def pending_files(self) -> list[FileRecord]:
+        """The files whose vectors phase 2 of a sync has yet to write."""
+        return self.catalog.pending_files()
 
     def chunk_page(self, path: str, start: int, limit: int) -> list[tuple[str, str, str, str]]:
         """A page of a file's chunks as phase 2 embeds them (`chunks.py`)."""
