@@ -39,7 +39,7 @@ from kb_lsp.engine.index.prepare import failure, prepare_file
 from kb_lsp.engine.index.prepare import text_hash as text_hash
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.index.vector_pass import VectorPass
-from kb_lsp.engine.metadata import FileMetadata
+from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.records import ReadOnlyStore, SyncReport
 from kb_lsp.engine.store import FileRecord, NewChunk, Store
 from kb_lsp.engine.workspace.files import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
