@@ -10,7 +10,7 @@ calls them:
 
 * term counts — how many chunks hold each query word (`TermStats.of`, FTS5's vocabulary);
 * keyword candidates — the FTS5 BM25 queries (`keyword_candidates`);
-* vector search — the nearest chunks in the vector index (`Store.vector_search`: Chroma's
+* vector search — the nearest chunks in the vector index (`StoreReader.vector_search`: Chroma's
   HNSW in a long-lived process);
 * note cards, resolve — the cards' candidates, then the candidates' rows and cached
   vectors read from SQLite (`card_candidates`, `resolve`);
@@ -91,14 +91,14 @@ def instrument(clock: Clock) -> None:
     import importlib
 
     from kb_lsp.engine.search.candidates import TermStats
-    from kb_lsp.engine.store.store import Store
+    from kb_lsp.engine.store.store_reader import StoreReader
 
     for module_name, name, stage in STAGES:
         module = importlib.import_module(module_name)
         setattr(module, name, clock.wrap(getattr(module, name), stage))
     of = TermStats.of
     TermStats.of = staticmethod(clock.wrap(of, ORDER[0]))  # type: ignore[method-assign]
-    Store.vector_search = clock.wrap(Store.vector_search, "vector search")  # type: ignore[method-assign]
+    StoreReader.vector_search = clock.wrap(StoreReader.vector_search, "vector search")  # type: ignore[method-assign]
 
 
 def measure(workspace: Path, storage: Path, queries: int, modes: Sequence[str]) -> dict[str, Any]:

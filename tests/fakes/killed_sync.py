@@ -3,7 +3,7 @@
     python -m tests.fakes.killed_sync WORKSPACE STORAGE CLASS.METHOD WHEN N
 
 Runs `KnowledgeBase.sync()` with the hashing embedder and sends itself SIGKILL right
-`before` or `after` the N-th call of `CLASS.METHOD` (a part of the store: `Store`,
+`before` or `after` the N-th call of `CLASS.METHOD` (a part of the store: `StoreWriter`,
 `Catalog`, `VectorCache`, `ChromaIndex`), so a test can check that the next
 sync repairs whatever that left. Phase 2's batches are shrunk so that a small workspace
 needs several of them. Exits 3 when the point was never reached.
@@ -22,13 +22,13 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.engine.index import indexer, vector_pass
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.store import Store
 from kb_lsp.engine.store.cache import VectorCache
 from kb_lsp.engine.store.catalog import Catalog
 from kb_lsp.engine.store.chroma import ChromaIndex
+from kb_lsp.engine.store.writer import StoreWriter
 
 PARTS: dict[str, type] = {
-    "Store": Store,
+    "StoreWriter": StoreWriter,
     "Catalog": Catalog,
     "VectorCache": VectorCache,
     "ChromaIndex": ChromaIndex,

@@ -87,7 +87,7 @@ class Indexed:
 
     @property
     def source(self) -> SearchSource:
-        return SearchSource(self.store, str(self.root), "")
+        return SearchSource(self.store.reader, str(self.root), "")
 
 
 @contextmanager

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from kb_lsp.engine.metadata.claims import Claim, Extraction, Reply
 from kb_lsp.engine.metadata.extractor import prompt, response_schema, shown_options
 from kb_lsp.engine.metadata.folding import fold, folded
-from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.metadata.mentions import dates, numbers
 from kb_lsp.engine.metadata.reply import read_reply
 from kb_lsp.engine.metadata.user_schema import MAX_EVIDENCE, UserSchema, parse_schema
+from kb_lsp.engine.metadata.values import Value
 from kb_lsp.engine.metadata.verify import verify
 
 SCHEMA = parse_schema(

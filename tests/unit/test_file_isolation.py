@@ -19,6 +19,7 @@ from kb_lsp.engine.index.prepare import PreparedFile, prepare_file
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.metadata.frontmatter import flatten, load_front_matter
 from kb_lsp.engine.store import FileRecord, Store
+from kb_lsp.engine.store.writer import StoreWriter
 
 SETTINGS = load_settings({"search": {"threshold": 0.0}}).settings
 
@@ -167,7 +168,7 @@ def test_an_error_of_the_store_itself_stops_the_sync(
         raise sqlite3.OperationalError("disk I/O error")
 
     kb = open_kb(workspace, storage)
-    monkeypatch.setattr(Store, "write_texts", broken)
+    monkeypatch.setattr(StoreWriter, "write_texts", broken)
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         kb.sync()
     kb.close()
@@ -293,7 +294,7 @@ def test_any_front_matter_and_markdown_is_prepared_and_stored(store: Store, text
         chunk_count=len(prepared.chunks),
         state="pending",
     )
-    store.write_texts(
+    store.writer.write_texts(
         [(record, prepared.chunks)],
         metadata={record.path: prepared.metadata},
         cards={record.path: prepared.card} if prepared.card else None,

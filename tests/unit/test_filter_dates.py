@@ -14,7 +14,7 @@ from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.metadata import FilterError, parse_filter, split_query
+from kb_lsp.engine.metadata.filters import FilterError, parse_filter, split_query
 
 TODAY = date(2026, 11, 25)
 

@@ -424,6 +424,36 @@ def test_the_store_facade_stays_small() -> None:
     assert lines <= MAX_FACADE_LINES, f"{facade.where}: {lines} lines"
 
 
+# A store's parts: only `engine/store/` itself reaches them (`store.catalog.…`).
+STORE_PARTS = {"catalog", "chunks", "fts", "notes", "extractions", "cache", "db", "vectors", "team"}
+
+
+def reaches_into_a_store(module: Module) -> list[str]:
+    """`store.<part>` or `reader.<part>` in `module`, whatever holds the store or reader."""
+    found = []
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Attribute) or node.attr not in STORE_PARTS:
+            continue
+        owner = node.value
+        held = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+        if held in {"store", "reader"}:
+            found.append(f"{module.where}:{node.lineno}: {held}.{node.attr}")
+    return found
+
+
+def test_the_engine_reads_and_writes_a_store_through_its_reader_and_writer() -> None:
+    """Outside `engine/store/` nothing reaches into a store's parts: search, related notes,
+    the schema and the status read through `Store.reader` (or the one-shot path's
+    `TextReader`), the indexer writes through `Store.writer` (issue 38)."""
+    found = [
+        hit
+        for name, module in modules().items()
+        if not name.startswith("kb_lsp.engine.store")
+        for hit in reaches_into_a_store(module)
+    ]
+    assert not found, "reaches into a store's parts:\n" + "\n".join(found)
+
+
 def test_vector_indexes_implement_the_port() -> None:
     """Every method of the `VectorIndex` port, on each implementation (mypy checks the
     signatures where the store assigns them)."""

@@ -567,7 +567,7 @@ def index_matches_disk(store: Store, workspace: Path) -> None:
 
 
 KILL_POINTS = [
-    ("Store.write_texts", "after", 1),  # text of the first files committed
+    ("StoreWriter.write_texts", "after", 1),  # text of the first files committed
     ("ChromaIndex.delete", "before", 2),  # SQLite replaced a file's chunks, Chroma not yet
     ("VectorCache.put", "after", 1),  # vectors cached, not in Chroma
     ("ChromaIndex.upsert", "after", 2),  # part of phase 2 in Chroma

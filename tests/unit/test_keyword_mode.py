@@ -50,14 +50,15 @@ def test_a_one_shot_keyword_search_on_the_command_line_embeds_nothing(
     assert "was embedded" in hybrid.stderr
 
 
-def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_or_chroma(
+def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_chroma_or_yaml(
     workspace: Path, storage: Path
 ) -> None:
     # The default embedder (MiniLM on onnxruntime), as a user's `kb` has it: on a current
     # index a keyword search, a status and the schema answer from SQLite (`runtime/quick_search.py`,
-    # `runtime/quick.py`) and pay none of these imports.
+    # `runtime/quick.py`) and pay none of these imports. YAML is the indexer's: reading the
+    # store's schema and its stored values must not load it (`metadata/values.py`).
     assert run("index", str(workspace), storage=storage).returncode == 0
-    heavy = ("onnxruntime", "tokenizers", "chromadb", "numpy", "pydantic")
+    heavy = ("onnxruntime", "tokenizers", "chromadb", "numpy", "pydantic", "yaml")
     where = ["-w", str(workspace)]
     for argv, first in [
         (["search", "Mexico payments SPEI", "--mode", "keyword", *where], "1, payments/mexico"),

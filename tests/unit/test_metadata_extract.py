@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from kb_lsp.engine.markdown.document import parse_markdown
 from kb_lsp.engine.metadata.extract import FileMetadata, extract_metadata
-from kb_lsp.engine.metadata.frontmatter import MAX_ALIASES, Value
+from kb_lsp.engine.metadata.frontmatter import MAX_ALIASES
+from kb_lsp.engine.metadata.values import Value
 
 
 def meta(text: str, path: str = "notes/a.md") -> FileMetadata:

@@ -11,7 +11,7 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.markdown.document import parse_markdown
-from kb_lsp.engine.metadata import extract_metadata
+from kb_lsp.engine.metadata.extract import extract_metadata
 
 
 def _tags(text: str) -> tuple[str, ...]:

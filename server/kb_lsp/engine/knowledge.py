@@ -97,7 +97,7 @@ class RootIndex:
             exact_vectors=exact_vectors,
         )
         self.indexer = Indexer(self.workspace, self.store, embedder, settings)
-        self.source = SearchSource(self.store, str(self.root), prefix)
+        self.source = SearchSource(self.store.reader, str(self.root), prefix)
 
 
 def model_cache() -> Path:
@@ -197,14 +197,14 @@ class KnowledgeBase:
         prefixes = _root_prefixes(paths)
         for index in self._roots:
             index.prefix = prefixes[index.root]
-            index.source = SearchSource(index.store, str(index.root), index.prefix)
+            index.source = SearchSource(index.store.reader, str(index.root), index.prefix)
 
     def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks of every root hold each term: the notes' vocabulary, stemmed
         as the index stems (what tells a follow-up question from a new one)."""
         counts: dict[str, int] = {}
         for index in self._snapshot():
-            for term, chunks in index.store.fts.term_counts(terms).items():
+            for term, chunks in index.store.reader.term_counts(terms).items():
                 counts[term] = counts.get(term, 0) + chunks
         return counts
 
@@ -261,7 +261,7 @@ class KnowledgeBase:
                     if not mine:
                         # Nothing to read here, but its pending vectors are finished below.
                         in_sync.update(
-                            (index.root, r.path) for r in index.store.catalog.pending_files()
+                            (index.root, r.path) for r in index.store.reader.pending_files()
                         )
                         continue
                 plan = index.indexer.plan(mine, full=full)
@@ -338,14 +338,14 @@ class KnowledgeBase:
         def finds(suggested: str) -> bool:
             return bool(self.search(suggested, limit=1, paths=paths, mode=mode, filter=filter))
 
-        return did_you_mean(query, text, [index.store.fts for index in self._snapshot()], finds)
+        return did_you_mean(query, text, [index.store.reader for index in self._snapshot()], finds)
 
     def query_warnings(self, query: str, filter: str | None = None) -> list[QueryWarning]:
         """What in `query` or `filter` looks mistyped (`metadata/hints.py`)."""
         roots = [
             (
-                lambda term, i=index: bool(i.store.notes.filter_paths(term, i.prefix)),
-                lambda field, fragment, limit, i=index: i.store.notes.values_containing(
+                lambda term, i=index: bool(i.store.reader.filter_paths(term, i.prefix)),
+                lambda field, fragment, limit, i=index: i.store.reader.values_containing(
                     field, fragment, limit
                 ),
             )
@@ -370,7 +370,7 @@ class KnowledgeBase:
         """Every metadata field some indexed file has."""
         names: set[str] = set()
         for index in self._snapshot():
-            names |= index.store.notes.field_names()
+            names |= index.store.reader.field_names()
         return names
 
     def schema(self, top: int = TOP_VALUES, *, extracted: bool = False) -> SchemaResponse:
@@ -378,15 +378,15 @@ class KnowledgeBase:
         and rejected extracted values per model; `extracted`: also every note's
         extracted values, kept (with their spans) and rejected (with the reasons)."""
         roots = self._snapshot()
-        files = sum(index.store.catalog.counts()[0] for index in roots)
+        files = sum(index.store.reader.file_count() for index in roots)
         schema = build_schema(
-            files, [index.store.notes.field_summaries(top * 4) for index in roots], top
+            files, [index.store.reader.field_summaries(top * 4) for index in roots], top
         )
         if extracted:
             schema.notes = [
                 note
                 for index in roots
-                for note in note_extractions(index.prefix, index.store.extractions.claims())
+                for note in note_extractions(index.prefix, index.store.reader.claims())
             ]
         return schema
 
@@ -407,8 +407,8 @@ class KnowledgeBase:
         sources = [root.source for root in self._snapshot()]
         exclude: frozenset[tuple[str, str]] = frozenset()
         if exclude_linked:
-            text = "\n\n".join(chunk.text for chunk in index.store.chunks.chunks_of(relative))
-            linked = outgoing_links(text, relative, index.store.catalog.manifest())
+            text = "\n\n".join(chunk.text for chunk in index.store.reader.chunks_of(relative))
+            linked = outgoing_links(text, relative, index.store.reader.manifest())
             exclude = frozenset((index.source.root, p) for p in linked)
         return related_files(sources, index.source, relative, limit=limit, exclude=exclude)
 
@@ -417,7 +417,7 @@ class KnowledgeBase:
         chroma = self.settings.chroma
         if chroma.collection and not chroma.url:
             return ["kb.chroma.collection is set without kb.chroma.url: the index is local"]
-        problems = {i.store.team.problem for i in roots if i.store.team and i.store.team.problem}
+        problems = {p for i in roots if (p := i.store.writer.team_problem)}
         return [f"{problem}; {TEAM_MEANWHILE}" for problem in sorted(problems)]
 
     def status(self, *, pending: int = 0, llm: LlmStatus | None = None) -> IndexStatus:
@@ -478,10 +478,10 @@ class KnowledgeBase:
         for index in self._snapshot():
             records = [
                 record
-                for record in index.store.catalog.manifest().values()
+                for record in index.store.reader.manifest().values()
                 if spec is None or spec.matches(index.prefix + record.path)
             ]
-            cards = index.store.notes.cards(r.path for r in records)
+            cards = index.store.reader.cards(r.path for r in records)
             for record in records:
                 card = cards.get(record.path)
                 out.append(self._info(index, record, card.aliases if card else ()))
@@ -492,10 +492,10 @@ class KnowledgeBase:
             index, relative = self._locate(path)
         except PathOutsideWorkspace:
             return None
-        record = index.store.catalog.file(relative)
+        record = index.store.reader.file(relative)
         if record is None:
             return None
-        card = index.store.notes.cards([relative]).get(relative)
+        card = index.store.reader.cards([relative]).get(relative)
         return self._info(index, record, card.aliases if card else ())
 
     def file_meta(self, path: str) -> HitMeta | None:
@@ -504,15 +504,15 @@ class KnowledgeBase:
             index, relative = self._locate(path)
         except PathOutsideWorkspace:
             return None
-        if index.store.catalog.file(relative) is None:
+        if index.store.reader.file(relative) is None:
             return None
-        return hit_meta(index.store, [relative]).get(relative)
+        return hit_meta(index.store.reader, [relative]).get(relative)
 
     def chunks_of(self, path: str) -> list[StoredChunk]:
         index, relative = self._locate(path)
         return [
             replace(chunk, path=index.prefix + chunk.path)
-            for chunk in index.store.chunks.chunks_of(relative)
+            for chunk in index.store.reader.chunks_of(relative)
         ]
 
     def resolve(self, path: str) -> Path:
@@ -540,14 +540,14 @@ class KnowledgeBase:
     def cached_summary(self, path: str, model: str) -> str | None:
         """A summary stored for this file's current content hash and `model`."""
         index, relative = self._locate(path)
-        record = index.store.catalog.file(relative)
-        return None if record is None else index.store.catalog.cached_summary(record.sha256, model)
+        record = index.store.reader.file(relative)
+        return None if record is None else index.store.reader.cached_summary(record.sha256, model)
 
     def store_summary(self, path: str, model: str, summary: str) -> None:
         index, relative = self._locate(path)
-        record = index.store.catalog.file(relative)
+        record = index.store.reader.file(relative)
         if record is not None and not index.store.read_only:
-            index.store.catalog.store_summary(record.sha256, model, summary)
+            index.store.writer.store_summary(record.sha256, model, summary)
 
     def close(self) -> None:
         """Stop the query-embedding threads, release the writer lock, close the stores."""

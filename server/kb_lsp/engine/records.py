@@ -98,4 +98,6 @@ class VectorHit:
     chunk_id: str
     path: str
     similarity: float  # cosine similarity, 1 - Chroma's cosine distance
-    text_hash: str = ""  # of the text the vector was made from (may be stale: `Store.write_texts`)
+    text_hash: str = (
+        ""  # of the text the vector was made from (may be stale: `StoreWriter.write_texts`)
+    )

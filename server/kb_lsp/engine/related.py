@@ -30,7 +30,7 @@ from markdown_it import MarkdownIt
 from kb_lsp.engine.metadata.links import wiki_links
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search import SearchSource, make_snippet
-from kb_lsp.engine.store import Store
+from kb_lsp.engine.store.store_reader import StoreReader
 from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import Range, SearchHit
 
@@ -77,11 +77,11 @@ class _Centroids:
     def __init__(self, size: int = CENTROID_CACHE) -> None:
         self._size = size
         self._lock = threading.Lock()
-        self._by_store: weakref.WeakKeyDictionary[Store, OrderedDict[str, _Entry]] = (
+        self._by_store: weakref.WeakKeyDictionary[StoreReader, OrderedDict[str, _Entry]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def get(self, store: Store, path: str, sha256: str) -> np.ndarray | None:
+    def get(self, store: StoreReader, path: str, sha256: str) -> np.ndarray | None:
         with self._lock:
             entries = self._by_store.get(store)
             entry = entries.get(path) if entries is not None else None
@@ -90,7 +90,7 @@ class _Centroids:
             entries.move_to_end(path)
             return entry[1]
 
-    def put(self, store: Store, path: str, sha256: str, center: np.ndarray) -> None:
+    def put(self, store: StoreReader, path: str, sha256: str, center: np.ndarray) -> None:
         with self._lock:
             entries = self._by_store.setdefault(store, OrderedDict())
             entries[path] = (sha256, center)
@@ -115,10 +115,10 @@ def related_files(
 
     `exclude` holds (root, path) pairs to leave out besides the file itself. Empty when the
     file has no stored vectors yet (it is still being indexed). Raises `NotIndexed`."""
-    chunks = source.store.chunks.chunks_of(path)
+    chunks = source.reader.chunks_of(path)
     if not chunks:
         raise NotIndexed(f"{source.display(path)} is not in the knowledge base")
-    vectors = source.store.cache.get(c.text_hash for c in chunks)
+    vectors = source.reader.vectors_of(c.text_hash for c in chunks)
     center = centroid(vectors[c.text_hash] for c in chunks if c.text_hash in vectors)
     if center is None:
         return []
@@ -126,7 +126,7 @@ def related_files(
     pool = max(MIN_POOL, limit * POOL_PER_RESULT)
     candidates: dict[tuple[str, str], _Candidate] = {}
     for other in sources:
-        for hit in other.store.vector_search(center, pool):
+        for hit in other.reader.vector_search(center, pool):
             key = (other.root, hit.path)
             if key not in skip and key not in candidates:
                 # The pool is nearest first: this is the file's passage closest to ours.
@@ -140,7 +140,7 @@ def related_files(
     top = ranked[:limit]
     closest: dict[str, StoredChunk] = {}
     for other in sources:
-        closest |= other.store.chunks.chunks_by_id(c.closest_id for c in top if c.source is other)
+        closest |= other.reader.chunks_by_id(c.closest_id for c in top if c.source is other)
     hits: list[SearchHit] = []
     for cand in top:
         # A passage gone since the vector query (the file changed): look at the file's own.
@@ -154,20 +154,20 @@ def _score(source: SearchSource, candidates: list[_Candidate], center: np.ndarra
     """Each candidate's centroid cosine (from the cache where the file has not changed)."""
     if not candidates:
         return
-    manifest = source.store.catalog.manifest()
+    manifest = source.reader.manifest()
     missing: list[_Candidate] = []
     for cand in candidates:
         record = manifest.get(cand.path)
         cand.sha256 = record.sha256 if record else None
-        cached = _centroids.get(source.store, cand.path, cand.sha256) if cand.sha256 else None
+        cached = _centroids.get(source.reader, cand.path, cand.sha256) if cand.sha256 else None
         if cached is None:
             missing.append(cand)
         else:
             cand.score = float(np.dot(center, cached))
     if not missing:
         return
-    chunks = {c.path: source.store.chunks.chunks_of(c.path) for c in missing}
-    vectors = source.store.cache.get(
+    chunks = {c.path: source.reader.chunks_of(c.path) for c in missing}
+    vectors = source.reader.vectors_of(
         chunk.text_hash for file_chunks in chunks.values() for chunk in file_chunks
     )
     for cand in missing:
@@ -177,13 +177,13 @@ def _score(source: SearchSource, candidates: list[_Candidate], center: np.ndarra
             continue
         cand.score = float(np.dot(center, other))
         if cand.sha256 and len(own) == len(chunks[cand.path]):
-            _centroids.put(source.store, cand.path, cand.sha256, other)
+            _centroids.put(source.reader, cand.path, cand.sha256, other)
 
 
 def _closest_chunk(cand: _Candidate, center: np.ndarray) -> StoredChunk | None:
     """The candidate's passage closest to the file (its snippet and range)."""
-    chunks = cand.source.store.chunks.chunks_of(cand.path)
-    vectors = cand.source.store.cache.get(c.text_hash for c in chunks)
+    chunks = cand.source.reader.chunks_of(cand.path)
+    vectors = cand.source.reader.vectors_of(c.text_hash for c in chunks)
     own = [(c, vectors[c.text_hash]) for c in chunks if c.text_hash in vectors]
     if not own:
         return None
@@ -198,7 +198,7 @@ def _snippet(text: str) -> str:
 
 
 def _hit(n: int, cand: _Candidate, chunk: StoredChunk) -> SearchHit:
-    record = cand.source.store.catalog.file(cand.path)
+    record = cand.source.reader.file(cand.path)
     return SearchHit(
         n=n,
         uri=(Path(cand.source.root) / cand.path).as_uri(),

@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kb_lsp.engine.markdown.document import rendered_text
 from kb_lsp.engine.metadata.links import wiki_display
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\{[\w-]+\})?")
@@ -67,7 +66,13 @@ def inline_text(source: str) -> str:
     if "{" in source:
         source = _ATTR_LIST.sub("", source)
     plain = _plain_inline(source)
-    return rendered_text(source) if plain is None else plain
+    if plain is not None:
+        return plain
+    # Loaded on the first line that needs the parser: a one-shot keyword search whose
+    # snippets are plain text never loads markdown-it.
+    from kb_lsp.engine.markdown.document import rendered_text
+
+    return rendered_text(source)
 
 
 # What starts an inline rule of markdown-it's CommonMark preset: code spans (`` ` ``),

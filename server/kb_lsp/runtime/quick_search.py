@@ -90,9 +90,9 @@ def quick_schema(folder: Path, settings: Settings) -> dict[str, Any] | None:
     with _current(store, folder, settings) as reader:
         if reader is None:
             return None
-        files = reader.catalog.counts()[0]
+        files = reader.figures().files
         # As `KnowledgeBase.schema` reads one root.
-        summaries = [reader.notes.field_summaries(TOP_VALUES * 4)]
+        summaries = [reader.field_summaries(TOP_VALUES * 4)]
         schema = build_schema(files, summaries, TOP_VALUES, wire=quick_models)
     return cast("quick_models.SchemaResponse", schema).wire()
 
@@ -114,13 +114,13 @@ def _current(store: Path, folder: Path, settings: Settings) -> Iterator[TextRead
     """The store's text side while the index is current (a sync would do nothing), else
     None; closed after."""
     from kb_lsp.engine.index.fresh import current
-    from kb_lsp.engine.store.reader import TextReader
+    from kb_lsp.engine.store.reader import open_text_reader
     from kb_lsp.engine.workspace.files import WorkspaceRoot
 
     root = folder.resolve()
-    reader = TextReader(store, root=root)
+    reader = open_text_reader(store, root=root)
     try:
-        fresh = reader.current() and current(WorkspaceRoot(root, settings), reader.catalog)
+        fresh = reader.current() and current(WorkspaceRoot(root, settings), reader)
         yield reader if fresh else None
     finally:
         reader.close()
@@ -141,7 +141,7 @@ def _search(
     query, filter = wanted["query"], wanted.get("filter")
 
     def search(text: str, limit: int) -> tuple[Any, list[Any]]:
-        parsed = parse_query(text, filter, reader.notes.field_names)
+        parsed = parse_query(text, filter, reader.field_names)
         threshold = settings.search.threshold
         found = ranked(
             searcher, [source], parsed, limit=limit, threshold=threshold, paths=None, mode="keyword"
@@ -157,5 +157,5 @@ def _search(
         return bool(search(fixed, 1)[1])
 
     # As the full path: a correction is offered only when the corrected query finds files.
-    suggestion = did_you_mean(query, parsed.text, [reader.fts], finds)
+    suggestion = did_you_mean(query, parsed.text, [reader], finds)
     return cast("list[quick_models.SearchHit]", hits), suggestion

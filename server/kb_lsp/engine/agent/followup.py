@@ -51,7 +51,7 @@ SHORT_WORDS = 4
 
 
 class Vocabulary(Protocol):
-    """The notes' full-text vocabulary (`KnowledgeBase.term_counts`, `store.fts.Fts`)."""
+    """The notes' full-text vocabulary (`KnowledgeBase.term_counts`, `store.reader.TextReader`)."""
 
     def term_counts(self, terms: Sequence[str]) -> dict[str, int]: ...
 

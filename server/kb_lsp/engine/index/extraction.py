@@ -128,7 +128,7 @@ class MetadataPhase:
                     return
                 tally.extracted(part.index.prefix + path)
         for part in ready:  # every note is current: what no note holds any more can go
-            part.index.store.extractions.forget_unused()
+            part.index.store.writer.forget_unused_extractions()
 
     def _plan(self, roots: Sequence[ExtractRoot]) -> list[_Ready]:
         if not self.settings.metadata.extract:
@@ -155,7 +155,7 @@ class MetadataPhase:
         for index, schema in schemas:
             extractor = FieldExtractor(model, schema)
             key = ExtractionKey(schema.digest, extractor.identity)
-            todo = index.store.extractions.todo(key)
+            todo = index.store.writer.extraction_todo(key)
             if todo:
                 ready.append(_Ready(index, extractor, key, todo))
         return ready
@@ -192,7 +192,7 @@ class MetadataPhase:
         from kb_lsp.engine.llm.errors import LlmCancelled, LlmError, ModelUnavailable
 
         store = part.index.store
-        found = store.extractions.cached(content_hash, part.key)
+        found = store.writer.cached_extraction(content_hash, part.key)
         if found is None:
             try:
                 raw, text = part.index.workspace.read(path)
@@ -200,7 +200,7 @@ class MetadataPhase:
                 return True  # gone or changed: phase 1 of the next sync sees to it
             if hashlib.sha256(raw).hexdigest() != content_hash:
                 return True
-            record = store.catalog.file(path)
+            record = store.reader.file(path)
             try:
                 found = part.extractor.extract(record.title if record else path, text, cancel)
             except LlmCancelled:
@@ -216,7 +216,7 @@ class MetadataPhase:
             # What was not stored, and why: the log says it as it happens.
             for reason in found.reasons():
                 log.info("extraction of %s%s: %s", part.index.prefix, path, reason)
-        store.extractions.apply(path, content_hash, part.key, found)
+        store.writer.apply_extraction(path, content_hash, part.key, found)
         return True
 
     def _skip(self, reason: str | None) -> None:
@@ -237,9 +237,9 @@ class MetadataPhase:
         model = model_identity(self._model) if self._model is not None else None
         done = total = 0
         for index, schema in schemas:
-            total += index.store.catalog.file_count()
+            total += index.store.reader.file_count()
             if model is not None:
-                done += index.store.extractions.done(ExtractionKey(schema.digest, model))
+                done += index.store.writer.extractions_done(ExtractionKey(schema.digest, model))
         return MetadataStatus(
             schema_file=schemas[0][1].source if schemas else None,
             model=model,

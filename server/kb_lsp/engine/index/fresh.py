@@ -4,8 +4,13 @@
 
 from __future__ import annotations
 
-from kb_lsp.engine.store.catalog import Catalog, FileRecord
+from typing import TYPE_CHECKING
+
+from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.workspace.files import FileEntry, WorkspaceRoot
+
+if TYPE_CHECKING:
+    from kb_lsp.engine.store.reader import TextReader
 
 
 def needs_reading(entry: FileEntry, record: FileRecord | None) -> bool:
@@ -18,14 +23,14 @@ def needs_reading(entry: FileEntry, record: FileRecord | None) -> bool:
     )
 
 
-def current(workspace: WorkspaceRoot, catalog: Catalog) -> bool:
+def current(workspace: WorkspaceRoot, reader: TextReader) -> bool:
     """Whether a sync of the whole workspace would find nothing to do: every file on disk
     indexed as it is, complete, none gone, and the same files skipped for the same
     reasons."""
     scan = workspace.scan()
-    manifest = catalog.manifest()
+    manifest = reader.manifest()
     if len(scan.files) != len(manifest):
         return False
     if any(needs_reading(entry, manifest.get(entry.path)) for entry in scan.files):
         return False
-    return {(item.path, item.reason) for item in scan.skipped} == set(catalog.skipped())
+    return {(item.path, item.reason) for item in scan.skipped} == set(reader.skipped())

@@ -39,7 +39,7 @@ from kb_lsp.engine.index.prepare import failure, prepare_file
 from kb_lsp.engine.index.prepare import text_hash as text_hash
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.index.vector_pass import VectorPass
-from kb_lsp.engine.metadata import FileMetadata
+from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.records import ReadOnlyStore, SyncReport
 from kb_lsp.engine.store import FileRecord, NewChunk, Store
 from kb_lsp.engine.workspace.files import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
@@ -99,8 +99,8 @@ class Indexer:
         """Compare the disk (every file, or only `paths`) with the manifest: what this
         sync reads, removes, and finishes."""
         self.store.repair_vectors()
-        self.store.chunks.fill_stems()
-        manifest = self.store.catalog.manifest()
+        self.store.writer.fill_stems()
+        manifest = self.store.reader.manifest()
 
         if paths is None:
             scan = self.workspace.scan()
@@ -147,7 +147,7 @@ class Indexer:
         report.files_unchanged += plan.unchanged
         removed, removed_skipped = plan.removed, plan.removed_skipped
         if removed or removed_skipped:
-            report.chunks_removed += self.store.delete_files([*removed, *removed_skipped])
+            report.chunks_removed += self.store.writer.delete_files([*removed, *removed_skipped])
             report.files_removed += len(removed) + len(removed_skipped)
             tally.read(len(removed), removed[-1] if removed else None)
 
@@ -168,20 +168,20 @@ class Indexer:
         self._write(batch, manifest, report, skipped)
         if report.files_added or report.files_changed or report.files_removed:
             # Links resolve by name: any change can move anchor text between notes.
-            self.store.notes.refresh_anchors()
+            self.store.writer.refresh_anchors()
 
         if plan.whole and not report.cancelled:
-            self.store.catalog.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
-            self.store.cache.forget_unused()
+            self.store.writer.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
+            self.store.writer.forget_unused_vectors()
         else:
             # A file that was skipped and is fine again loses its reason; the ones
             # skipped in this sync are recorded again.
-            self.store.catalog.clear_skipped(entry.path for entry in changed)
+            self.store.writer.clear_skipped(entry.path for entry in changed)
             if skipped:
-                self.store.catalog.set_skipped(
+                self.store.writer.set_skipped(
                     ((s.path, s.reason) for s in skipped), replace_all=False
                 )
-        report.skipped = len(self.store.catalog.skipped())
+        report.skipped = len(self.store.reader.skipped())
 
     def _targets(
         self, paths: Iterable[Path], manifest: dict[str, FileRecord]
@@ -233,7 +233,7 @@ class Indexer:
         except UnreadableFile as err:
             skipped.append(Skipped(entry.path, err.reason))
             if entry.path in manifest:
-                report.chunks_removed += self.store.delete_files([entry.path])
+                report.chunks_removed += self.store.writer.delete_files([entry.path])
                 report.files_removed += 1
             return None
         except OSError as err:
@@ -244,7 +244,7 @@ class Indexer:
         if not again and old is not None and old.sha256 == sha:
             # Same content: only its size/mtime moved, or (pending) its rows are written
             # and phase 2 finishes its vectors.
-            self.store.catalog.touch(entry.path, len(raw), entry.mtime_ns)
+            self.store.writer.touch(entry.path, len(raw), entry.mtime_ns)
             report.files_unchanged += 1
             return None
         try:
@@ -282,7 +282,7 @@ class Indexer:
         """Leave `path` out of the index, with `reason` for `kb status`."""
         skipped.append(Skipped(path, reason))
         if path in manifest:
-            report.chunks_removed += self.store.delete_files([path])
+            report.chunks_removed += self.store.writer.delete_files([path])
             report.files_removed += 1
 
     def _write(
@@ -317,7 +317,7 @@ class Indexer:
         log.debug("Wrote the text of %d files", len(batch))
 
     def _write_files(self, batch: list[_Written]) -> None:
-        self.store.write_texts(
+        self.store.writer.write_texts(
             [(w.record, w.chunks) for w in batch],
             metadata={w.record.path: w.metadata for w in batch},
             cards={w.record.path: w.card for w in batch if w.card is not None},
@@ -328,7 +328,7 @@ class Indexer:
     def pending_files(self) -> list[FileRecord]:
         """The files phase 2 has to finish, in the order it does them: open in the
         editor first, then the newest."""
-        files = self.store.catalog.pending_files()
+        files = self.store.reader.pending_files()
         files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
         return files
 

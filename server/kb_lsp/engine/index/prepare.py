@@ -26,9 +26,10 @@ from pathlib import PurePosixPath
 
 from kb_lsp.config import Settings
 from kb_lsp.engine.markdown.document import ParsedDocument, parse_markdown
-from kb_lsp.engine.metadata import FileMetadata, extract_metadata
 from kb_lsp.engine.metadata.cards import card_chunk_text, card_hash, card_text
-from kb_lsp.engine.metadata.frontmatter import Problem, Value
+from kb_lsp.engine.metadata.extract import FileMetadata, extract_metadata
+from kb_lsp.engine.metadata.frontmatter import Problem
+from kb_lsp.engine.metadata.values import Value
 from kb_lsp.engine.store import NewChunk
 from kb_lsp.engine.terms import stems_text
 

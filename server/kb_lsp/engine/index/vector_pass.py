@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +16,7 @@ from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.index.prepare import embedding_text
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.records import SyncReport
-from kb_lsp.engine.store import TEAM_MEANWHILE, FileRecord, Store, TeamUnavailable, VectorEntry
+from kb_lsp.engine.store import TEAM_MEANWHILE, FileRecord, Store, VectorEntry
 
 log = logging.getLogger("kb_lsp.engine.index.indexer")
 
@@ -89,8 +88,8 @@ class VectorPass:
             flush()
             self._embed_cards(cancel)
             self.store.repair_vectors()  # after a failed write to the index, if one failed
-            if self.store.team is not None and self.store.team.problem:
-                report.team_error = f"{self.store.team.problem}; {TEAM_MEANWHILE}"
+            if self.store.writer.team_problem:
+                report.team_error = f"{self.store.writer.team_problem}; {TEAM_MEANWHILE}"
         finally:
             self.in_flight = 0
             self._file_chunks = {}
@@ -111,7 +110,7 @@ class VectorPass:
             batch = current()
             # At most what the batch still has room for: never over EMBED_BATCH.
             room = max(1, EMBED_BATCH - len(batch.texts))
-            page = self.store.chunks.chunk_page(record.path, start, room)
+            page = self.store.reader.chunk_page(record.path, start, room)
             self._add_page(batch, record.path, page)
             self._file_chunks[record.path] = self._file_chunks.get(record.path, 0) + len(page)
             start += len(page)
@@ -125,7 +124,7 @@ class VectorPass:
 
     def _embed_cards(self, cancel: threading.Event | None) -> None:
         """The vectors of note cards (`metadata/cards.py`) not embedded yet, in batches."""
-        missing = self.store.notes.missing_card_vectors()
+        missing = self.store.reader.missing_card_vectors()
         for start in range(0, len(missing), EMBED_BATCH):
             if cancel is not None and cancel.is_set():
                 return
@@ -139,26 +138,16 @@ class VectorPass:
                 digest: np.asarray(vector, dtype=np.float32)
                 for (digest, _), vector in zip(part, embedded, strict=True)
             }
-            self.store.cache.put(new)
-            if self.store.team is not None:  # for the other members (not the index's)
-                with suppress(TeamUnavailable):
-                    self.store.team.put(new)
+            self.store.writer.cache_vectors(new)
+            self.store.writer.share(new)  # for the other members (not the index's)
 
     def _from_team(self, hashes: list[str]) -> dict[str, np.ndarray]:
-        """Of `hashes`, the vectors a team index holds (another member embedded them),
-        cached here before they are used; none without a team, or while it cannot be
-        reached (`team.problem` says why)."""
-        found: dict[str, np.ndarray] = {}
-        if self.store.team is not None and hashes:
-            with suppress(TeamUnavailable):
-                found = self.store.team.fetch(hashes)
-            self.store.cache.put(found)
-        return found
+        return self.store.writer.from_team(hashes)
 
     def _add_page(
         self, batch: _VectorBatch, path: str, page: list[tuple[str, str, str, str]]
     ) -> None:
-        cached = self.store.cache.get(
+        cached = self.store.reader.vectors_of(
             h for _, h, _, _ in page if h not in batch.vectors and h not in batch.texts
         )
         batch.vectors.update(cached)
@@ -190,18 +179,18 @@ class VectorPass:
                 for (digest, _), vector in zip(part, vectors, strict=True):
                     new[digest] = np.asarray(vector, dtype=np.float32)
                 on_embedded(len(part))
-            self.store.cache.put(new)
+            self.store.writer.cache_vectors(new)
             batch.vectors.update(new)
         report.chunks_embedded += len(batch.texts)
         report.chunks_reused += len(batch.entries) - len(batch.texts)
-        stored = self.store.upsert_vectors(
+        stored = self.store.writer.upsert_vectors(
             [
                 VectorEntry(cid, path, digest, batch.vectors[digest])
                 for cid, path, digest in batch.entries
             ]
         )
         if stored:
-            self.store.catalog.mark_ready(batch.complete)
+            self.store.writer.mark_ready(batch.complete)
         log.debug(
             "Stored %d vectors (%d embedded, %d from the team), %d files complete",
             len(batch.entries),

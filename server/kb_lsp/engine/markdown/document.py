@@ -56,6 +56,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from kb_lsp.engine.markdown.attr_lists import ATTR_LIST
 from kb_lsp.engine.markdown.chunker import Chunker, capped, trim_blank
 
 
@@ -219,12 +220,7 @@ def _join_empty_sections(sections: list[_Section], block_starts: list[int]) -> l
     return out
 
 
-# `## Title { #anchor .class key=value }`, `{: #id }`: the attribute list of Pandoc,
-# kramdown and MkDocs' attr_list names the anchor; it is not part of the heading's words
-# (nor are its `#id`s tags: `metadata/inline.py`). Every item is an id, a class or a
-# key=value, so `{ not an attr }` stays text.
-_ATTR_ITEM = r"""(?:[#.][\w:.\-]+|[\w\-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s{}"']+))"""
-ATTR_LIST = re.compile(r"\{:?[ \t]*" + _ATTR_ITEM + r"(?:[ \t]+" + _ATTR_ITEM + r")*[ \t]*\}")
+# A heading's attribute list is not part of its words (`attr_lists.py`).
 _TRAILING_ATTR_LIST = re.compile(r"\s*" + ATTR_LIST.pattern + r"\s*$")
 
 

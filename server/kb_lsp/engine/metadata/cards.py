@@ -29,11 +29,21 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kb_lsp.engine.metadata.extract import ALIAS_KEYS, DESCRIPTION_KEYS
-from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.metadata.links import Resolver, StoredLink, anchor_texts
 from kb_lsp.engine.terms import TOKENIZE
+
+if TYPE_CHECKING:
+    # The store's schema (`db.py`) reads this module: YAML and markdown-it stay out of
+    # its imports, so a one-shot keyword search does not load them.
+    from kb_lsp.engine.metadata.values import Value
+
+    FieldValues = Mapping[str, Sequence[Value]]
+
+# The front-matter keys a note card reads (`extract.py` reads the same).
+DESCRIPTION_KEYS = ("description", "summary", "excerpt", "desc")
+ALIAS_KEYS = ("aliases", "alias")
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS note_cards (
@@ -49,8 +59,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
     tokenize = '{TOKENIZE}'
 );
 """
-
-FieldValues = Mapping[str, Sequence[Value]]
 
 # BM25 weights for notes_fts (path, aliases, description, anchors).
 NOTES_BM25 = (0.0, 3.0, 2.0, 1.0)

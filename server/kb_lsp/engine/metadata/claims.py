@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kb_lsp.engine.metadata.frontmatter import Value
+from kb_lsp.engine.metadata.values import Value
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,15 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from kb_lsp.engine.markdown.document import ParsedDocument
-from kb_lsp.engine.metadata.frontmatter import Problem, Value, flatten, load_front_matter
+from kb_lsp.engine.metadata.cards import ALIAS_KEYS, DESCRIPTION_KEYS
+from kb_lsp.engine.metadata.frontmatter import Problem, flatten, load_front_matter
 from kb_lsp.engine.metadata.inline import Link, normalise_tag, read_body
+from kb_lsp.engine.metadata.values import Value
 
 # Front-matter keys that the built-in fields shadow; `tags`/`tag`/`keywords` feed the
 # `tag` field.
 SHADOWED = frozenset(["folder", "modified", "size", "words", "has"])
 TAG_KEYS = ("tags", "tag", "keywords")
-DESCRIPTION_KEYS = ("description", "summary", "excerpt", "desc")
-ALIAS_KEYS = ("aliases", "alias")
 MAX_DESCRIPTION_CHARS = 1000
 MAX_ALIASES = 32
 _TAG_SPLIT = re.compile(r"[,\s]+")

@@ -26,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from kb_lsp.engine.metadata.values import Value
+
 MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_ALIASES = 64
 MAX_VALUES = 2_000
@@ -193,18 +195,7 @@ def _without_surrogates(value: Any, depth: int) -> Any:
     return value
 
 
-# --- typed values ------------------------------------------------------------------------------
-
-Kind = str  # "string" | "number" | "date" | "bool" | "list"
-
-
-@dataclass(frozen=True)
-class Value:
-    """One stored value of a field: a list gives one `Value` per element."""
-
-    kind: Kind
-    text: str  # as shown: "draft", "2026-10-14", "3", "true"
-    number: float | None = None
+# --- typed values (`values.py`) ---------------------------------------------------------
 
 
 def flatten(fields: dict[str, Any]) -> dict[str, list[Value]]:

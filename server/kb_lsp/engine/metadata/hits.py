@@ -18,16 +18,6 @@ class _Modified(Protocol):
     def mtime_ns(self) -> int: ...
 
 
-class _Fields(Protocol):
-    def field_values(
-        self, paths: Sequence[str], fields: Sequence[str]
-    ) -> dict[str, dict[str, list[str]]]: ...
-
-
-class _Records(Protocol):
-    def records(self, paths: Iterable[str]) -> Mapping[str, _Modified]: ...
-
-
 class _Applied(Protocol):
     @property
     def model(self) -> str: ...
@@ -35,21 +25,16 @@ class _Applied(Protocol):
     def fields(self) -> dict[str, list[Kept]]: ...
 
 
-class _Extractions(Protocol):
-    def applied(self, paths: list[str]) -> Mapping[str, _Applied]: ...
-
-
 class MetaSource(Protocol):
-    """What `hit_meta` reads of a store (four queries for any number of paths)."""
+    """What `hit_meta` reads of a store's reader (four queries for any number of paths)."""
 
-    @property
-    def notes(self) -> _Fields: ...
+    def field_values(
+        self, paths: Sequence[str], fields: Sequence[str]
+    ) -> dict[str, dict[str, list[str]]]: ...
 
-    @property
-    def extractions(self) -> _Extractions: ...
+    def records(self, paths: Iterable[str]) -> Mapping[str, _Modified]: ...
 
-    @property
-    def catalog(self) -> _Records: ...
+    def extractions_applied(self, paths: list[str]) -> Mapping[str, _Applied]: ...
 
 
 MAX_TAGS_SHOWN = 12
@@ -71,13 +56,13 @@ def wire_models(models: Any = None) -> Any:
     return models
 
 
-def hit_meta(store: MetaSource, paths: Sequence[str], models: Any = None) -> dict[str, HitMeta]:
+def hit_meta(reader: MetaSource, paths: Sequence[str], models: Any = None) -> dict[str, HitMeta]:
     """path -> its `HitMeta`, for the given paths of one store (`models`: `wire_models`)."""
     models = wire_models(models)
-    values = store.notes.field_values(paths, ["tag", "status"])
+    values = reader.field_values(paths, ["tag", "status"])
     try:
-        records = store.catalog.records(paths)
-        extracted = store.extractions.applied(list(paths))
+        records = reader.records(paths)
+        extracted = reader.extractions_applied(list(paths))
     except RuntimeError:  # the store closed under us: its folder was just removed
         return {}
     out: dict[str, HitMeta] = {}

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from kb_lsp.engine.markdown.document import ATTR_LIST
+from kb_lsp.engine.markdown.attr_lists import ATTR_LIST
 from kb_lsp.engine.metadata.links import is_external, markdown_links, wiki_links
 
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/\-]*[^\W\d][\w/\-]*)", re.UNICODE)

@@ -24,7 +24,6 @@ from typing import Annotated, Any
 from pydantic import StringConstraints, TypeAdapter, ValidationError
 
 from kb_lsp.engine.metadata.claims import Claim, Rejected, Reply
-from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.metadata.user_schema import (
     MAX_VALUE,
     NONE_OF_THESE,
@@ -32,6 +31,7 @@ from kb_lsp.engine.metadata.user_schema import (
     FieldSpec,
     UserSchema,
 )
+from kb_lsp.engine.metadata.values import Value
 from kb_lsp.json_bounds import JsonRefused, load_json
 
 MAX_TEXT = MAX_VALUE

@@ -24,9 +24,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata import cards
-from kb_lsp.engine.metadata.extract import FileMetadata
+
+if TYPE_CHECKING:
+    # Only a type here: the store's schema must not load extraction's parsers.
+    from kb_lsp.engine.metadata.extract import FileMetadata
 
 # Bump when extraction changes what it stores: files indexed before are re-read (their
 # vectors come from the cache, so this costs no embedding).

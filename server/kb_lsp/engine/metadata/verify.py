@@ -35,8 +35,8 @@ from functools import cached_property
 from kb_lsp.engine.metadata import mentions
 from kb_lsp.engine.metadata.claims import Claim, Extraction, Kept, Rejected, Reply, Span
 from kb_lsp.engine.metadata.folding import find_words, fold, folded
-from kb_lsp.engine.metadata.frontmatter import Value
 from kb_lsp.engine.metadata.user_schema import MAX_EVIDENCE, FieldSpec, UserSchema
+from kb_lsp.engine.metadata.values import Value
 
 # How alike the note's words around a date or number must be to the evidence copied for
 # it, when they differ in more than how the date or number is written.

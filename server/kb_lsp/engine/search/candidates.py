@@ -21,7 +21,7 @@ from kb_lsp.globs import GlobList
 if TYPE_CHECKING:
     import numpy as np
 
-    from kb_lsp.engine.store import Store
+    from kb_lsp.engine.store.store_reader import StoreReader
     from kb_lsp.protocol import SearchMode
 
 
@@ -39,17 +39,18 @@ class TermStats:
         chunks = 0
         found: dict[str, int] = {}
         for source in sources:
-            chunks += source.store.figures().chunks
-            for term, count in source.store.fts.term_counts(terms).items():
+            chunks += source.reader.figures().chunks
+            for term, count in source.reader.term_counts(terms).items():
                 found[term] = found.get(term, 0) + count
         return TermStats(chunks, found)
 
 
 @dataclass(frozen=True)
 class SearchSource:
-    """One root's store as seen by search: its display prefix makes paths unique."""
+    """One root's store as seen by search, through its reader: its display prefix makes
+    paths unique."""
 
-    store: Store
+    reader: StoreReader
     root: str  # absolute root path
     prefix: str  # "" for a single root, "<folder name>/" with several
 
@@ -118,7 +119,7 @@ def keyword_candidates(
     """The best `k` chunks of the first of `queries` (`keyword_queries`) to find `k`."""
     hits: list[KeywordHit] = []
     for query in queries:
-        hits = source.store.fts.search(query, k, allowed)
+        hits = source.reader.keyword_search(query, k, allowed)
         if len(hits) >= k:
             break
     return hits
@@ -134,7 +135,7 @@ def first_chunks(
     return {
         (root, path): chunk
         for root, (source, paths) in by_root.items()
-        for path, chunk in source.store.chunks.first_chunks(paths).items()
+        for path, chunk in source.reader.first_chunks(paths).items()
     }
 
 
@@ -145,9 +146,9 @@ def allowed_paths(
     allowed: list[str] | None = None
     if globs:
         spec = GlobList(globs)
-        allowed = [p for p in source.store.catalog.manifest() if spec.matches(source.display(p))]
+        allowed = [p for p in source.reader.manifest() if spec.matches(source.display(p))]
     if filter is not None:
-        matching = source.store.notes.filter_paths(filter, source.prefix)
+        matching = source.reader.filter_paths(filter, source.prefix)
         allowed = sorted(matching) if allowed is None else [p for p in allowed if p in matching]
     return allowed
 
@@ -157,7 +158,7 @@ def fill_cosines(source: SearchSource, candidates: Sequence[Candidate], vector: 
         return
     import numpy as np
 
-    vectors = source.store.cache.get(c.chunk.text_hash for c in candidates)
+    vectors = source.reader.vectors_of(c.chunk.text_hash for c in candidates)
     for cand in candidates:
         stored = vectors.get(cand.chunk.text_hash)
         if stored is not None:
@@ -180,13 +181,13 @@ def card_candidates(
     if mode == "semantic" or (f.description <= 0 and f.anchors <= 0):
         return ranks
     for source in sources:
-        named = source.store.notes.matching(
+        named = source.reader.cards_matching(
             match, CARD_CANDIDATES, allowed_by_root.get(source.root)
         )
         have = {c.chunk.path for (root, _), c in candidates.items() if root == source.root}
         for rank, path in enumerate(named):
             ranks[(source.root, path)] = rank
-        firsts = source.store.chunks.first_chunks(p for p in named if p not in have)
+        firsts = source.reader.first_chunks(p for p in named if p not in have)
         for path, first in firsts.items():
             candidates[(source.root, chunk_id(path, first.index))] = Candidate(source, first)
     return ranks
@@ -205,7 +206,7 @@ def resolve(
     float32 copy) and a one-shot process (exact, over the int8 cache) score a chunk alike."""
     for source in sources:
         ids = [cid for (root, cid) in candidates if root == source.root]
-        rows = source.store.chunks.chunks_by_id(ids)
+        rows = source.reader.chunks_by_id(ids)
         for cid in ids:
             cand = candidates[(source.root, cid)]
             row = rows.get(cid)

@@ -13,7 +13,7 @@ from kb_lsp.engine.search.snippet import make_snippet, snippet_marks
 from kb_lsp.engine.search.weights import FILENAME_MATCH
 
 if TYPE_CHECKING:
-    from kb_lsp.engine.store import Store
+    from kb_lsp.engine.store.store_reader import StoreReader
     from kb_lsp.protocol import Label, SearchHit
 
 
@@ -48,8 +48,8 @@ def numbered_hits(
     for i in wanted:
         by_root.setdefault(files[i].source.root, []).append(i)
     for indexes in by_root.values():
-        store = files[indexes[0]].source.store
-        snippets = store.fts.snippets(match, (wanted[i] for i in indexes))
+        reader = files[indexes[0]].source.reader
+        snippets = reader.snippets(match, (wanted[i] for i in indexes))
         for i in indexes:
             fts = snippets.get(wanted[i])
             hits[i] = hit(i + 1, files[i], terms, label, marked=marked, fts=fts, models=models)
@@ -118,14 +118,15 @@ def with_meta(
     hits: list[SearchHit], files: Sequence[FileScore], models: Any = None
 ) -> list[SearchHit]:
     """Each hit with its file's key metadata (`SearchHit.meta`, built of `models`)."""
-    by_store: dict[int, tuple[Store, list[str]]] = {}
+    by_reader: dict[int, tuple[StoreReader, list[str]]] = {}
     for file in files:
-        by_store.setdefault(id(file.source.store), (file.source.store, []))[1].append(file.path)
+        reader = file.source.reader
+        by_reader.setdefault(id(reader), (reader, []))[1].append(file.path)
     metas = {}
-    for store, paths in by_store.values():
-        for path, meta in hit_meta(store, paths, models).items():
-            metas[(id(store), path)] = meta
+    for reader, paths in by_reader.values():
+        for path, meta in hit_meta(reader, paths, models).items():
+            metas[(id(reader), path)] = meta
     return [
-        hit.model_copy(update={"meta": metas.get((id(file.source.store), file.path))})
+        hit.model_copy(update={"meta": metas.get((id(file.source.reader), file.path))})
         for hit, file in zip(hits, files, strict=True)
     ]

@@ -83,9 +83,9 @@ def score_cards(
         return
     for source in sources:
         mine = [file for (root, _), file in files.items() if root == source.root]
-        cards = source.store.notes.cards(file.path for file in mine)
+        cards = source.reader.cards(file.path for file in mine)
         hashes = [c.card_hash for c in cards.values() if c.card_hash]
-        vectors = source.store.cache.get(hashes) if vector is not None else {}
+        vectors = source.reader.vectors_of(hashes) if vector is not None else {}
         for file in mine:
             card = cards.get(file.path)
             if card is None:
@@ -210,7 +210,7 @@ def group_files(
     titles: dict[tuple[str, str], str] = {}
     for source in sources:
         paths_here = {c.chunk.path for (root, _), c in candidates.items() if root == source.root}
-        for path, title in source.store.catalog.titles(paths_here).items():
+        for path, title in source.reader.titles(paths_here).items():
             titles[(source.root, path)] = title
     for cand in candidates.values():
         key = (cand.source.root, cand.chunk.path)

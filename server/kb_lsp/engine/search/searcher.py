@@ -97,7 +97,7 @@ class Searcher:
         modified first, each shown from its start."""
         found: list[tuple[int, str, SearchSource, FileRecord]] = []
         for source in sources:
-            manifest = source.store.catalog.manifest()
+            manifest = source.reader.manifest()
             for path in allowed_paths(source, paths, filter) or []:
                 record = manifest.get(path)
                 if record is not None:
@@ -123,10 +123,10 @@ class Searcher:
         threshold: float = 0.0,
     ) -> list[SearchHit]:
         """The best chunks of one file, one hit per chunk, best first."""
-        chunks = source.store.chunks.chunks_of(path)
+        chunks = source.reader.chunks_of(path)
         if not chunks:
             return []
-        record = source.store.catalog.file(path)
+        record = source.reader.file(path)
         title = record.title if record else PurePosixPath(path).stem
         terms = query_terms(query)
         import numpy as np
@@ -249,5 +249,5 @@ class Searcher:
 
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         return vector, {
-            s.root: s.store.vector_search(vector, k, allowed_by_root[s.root]) for s in sources
+            s.root: s.reader.vector_search(vector, k, allowed_by_root[s.root]) for s in sources
         }

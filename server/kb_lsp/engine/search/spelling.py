@@ -38,7 +38,7 @@ _ENDINGS = ("", "e", "s", "es", "ed", "ing", "ion", "ent", "ence", "al", "y", "a
 
 
 class Vocabulary(Protocol):
-    """What a suggestion reads of one root's full-text index (`store.fts.Fts`)."""
+    """What a suggestion reads of one root's full-text index (`store.reader.TextReader`)."""
 
     def term_counts(self, terms: Sequence[str]) -> dict[str, int]: ...
 

@@ -13,6 +13,10 @@ Layout, under `<storage>/<sha of root>/`:
 * `writer.lock` — an OS file lock: the process holding it is the only writer; a second
   process opens the store read-only and says so.
 
+Outside this package, readers read through `Store.reader` (`store_reader.py`, over the text
+side of `reader.py`) and the indexer writes through `Store.writer` (`writer.py`); the parts
+below are the package's own.
+
 With `kb.chroma.url` and `kb.chroma.collection` the store is a member of a team index:
 its vectors go to a collection on that server, by text hash, shared with every
 workstation that has the same notes (`team.py`, `shared.py`); everything else stays here.

@@ -9,15 +9,18 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_lsp.engine.metadata import tables as metadata_tables
-from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.text_format import ADD_FILE, REMOVE_FILE, path_words
 from kb_lsp.engine.terms import STEMS_VERSION, stems_text
+
+if TYPE_CHECKING:
+    # Only a type: keyword search reads chunks without loading extraction's parsers.
+    from kb_lsp.engine.metadata.extract import FileMetadata
 
 _COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash, stems"
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kb_lsp.engine.metadata.claims import Extraction, Kept, Rejected, Span, StoredClaim
-from kb_lsp.engine.metadata.frontmatter import Value
+from kb_lsp.engine.metadata.values import Value
 from kb_lsp.engine.store.db import Database
 
 

@@ -12,7 +12,7 @@ from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.exact import ExactIndex
 from kb_lsp.engine.store.shared import SharedVectors
 from kb_lsp.engine.store.team import TeamIndex
-from kb_lsp.engine.store.vectors import VectorIndex
+from kb_lsp.engine.store.vectors import ReconciledIndex
 
 
 def open_index(
@@ -22,16 +22,16 @@ def open_index(
     chroma: ChromaSettings | None,
     exact: bool,
     on_open: Callable[[], object],
-) -> tuple[VectorIndex, SharedVectors | None]:
-    """The store's vector index, and the team collection when there is one. `exact`: a
-    one-shot process's; `on_open`: the store's check of Chroma, for an exact index that
-    opens it only to write."""
+) -> ReconciledIndex:
+    """The store's vector index (a team's holds its collection). `exact`: a one-shot
+    process's; `on_open`: the store's check of Chroma, for an exact index that opens it
+    only to write."""
     url = chroma.url if chroma is not None else None
     if url and chroma is not None and chroma.collection:
         shared = SharedVectors(url, chroma.collection, embedder=embedder, dimension=dimension)
-        return TeamIndex(db, dimension, shared), shared
+        return TeamIndex(db, dimension, shared)
     if exact:
         index = ExactIndex(db, dimension, lambda: ChromaIndex(db, url))
         index.on_open = on_open
-        return index, None
-    return ChromaIndex(db, url), None
+        return index
+    return ChromaIndex(db, url)

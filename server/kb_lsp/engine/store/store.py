@@ -1,36 +1,31 @@
 """`Store`: one root's store, its parts put together (the package doc says which is which).
 
-Callers use the parts (`store.catalog.manifest()`, `store.fts.search(…)`, `store.extractions`);
-the store itself does only what spans them: writing and removing files (SQLite, then the
-vector index), vector search, the index's upkeep, the status figures, and the life cycle.
+Search and the other readers read through `store.reader` (`store_reader.py`: the text side
+and the vectors), the indexer writes through `store.writer` (`writer.py`); the store itself
+puts them together and does the index's upkeep, the status figures and the life cycle.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
 
 from kb_lsp.config import ChromaSettings
-from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.private import tighten
 from kb_lsp.engine.records import ReadOnlyStore, VectorHit
 from kb_lsp.engine.store import upkeep
 from kb_lsp.engine.store.cache import VectorCache
-from kb_lsp.engine.store.catalog import Catalog, FileRecord
-from kb_lsp.engine.store.chunks import Chunks, NewChunk
 from kb_lsp.engine.store.db import Database
-from kb_lsp.engine.store.extractions import Extractions
-from kb_lsp.engine.store.figures import StoreFigures, read_figures
-from kb_lsp.engine.store.fts import Fts
+from kb_lsp.engine.store.figures import StoreFigures
 from kb_lsp.engine.store.indexes import open_index
-from kb_lsp.engine.store.nearest import nearest_chunks
-from kb_lsp.engine.store.notes import Notes
 from kb_lsp.engine.store.shared import TeamUnavailable
-from kb_lsp.engine.store.vectors import VectorEntry
+from kb_lsp.engine.store.store_reader import StoreReader
+from kb_lsp.engine.store.team import TeamIndex
+from kb_lsp.engine.store.writer import StoreWriter
 
 log = logging.getLogger("kb_lsp.engine.store")
 
@@ -54,59 +49,23 @@ class Store:
         self.root = root
         self.db = Database(directory)
         self.read_only = self.db.read_only
-        self.catalog = Catalog(self.db)
-        self.chunks = Chunks(self.db, root)
         self.cache = VectorCache(self.db, dimension)
-        self.fts = Fts(self.db, self.chunks, self.catalog.file_count)
-        self.notes = Notes(self.db)
-        self.extractions = Extractions(self.db)
-        self.vectors, self.team = open_index(  # `team`: a team index's shared collection
+        self.vectors = open_index(
             self.db, dimension, embedder_identity, chroma, exact_vectors, self.repair_vectors
         )
-        self._vectors_trusted = False  # checked once per opening, and after a failed write
+        self.reader = StoreReader(self.db, root, self.cache, self.vectors)
+        # The parts the store writes through (the reader's own; read through `reader`).
+        self.catalog = self.reader.catalog
+        self.chunks = self.reader.chunks
+        self.fts = self.reader.fts
+        self.notes = self.reader.notes
+        self.extractions = self.reader.extractions
+        self.writer = StoreWriter(self.reader, self.vectors)
         if not self.read_only:
             tighten(directory, say=self.db.existed)  # after SQLite and Chroma made files
             upkeep.check_embedder(self.db, self.vectors, embedder_identity, dimension, str(root))
             self.notes.check_version()
             self.chunks.check_stems_version()
-
-    # --- writing -------------------------------------------------------------------------
-
-    def write_texts(
-        self,
-        files: Sequence[tuple[FileRecord, Iterable[NewChunk]]],
-        metadata: dict[str, FileMetadata] | None = None,
-        cards: dict[str, tuple[str, str]] | None = None,
-    ) -> None:
-        """Phase 1 of a sync: replace the chunks and FTS rows of `files` in one transaction,
-        each file left `pending` (its vectors follow in phase 2), with their metadata and
-        note cards (text hash, text) when given. Chunk ids the new version no longer has
-        leave the index after the commit; ids it keeps may hold a vector of their old text
-        until phase 2 overwrites them: a vector hit carries its `text_hash` (`nearest.py`)."""
-        if files:
-            self._in_index(lambda: self.vectors.delete(self.chunks.write(files, metadata, cards)))
-
-    def delete_files(self, paths: Sequence[str]) -> int:
-        """Remove files and their chunks; returns the number of chunks removed."""
-        if not paths:
-            return 0
-        ids = self.chunks.delete(paths)
-        self._in_index(lambda: self.vectors.delete(ids))
-        return len(ids)
-
-    def upsert_vectors(self, entries: Sequence[VectorEntry]) -> bool:
-        """Phase 2: cached vectors into the index; False when a team's cannot take them."""
-        return self._in_index(lambda: self.vectors.upsert(entries))
-
-    def _in_index(self, write: Callable[[], None]) -> bool:
-        try:
-            write()
-        except BaseException as err:
-            self._vectors_trusted = False  # a write stopped half way: check at next sync
-            if not isinstance(err, TeamUnavailable):
-                raise
-            return False
-        return True
 
     # --- reading -------------------------------------------------------------------------
 
@@ -114,22 +73,22 @@ class Store:
         self, vector: Sequence[float] | np.ndarray, k: int, paths: list[str] | None = None
     ) -> list[VectorHit]:
         """The `k` chunks nearest to `vector`, among the chunks of `paths` when given."""
-        return nearest_chunks(self.vectors, self.chunks, self.catalog.file_count, vector, k, paths)
+        return self.reader.vector_search(vector, k, paths)
 
     def figures(self) -> StoreFigures:
         """What the status shows of this store (`figures.py`)."""
-        return read_figures(self.db, self.catalog, self.notes)
+        return self.reader.figures()
 
     # --- the vector index's upkeep -------------------------------------------------------
 
     def repair_vectors(self) -> int:
         """`upkeep.repair`, once per opening and after a failed write to the index (else
         this process, the only writer, made every change itself). Returns ids fixed."""
-        if self.read_only or self._vectors_trusted or not self.vectors.opened():
+        if self.read_only or self.writer.index_trusted or not self.vectors.opened():
             return 0  # an exact index that opens Chroma later checks it then
         with suppress(TeamUnavailable):  # else checked again by the next sync
             fixed = upkeep.repair(self.vectors, self.chunks, self.cache, self.catalog)
-            self._vectors_trusted = True
+            self.writer.index_trusted = True
             return fixed
         return 0
 
@@ -146,5 +105,5 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
-        if self.team is not None:
-            self.team.close()
+        if isinstance(self.vectors, TeamIndex):
+            self.vectors.close()  # its collection's client

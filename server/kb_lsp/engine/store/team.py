@@ -16,7 +16,7 @@ embedded it. So `TeamIndex`, the `VectorIndex` of such a store:
   process reached the server, puts back what the server lost (a dropped collection is
   refilled from the members' caches, with no embedding).
 
-Phase 2 asks the team before the model (`Store.shared_vectors`): the local cache first,
+Phase 2 asks the team before the model (`StoreWriter.from_team`): the local cache first,
 then the server, then the embedder; what it embeds goes to the server with the file's
 upsert. A file is `ok` when its vectors are cached and on the server; while the server
 cannot be reached they stay cached (and searched) and the file stays pending, so the
@@ -26,7 +26,7 @@ next sync sends them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -41,7 +41,8 @@ __all__ = ["TeamIndex", "TeamUnavailable"]
 
 
 class TeamIndex:
-    """Implements `VectorIndex` over a team collection (the module doc)."""
+    """Implements `VectorIndex` and its `Reconciler` over a team collection (the module
+    doc), and holds the collection: the store reaches the team only through it."""
 
     filters_cheaply = True
 
@@ -92,6 +93,25 @@ class TeamIndex:
 
     def reset(self) -> None:
         """Nothing: the collection holds one embedder's vectors, checked on connecting."""
+
+    # --- the team's side: what the writer shares and fetches -----------------------------
+
+    def fetch(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """The vectors the server holds of `hashes` (another member embedded them);
+        raises `TeamUnavailable`."""
+        return self.shared.fetch(hashes)
+
+    def share(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Vectors no chunk id stands for (note cards) onto the server, for the others."""
+        self.shared.put(vectors)
+
+    @property
+    def problem(self) -> str | None:
+        """Why the server could not be used last time; None when it could."""
+        return self.shared.problem
+
+    def close(self) -> None:
+        self.shared.close()
 
 
 _CHUNKS = "SELECT id, text_hash FROM chunks"

@@ -10,14 +10,14 @@ from kb_lsp.engine.store.cache import VectorCache
 from kb_lsp.engine.store.catalog import Catalog
 from kb_lsp.engine.store.chunks import Chunks
 from kb_lsp.engine.store.db import SCHEMA_VERSION, Database
-from kb_lsp.engine.store.vectors import VectorEntry, VectorIndex
+from kb_lsp.engine.store.vectors import ReconciledIndex, VectorEntry
 
 log = logging.getLogger("kb_lsp.engine.store")
 
 _REBUILD_BATCH = 1000
 
 
-def repair(index: VectorIndex, chunks: Chunks, cache: VectorCache, catalog: Catalog) -> int:
+def repair(index: ReconciledIndex, chunks: Chunks, cache: VectorCache, catalog: Catalog) -> int:
     """Make the index hold no id SQLite does not know and every id of a complete file;
     returns ids fixed. Ids of pending files are phase 2's business (it upserts all of a
     file's ids); a complete file whose vector is lost goes back to pending."""
@@ -56,13 +56,13 @@ def repair(index: VectorIndex, chunks: Chunks, cache: VectorCache, catalog: Cata
     return len(extra) + len(missing)
 
 
-def _all_there(index: VectorIndex, ids: list[str]) -> bool:
+def _all_there(index: ReconciledIndex, ids: list[str]) -> bool:
     # A cheap spot check: counts can match while ids differ after a crash.
     sample = ids[:: max(1, len(ids) // 50)][:50]
     return index.holds_all(sample)
 
 
-def rebuild(index: VectorIndex, chunks: Chunks, cache: VectorCache, catalog: Catalog) -> int:
+def rebuild(index: ReconciledIndex, chunks: Chunks, cache: VectorCache, catalog: Catalog) -> int:
     """A new index from what SQLite holds (every chunk's id and its cached vector); a
     chunk whose vector is not cached leaves its file pending, so the next sync embeds it.
     Returns the number of vectors in the new index."""
@@ -87,7 +87,7 @@ def rebuild(index: VectorIndex, chunks: Chunks, cache: VectorCache, catalog: Cat
 
 
 def check_embedder(
-    db: Database, index: VectorIndex, identity: str, dimension: int, root: str
+    db: Database, index: ReconciledIndex, identity: str, dimension: int, root: str
 ) -> None:
     """A different embedder (or dimension) than the one that made the vectors: start the
     index empty, drop the cache, and send every file back to phase 2."""

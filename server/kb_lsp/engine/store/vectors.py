@@ -33,6 +33,9 @@ class Neighbour:
 
 
 class VectorIndex(Protocol):
+    """The port: search, what a vector was made from, writes. A team index behind it
+    also shares vectors with the other members (`team.py`)."""
+
     # True: `nearest` restricts to `paths` as cheaply as it searches everything (the
     # store then passes them on); False: the store over-fetches first (`nearest.py`).
     filters_cheaply: bool
@@ -48,6 +51,12 @@ class VectorIndex(Protocol):
     def upsert(self, entries: Sequence[VectorEntry]) -> None: ...
 
     def delete(self, ids: Sequence[str]) -> None: ...
+
+
+class Reconciler(Protocol):
+    """What the store's upkeep (`upkeep.py`) asks of an index besides the port: whether
+    it is open, what it holds, a rebuild and a reset. The store's readers and its writer
+    never see these (`store_reader.py`, `writer.py`)."""
 
     def opened(self) -> bool:
         """Whether the index's storage is open (an exact index opens Chroma only to write);
@@ -68,3 +77,7 @@ class VectorIndex(Protocol):
     def reset(self) -> None:
         """Start empty (a new embedder: the old vectors are useless)."""
         ...
+
+
+class ReconciledIndex(VectorIndex, Reconciler, Protocol):
+    """An index with its reconciler: what `indexes.open_index` gives the store."""
