@@ -8,7 +8,8 @@
  *    question with only the turns before it;
  * 3. ↑ in the empty Ask box recalls the last question;
  * 4. the model in the box: its chip names the model, a click is Choose a Model…;
- * 5. the open-file chip attaches the editor's Markdown file (the server's "over this file");
+ * 5. the open-file chip attaches the editor's Markdown file (the server's "over this file"),
+ *    the selection chip its selected lines (`AskParams.lines`);
  * 6. Escape in the search box keeps the query and its list; in the Ask box it does not
  *    stop an answer; Stop (`kb/stopAsk`) ends it and the answer keeps its sources;
  * 7. the result hover card renders its passage, clear of the rows beside it (defect 10).
@@ -184,6 +185,32 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
       await frame.locator('#composer-chips .context-chip.attached').waitFor();
       await ask('What does it say about freezes?');
       assert.equal(await frame.locator('.question .q-file').last().textContent(), '(about engineering/deploy-checklist.md)');
+      await frame.locator('#composer-chips .context-chip.attached').click();
+      await frame.locator('#composer-chips .context-chip.attached').waitFor({ state: 'detached' });
+    }));
+
+  it("the selection chip asks over the editor's selected lines alone", () =>
+    shotOnFailure('selection-chip', async () => {
+      await vs.openFile('deploy-checklist.md');
+      await vs.runCommand('Go to Line/Column');
+      await vs.page.keyboard.type('8');
+      await vs.page.keyboard.press('Enter');
+      for (let i = 0; i < 3; i++) {
+        await vs.page.keyboard.press('Shift+ArrowDown');
+      }
+      await frame.locator('#new-chat').click();
+      const chip = frame.locator('#composer-chips .context-chip');
+      const offered = '+ the selection (engineering/deploy-checklist.md:L8–10)';
+      await until(() => chip.textContent(), (text) => text === offered, 'the chip to offer the selected lines');
+      await chip.click();
+      await frame.locator('#composer-chips .context-chip.attached').waitFor();
+      await ask('When are deploys frozen?');
+      assert.equal(await frame.locator('.question .q-file').last().textContent(), '(about engineering/deploy-checklist.md L8–10)');
+      // The server made the answer from those lines alone: its one source lies within them.
+      const sources = await frame.locator('.answer').last().locator('.sources li').allTextContents();
+      assert.equal(sources.length, 1, sources.join(' | '));
+      assert.match(sources[0] ?? '', /engineering\/deploy-checklist\.md L(8|9|10)(–(9|10))?$/);
+      await vs.shot('turns-selection-chip.png');
       await frame.locator('#composer-chips .context-chip.attached').click();
       await frame.locator('#composer-chips .context-chip.attached').waitFor({ state: 'detached' });
     }));
