@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from kb_lsp import globs
@@ -332,6 +340,19 @@ class ChatTurn(_Params):
     answer: str = Field(max_length=MAX_QUERY_CHARS * 40)
 
 
+class LineSpan(_Payload):
+    """Lines of a file, 1-based and inclusive, as an editor shows a selection."""
+
+    start: StrictInt = Field(ge=1)
+    end: StrictInt = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LineSpan:
+        if self.end < self.start:
+            raise ValueError(f"lines {self.start}–{self.end}: the end is before the start")
+        return self
+
+
 class AskParams(_Params):
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS * 4, description="The question.")
     file: PathText | None = Field(
@@ -339,6 +360,13 @@ class AskParams(_Params):
     )
     n: ResultNumber | None = Field(
         default=None, description="Or: focus on result n of your last search."
+    )
+    lines: LineSpan | None = Field(
+        default=None,
+        description=(
+            "With `file`: only these lines of it (the editor's selection); the answer is "
+            "made from them alone, as passages given to the model."
+        ),
     )
     conversation_id: str | None = Field(default=None, max_length=200)
     history: list[ChatTurn] | None = Field(
@@ -351,6 +379,12 @@ class AskParams(_Params):
             "before it), a question edited and sent again (the turns before that question)."
         ),
     )
+
+    @model_validator(mode="after")
+    def _lines_of_a_file(self) -> AskParams:
+        if self.lines is not None and not self.file:
+            raise ValueError("`lines` needs `file`: the lines of which file?")
+        return self
 
 
 class StopAskParams(_Params):

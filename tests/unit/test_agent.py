@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.ollama_server import ScriptedOllama, Turn, answer, call, error, stall
 from tests.fakes.openai_server import ScriptedOpenAI
@@ -682,6 +683,13 @@ def test_a_model_without_tools_answers_grounded_with_valid_citations(
     assert "14:30" in passage and passage in shown["prompt"]
     assert f"[{cited.n}] `{MEXICO}` lines" in response.answer
     assert response.dropped == []
+    # The sources came before the answer, with the passages' step: a client links the
+    # streaming answer's `[n]` to them.
+    listed = next(s for s in steps if s.kind == "tool_result")
+    assert listed.args == {
+        "sources": [s.model_dump(mode="json", by_alias=True) for s in response.sources]
+    }
+    assert steps.index(listed) < next(i for i, s in enumerate(steps) if s.kind == "answer")
     # The passages are numbered in the answer, not made the client's list: "file N"
     # keeps meaning what it meant.
     assert outcome.numbered is None
@@ -1042,3 +1050,41 @@ def test_passages_under_the_relative_cut_are_not_given() -> None:
     assert grounded.grade([far, close, best], keep_first=False) == [best, close]
     # A file the question names keeps its best passage whatever it scores.
     assert grounded.grade([best, far], keep_first=True) == [best, far]
+
+
+def test_the_selected_lines_of_a_file_are_the_one_passage_even_for_a_tool_model(
+    kb: KnowledgeBase,
+) -> None:
+    shown: dict[str, str] = {}
+
+    def answer_from_the_selection(request: dict[str, Any]) -> Turn:
+        assert not request.get("tools")  # the lines are given: nothing to look up
+        shown["prompt"] = request["messages"][-1]["content"]
+        return answer("The amount is confirmed by the first business day [1].")
+
+    # A model that calls tools (the default capabilities), asked over lines 17–22 only.
+    with ScriptedOllama([answer_from_the_selection]) as server:
+        outcome, steps = ask(
+            make_agent(kb, server.url),
+            "What is the cut-off for Mexico payments?",
+            file=MEXICO,
+            lines={"start": 17, "end": 22},
+        )
+        assert server.errors == []
+    given = given_passages(shown["prompt"])
+    assert [(g.path, 17 <= g.start <= g.end <= 22) for g in given] == [(MEXICO, True)]
+    # The file's cut-off paragraph (lines 9–11) is outside the selection: never shown.
+    assert "SPEI before the 14:30" not in shown["prompt"]
+    response = outcome.response
+    assert response.mode == "grounded"
+    assert [
+        (s.path, s.range.start.line >= 16, s.range.end.line <= 22) for s in response.sources
+    ] == [(MEXICO, True, True)]
+    assert any("selected lines" in s.text for s in steps if s.kind == "status")
+
+
+def test_lines_without_a_file_or_backwards_are_refused_with_what_to_fix() -> None:
+    with pytest.raises(ValidationError, match="`lines` needs `file`"):
+        AskParams(question="Why?", lines={"start": 3, "end": 4})
+    with pytest.raises(ValidationError, match="the end is before the start"):
+        AskParams(question="Why?", file=MEXICO, lines={"start": 9, "end": 4})

@@ -4,11 +4,11 @@
  * (`AskParams.history`), what Regenerate and edit-and-resend keep of it, its title, and
  * ↑/↓ recall of the questions asked.
  */
-import type { AskResponse, ChatTurn } from './protocol';
+import type { AskResponse, ChatTurn, LineSpan } from './protocol';
 
 /** The entries of a conversation that matter here (the page's transcript has more). */
 export type Entry =
-  | { kind: 'question'; text: string; file?: string | null; pending?: boolean }
+  | { kind: 'question'; text: string; file?: string | null; lines?: LineSpan | null; pending?: boolean }
   | { kind: 'answer'; response: AskResponse; lead?: string }
   | { kind: string };
 

@@ -2,7 +2,7 @@
 import type { ServerFailure } from './backend';
 import type { ChatSummary, StoredChat } from './chatHistory';
 import type { EditorContext } from './editorContext';
-import type { AskEvent, AskResponse, ChatTurn, ExamplesResponse, IndexAction, IndexStatus, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
+import type { AskEvent, AskResponse, ChatTurn, ExamplesResponse, IndexAction, IndexStatus, LineSpan, Range, RelatedResponse, SchemaResponse, SearchResponse } from './protocol';
 
 export type PanelTab = 'search' | 'related' | 'ask';
 
@@ -31,7 +31,7 @@ export type ToWebview =
   | { type: 'setQuery'; query: string; run: boolean }
   | { type: 'focusSearch' }
   | { type: 'focusAsk'; file?: string | null }
-  | { type: 'askStarted'; id: number; question: string; file?: string | null }
+  | { type: 'askStarted'; id: number; question: string; file?: string | null; lines?: LineSpan | null }
   | { type: 'askEvent'; id: number; event: AskEvent }
   | { type: 'askDone'; id: number; response: AskResponse }
   | { type: 'askFailed'; id: number; message: string }
@@ -59,7 +59,7 @@ export type FromWebview =
   | { type: 'open'; uri: string; range: Range; path?: string; list?: 'search' | 'related' }
   | { type: 'openLink'; href: string }
   /** `history`: the conversation so far (a reopened one goes on after a reload). */
-  | { type: 'ask'; question: string; file?: string | null; conversationId?: string | null; history?: ChatTurn[] }
+  | { type: 'ask'; question: string; file?: string | null; lines?: LineSpan | null; conversationId?: string | null; history?: ChatTurn[] }
   | { type: 'cancelAsk' }
   | { type: 'indexControl'; action: IndexAction }
   | { type: 'related' }

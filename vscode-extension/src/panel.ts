@@ -197,7 +197,7 @@ export class KbPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'openLink':
         return this.openLink(message.href);
       case 'ask':
-        await this.asks.run(message.question, message.file ?? null, message.conversationId ?? null, message.history);
+        await this.asks.run(message.question, message.file ?? null, message.conversationId ?? null, message.history, message.lines ?? null);
         return;
       case 'cancelAsk':
         this.asks.stop();

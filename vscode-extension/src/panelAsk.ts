@@ -10,7 +10,7 @@ import type { KbBackend } from './backend';
 import type { ChatHistory } from './chatHistory';
 import type { FromWebview, ToWebview } from './messages';
 import { optionalRequest, OptionalMethods } from './optional';
-import { ErrorCodes, Methods, type AskEvent, type AskResponse, type ChatTurn } from './protocol';
+import { ErrorCodes, Methods, type AskEvent, type AskResponse, type ChatTurn, type LineSpan } from './protocol';
 import { errorCode, errorMessage } from './util';
 
 export const ANSWERING = 'kb.answering';
@@ -33,17 +33,20 @@ export class AskRunner implements vscode.Disposable {
     file: string | null,
     conversationId: string | null = null,
     history?: ChatTurn[],
+    lines: LineSpan | null = null,
   ): Promise<AskResponse | undefined> {
     this.ask?.source.cancel();
     const id = ++this.counter;
     const source = new vscode.CancellationTokenSource();
     this.ask = { id, source };
     void vscode.commands.executeCommand('setContext', ANSWERING, true);
-    this.post({ type: 'askStarted', id, question, file });
+    // Lines only with their file: the selection of it the question is asked over.
+    const span = file && lines ? { lines } : {};
+    this.post({ type: 'askStarted', id, question, file, ...span });
     try {
       const response = await this.backend.request(
         Methods.ask,
-        { question, ...(file ? { file } : {}), ...(conversationId ? { conversationId } : {}), ...(history?.length ? { history } : {}) },
+        { question, ...(file ? { file } : {}), ...span, ...(conversationId ? { conversationId } : {}), ...(history?.length ? { history } : {}) },
         source.token,
       );
       this.backend.noteAnswer?.(response);

@@ -281,6 +281,12 @@ export interface ChatTurn {
   answer: string;
 }
 
+/** Lines of a file, 1-based and inclusive, as an editor shows a selection. */
+export interface LineSpan {
+  start: number;
+  end: number;
+}
+
 export interface AskParams {
   /** The question. */
   question: string;
@@ -288,6 +294,10 @@ export interface AskParams {
   file?: string | null;
   /** Or: focus on result n of your last search. */
   n?: number | null;
+  /**
+   * With `file`: only these lines of it (the editor's selection); the answer is made from them alone, as passages given to the model.
+   */
+  lines?: LineSpan | null;
   conversationId?: string | null;
   /**
    * The conversation so far, as the client keeps it, oldest first; it replaces what the server remembers of `conversation_id`: a conversation reopened from the client's history (after a restart too), an answer regenerated (the turns before it), a question edited and sent again (the turns before that question).

@@ -4,7 +4,8 @@
  */
 import { askedQuestions, before, recall, turnsOf } from '../conversation';
 import type { EditorContext } from '../editorContext';
-import { renderContextChip, renderEditing, renderModelChip, withCodeTools } from './chatRender';
+import type { LineSpan } from '../protocol';
+import { renderContextChip, renderEditing, renderModelChip, selectedLines, spanText, withCodeTools } from './chatRender';
 import { renderTranscript } from './transcriptRender';
 import type { TranscriptEntry } from './transcriptTypes';
 import { askButton, askForm, askWelcome, composerChips, editingBanner, newChatButton, ownSelectAll, questionInput, scopeBox, scopeClear, scopeFile, transcriptBox } from './dom';
@@ -38,7 +39,7 @@ export function renderAsk(): void {
   askButton.title = busy ? 'Stop this answer (Ctrl+Alt+Backspace)' : 'Ask (Enter)';
   askWelcome.hidden = busy || state.transcript.length > 0;
   scopeBox.hidden = !state.askFile;
-  scopeFile.textContent = state.askFile ?? '';
+  scopeFile.textContent = state.askFile ? `${state.askFile}${state.askLines ? ` ${spanText(state.askLines)}` : ''}` : '';
   addTurnTools(busy);
   editingBanner.hidden = editing === null;
   editingBanner.innerHTML = editing === null ? '' : renderEditing(editing);
@@ -48,10 +49,10 @@ export function renderAsk(): void {
 }
 
 /** The box's chips: the model that answers (the picker on a click), and the last editor's
- * Markdown file to attach — the server's "over this file" mode. */
+ * Markdown file or its selection to attach — the server's "over this file" mode, with lines. */
 export function renderChips(): void {
-  const file = editorContext?.markdown ? { path: editorContext.path, markdown: true } : null;
-  composerChips.innerHTML = renderModelChip(state.status?.llm) + renderContextChip(file, file !== null && state.askFile === file.path);
+  const attached = editorContext && state.askFile === editorContext.path ? { path: state.askFile, lines: state.askLines } : null;
+  composerChips.innerHTML = renderModelChip(state.status?.llm) + renderContextChip(editorContext, attached);
 }
 
 /** Edit on each question, Regenerate on the last answer — once no answer runs. */
@@ -76,7 +77,7 @@ export function askAgain(n: number, regenerate: boolean): void {
   }
   if (regenerate) {
     state.transcript = kept.kept as TranscriptEntry[];
-    ask(kept.question.text, kept.question.file ?? null);
+    ask(kept.question.text, kept.question.file ?? null, kept.question.lines ?? null);
   } else {
     editing = n;
     questionInput.value = kept.question.text;
@@ -85,7 +86,7 @@ export function askAgain(n: number, regenerate: boolean): void {
   renderAsk();
 }
 
-export function ask(question: string, file: string | null = state.askFile): void {
+export function ask(question: string, file: string | null = state.askFile, lines: LineSpan | null = file === state.askFile ? state.askLines : null): void {
   const text = question.trim();
   if (!text || state.askId !== null) {
     return;
@@ -97,11 +98,11 @@ export function ask(question: string, file: string | null = state.askFile): void
     state.transcript = edited.kept as TranscriptEntry[];
     renderAsk();
   }
-  state.lastQuestion = { text, file };
+  state.lastQuestion = { text, file, lines };
   // The turns so far go with the question: a conversation reopened after a reload (the
   // server remembers none of it then) goes on where it was.
   const history = turnsOf(state.transcript);
-  post({ type: 'ask', question: text, file, conversationId: state.conversationId, ...(history.length ? { history } : {}) });
+  post({ type: 'ask', question: text, file, ...(file && lines ? { lines } : {}), conversationId: state.conversationId, ...(history.length ? { history } : {}) });
   questionInput.value = '';
   recallAt = undefined;
 }
@@ -138,6 +139,7 @@ function wireComposerButtons(): void {
       post({ type: 'command', command: 'chooseModel' });
     } else if (action === 'attach' || action === 'detach') {
       state.askFile = action === 'attach' ? (editorContext?.path ?? null) : null;
+      state.askLines = action === 'attach' ? (selectedLines(editorContext) ?? null) : null;
       renderAsk();
       save();
     }
@@ -153,6 +155,7 @@ function wireComposerButtons(): void {
 
   scopeClear.addEventListener('click', () => {
     state.askFile = null;
+    state.askLines = null;
     renderAsk();
     save();
   });
@@ -165,6 +168,7 @@ function wireComposerButtons(): void {
     state.conversationId = null;
     state.chatId = null;
     state.askFile = null;
+    state.askLines = null;
     state.askId = null;
     renderAsk();
     questionInput.focus();

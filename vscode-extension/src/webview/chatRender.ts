@@ -5,7 +5,7 @@
  */
 import type { ChatSummary } from '../chatHistory';
 import type { EditorContext } from '../editorContext';
-import type { ExamplesResponse, LlmStatus } from '../protocol';
+import type { ExamplesResponse, LineSpan, LlmStatus } from '../protocol';
 import { escapeHtml } from './html';
 
 /** "3 min ago", "yesterday", "12 Nov": when a conversation last changed. */
@@ -54,18 +54,35 @@ export function renderModelChip(llm: LlmStatus | undefined): string {
   return `<button type="button" class="chip model-chip" data-action="chooseModel" title="${escapeHtml(title)}"><span class="chip-icon">&#x2699;</span>${escapeHtml(label)}</button>`;
 }
 
-/** What the box may attach: the last editor's file or its selection (a chip that adds it);
- * attached, the chip says so and removes it. */
-export function renderContextChip(context: EditorContext | null, attached: boolean): string {
-  if (!context) {
+/** "L12–30" (one line: "L12"), as the panel writes line ranges. */
+export function spanText(lines: LineSpan): string {
+  return lines.start === lines.end ? `L${lines.start}` : `L${lines.start}–${lines.end}`;
+}
+
+/** The lines of `context`'s selection, as the server takes them (none: undefined). */
+export function selectedLines(context: EditorContext | null): LineSpan | undefined {
+  return context?.selection ? { start: context.selection.startLine, end: context.selection.endLine } : undefined;
+}
+
+/** What the box asks over, when something is attached: a file, or lines of one. */
+export interface Attached {
+  path: string;
+  lines: LineSpan | null;
+}
+
+/** What the box may attach: the last editor's Markdown file, or its selection there (a
+ * chip that adds it); what is attached, a chip that says so and removes it. */
+export function renderContextChip(context: EditorContext | null, attached: Attached | null): string {
+  if (!context?.markdown) {
     return '';
   }
-  const lines = context.selection ? `:${context.selection.startLine}-${context.selection.endLine}` : '';
-  const what = `${context.path}${lines}`;
   if (attached) {
+    const what = attached.lines ? `the selection (${attached.path}:${spanText(attached.lines)})` : attached.path;
     return `<button type="button" class="chip context-chip attached" data-action="detach" title="Ask about the whole knowledge base again">${escapeHtml(what)} &#x2715;</button>`;
   }
-  const title = context.selection ? 'Ask about the selected lines' : 'Ask about this file';
+  const lines = selectedLines(context);
+  const what = lines ? `the selection (${context.path}:${spanText(lines)})` : context.path;
+  const title = lines ? 'Ask about the selected lines only' : 'Ask about this file';
   return `<button type="button" class="chip context-chip" data-action="attach" title="${title}">+ ${escapeHtml(what)}</button>`;
 }
 

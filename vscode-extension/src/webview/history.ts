@@ -26,6 +26,7 @@ export function reopenChat(id: string, transcript: TranscriptEntry[], file: stri
   state.transcript = transcript;
   state.conversationId = null; // the server's may be gone: the turns go with the next question
   state.askFile = file;
+  state.askLines = null;
   state.openSteps = [];
   historyBox.hidden = true;
   historyButton.setAttribute('aria-expanded', 'false');

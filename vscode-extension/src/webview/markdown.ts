@@ -8,7 +8,8 @@ import type { Source } from '../protocol';
 
 /** Where `[n]` and `[path:lines]` in an answer lead: the answer's sources. */
 interface CiteEnv {
-  entry: number;
+  /** The transcript entry of the answer, or the answer still streaming in. */
+  entry: number | 'streaming';
   sources: readonly Source[];
 }
 

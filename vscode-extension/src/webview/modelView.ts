@@ -24,7 +24,7 @@ export function wireModelCard(): void {
         // Ask the server about the model again, and the question again when there was one.
         post({ type: 'command', command: 'probeModel' });
         if (state.lastQuestion) {
-          ask(state.lastQuestion.text, state.lastQuestion.file);
+          ask(state.lastQuestion.text, state.lastQuestion.file, state.lastQuestion.lines ?? null);
         }
         break;
       case 'copyFix':

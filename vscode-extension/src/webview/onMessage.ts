@@ -123,8 +123,8 @@ function onRunningAsk(message: ToWebview): boolean {
       pendingQuestionDone();
       state.streaming = null;
       state.askId = message.id;
-      state.lastQuestion = { text: message.question, file: message.file ?? null };
-      state.transcript.push({ kind: 'question', text: message.question, file: message.file, pending: true });
+      state.lastQuestion = { text: message.question, file: message.file ?? null, lines: message.lines ?? null };
+      state.transcript.push({ kind: 'question', text: message.question, file: message.file, ...(message.lines ? { lines: message.lines } : {}), pending: true });
       showTab('ask');
       renderAsk();
       break;
@@ -173,6 +173,7 @@ function onAskMessage(message: ToWebview): boolean {
     case 'focusAsk':
       if (message.file !== undefined) {
         state.askFile = message.file;
+        state.askLines = null;
         if (message.file) {
           state.conversationId = null;
         }

@@ -4,7 +4,7 @@
  */
 import type { ServerFailure } from '../backend';
 import type { FromWebview, ListOrigin, PanelTab } from '../messages';
-import type { IndexStatus, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
+import type { IndexStatus, LineSpan, RelatedResponse, SchemaResponse, SearchHit, SearchResponse } from '../protocol';
 import type { ModelProblem } from './modelCard';
 import type { ServerState } from './statusLine';
 import type { Streaming, TranscriptEntry } from './transcriptTypes';
@@ -42,6 +42,8 @@ interface PanelState {
   openSteps: number[];
   askId: number | null;
   askFile: string | null;
+  /** With `askFile`: the selection of it the questions are asked over (null: the whole file). */
+  askLines: LineSpan | null;
   conversationId: string | null;
   /** The kept conversation this transcript is (the workspace's history), once asked in. */
   chatId: string | null;
@@ -53,7 +55,7 @@ interface PanelState {
   relatedSelected: number;
   schema: SchemaResponse | null;
   model: ModelProblem | null;
-  lastQuestion: { text: string; file: string | null } | null;
+  lastQuestion: { text: string; file: string | null; lines?: LineSpan | null } | null;
   staleNote?: string;
 }
 
@@ -72,6 +74,7 @@ const initial: PanelState = {
   openSteps: [],
   askId: null,
   askFile: null,
+  askLines: null,
   conversationId: null,
   chatId: null,
   summaries: {},

@@ -1,6 +1,6 @@
 /** The running ask: its steps and streamed answer as they arrive, and how it ends. */
 import type { ToWebview } from '../messages';
-import type { AskResponse } from '../protocol';
+import type { AskResponse, Source } from '../protocol';
 import { modelProblem } from './modelCard';
 import { isWaiting, streamedText } from './steps';
 import { fallbackReason } from './transcriptRender';
@@ -8,13 +8,20 @@ import { state } from './state';
 
 /** One `kb/askEvent` of the running ask: a step, or a piece of the answer. */
 export function onAskEvent(event: Extract<ToWebview, { type: 'askEvent' }>['event']): void {
+  const sources = listedSources(event.args) ?? state.streaming?.sources;
   if (event.kind === 'answer') {
-    state.streaming = { text: streamedText(state.streaming?.text ?? '', event) };
+    state.streaming = { text: streamedText(state.streaming?.text ?? '', event), sources };
     return;
   }
   state.transcript.push({ kind: 'step', event });
   // "Waiting for the model" lasts until the model says something.
-  state.streaming = { text: state.streaming?.text ?? '', waiting: isWaiting(event) ? event.text : undefined };
+  state.streaming = { text: state.streaming?.text ?? '', waiting: isWaiting(event) ? event.text : undefined, sources };
+}
+
+/** The sources a step lists (`args.sources`: grounded mode's passages, before the answer). */
+export function listedSources(args: Record<string, unknown> | null | undefined): Source[] | undefined {
+  const sources = args?.sources;
+  return Array.isArray(sources) ? (sources as Source[]) : undefined;
 }
 
 /** The running ask ended without its answer: what streamed in stays, marked. */

@@ -4,10 +4,11 @@ import { ask, askAgain } from './ask';
 import { transcriptBox } from './dom';
 import { post, save, state } from './state';
 
-/** `[n]` in an answer: source n at its lines. */
+/** `[n]` in an answer, or in the answer streaming in: source n at its lines. */
 function openCitation(cite: HTMLElement): void {
-  const entry = state.transcript[Number(cite.dataset.entry)];
-  const found = entry?.kind === 'answer' ? entry.response.sources[Number(cite.dataset.source)] : undefined;
+  const entry = cite.dataset.entry === 'streaming' ? undefined : state.transcript[Number(cite.dataset.entry)];
+  const sources = cite.dataset.entry === 'streaming' ? (state.streaming?.sources ?? []) : entry?.kind === 'answer' ? entry.response.sources : [];
+  const found = sources[Number(cite.dataset.source)];
   if (found) {
     post({ type: 'open', uri: found.uri, range: found.range, path: found.path });
   }

@@ -1,5 +1,6 @@
 /** The Ask transcript as HTML: its entries, steps folded, the running answer last. */
 import { renderAnswer } from './answer';
+import { spanText } from './chatRender';
 import { escapeHtml } from './html';
 import { renderMarkdown } from './markdown';
 import { isWaiting, renderStep, stepsSummary } from './steps';
@@ -10,7 +11,7 @@ export function renderEntry(entry: TranscriptEntry, index: number): string {
     case 'question':
       return (
         `<div class="question${entry.pending ? ' pending' : ''}"><span class="q-mark">Q</span><span class="q-text">${escapeHtml(entry.text)}` +
-        `${entry.file ? ` <span class="q-file">(about <code>${escapeHtml(entry.file)}</code>)</span>` : ''}</span>` +
+        `${entry.file ? ` <span class="q-file">(about <code>${escapeHtml(entry.file)}</code>${entry.lines ? ` ${spanText(entry.lines)}` : ''})</span>` : ''}</span>` +
         `</div>`
       );
     case 'step':
@@ -99,7 +100,8 @@ export function renderTranscript(entries: readonly TranscriptEntry[], view: Tran
   }
   if (view.pending && view.streaming?.text) {
     out.push(
-      `<div class="answer pending-answer" aria-busy="true"><div class="markdown">${renderMarkdown(view.streaming.text)}</div></div>`,
+      // Citations link as they arrive: `[path:lines]` at once, `[n]` once the sources are listed.
+      `<div class="answer pending-answer" aria-busy="true"><div class="markdown">${renderMarkdown(view.streaming.text, { entry: 'streaming', sources: view.streaming.sources ?? [] })}</div></div>`,
     );
   }
   const waiting = view.pending ? view.streaming?.waiting : undefined;

@@ -8,7 +8,8 @@
  *    question with only the turns before it;
  * 3. ↑ in the empty Ask box recalls the last question;
  * 4. the model in the box: its chip names the model, a click is Choose a Model…;
- * 5. the open-file chip attaches the editor's Markdown file (the server's "over this file");
+ * 5. the open-file chip attaches the editor's Markdown file (the server's "over this file"),
+ *    the selection chip its selected lines (`AskParams.lines`);
  * 6. Escape in the search box keeps the query and its list; in the Ask box it does not
  *    stop an answer; Stop (`kb/stopAsk`) ends it and the answer keeps its sources;
  * 7. the result hover card renders its passage, clear of the rows beside it (defect 10).
@@ -16,10 +17,11 @@
  * Waits are on conditions, never on fixed sleeps. Screenshots: test-artifacts/turns-*.png.
  */
 import { strict as assert } from 'node:assert';
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FrameLocator } from 'playwright-core';
-import { artifact } from '../shared/browser';
+import { artifact, REPO_ROOT } from '../shared/browser';
 import { CodeServer, until } from '../shared/codeServer';
 import { sampleWorkspace, serverPython } from '../shared/server';
 import { startStandIn, type StandIn } from '../shared/standIns';
@@ -28,8 +30,33 @@ const vs = new CodeServer();
 let frame: FrameLocator;
 let model: StandIn;
 let silent: StandIn;
+let quoting: StandIn;
 
 const ANSWER = 'Deploys of the payments service are frozen [1].';
+// For the README's pictures: an answer in the checklist's own words, so it is supported.
+const SUPPORTED =
+  'No deploys during the month-end close: from the last two business days of the month until business day 3 of the next [1].';
+
+/** No notification toasts in the picture (code-server's remote-settings warning among them). */
+async function clearToasts(): Promise<void> {
+  await vs.runCommand('Notifications: Clear All Notifications');
+  await until(() => vs.page.locator('.notifications-toasts .notification-toast').count(), (n) => n === 0, 'the toasts to close');
+}
+
+/** An image in test-artifacts/ (`clip`: the side bar only); with KB_UPDATE_SCREENSHOT=1 in docs/ too.
+ * The toasts are cleared first, unless a quick pick is open (the command palette would close it). */
+async function docsShot(name: string, docsName: string, clip: boolean): Promise<void> {
+  if (clip) {
+    await clearToasts();
+  }
+  const box = clip ? await vs.page.locator('.part.sidebar').boundingBox() : null;
+  const path = artifact(name);
+  await vs.page.screenshot({ path, ...(box ? { clip: box } : {}) });
+  if (process.env.KB_UPDATE_SCREENSHOT === '1') {
+    mkdirSync(join(REPO_ROOT, 'docs'), { recursive: true });
+    cpSync(path, join(REPO_ROOT, 'docs', docsName));
+  }
+}
 
 /** `KB: Choose a Model…` (or the box's chip) → llama-server → `url` → `name`. */
 async function pickModel(url: string, name: string): Promise<void> {
@@ -61,18 +88,16 @@ async function answered(): Promise<void> {
   await until(() => frame.locator('#ask-button').textContent(), (text) => text === 'Ask', 'the Ask button to come back');
 }
 
-/** The panel after a window reload: VS Code may have restored it open (then a click on its
- * icon would close it); the server starts again. */
+/** The panel after a window reload, opened by `KB: Show Panel` (which opens, never toggles):
+ * VS Code may restore the side bar open a moment after the window loads, and a click on the
+ * activity-bar icon would then close it again. The command is asked for once the extension
+ * is running again (its status item says the server is ready): a palette opened sooner can
+ * list the commands of before the extensions were read, without it. */
 async function panelAfterReload(): Promise<FrameLocator> {
-  const icon = vs.page.locator('.activitybar .action-item a[aria-label^="Knowledge Base"]').first();
-  await icon.waitFor();
-  const open = await icon.evaluate((a) => a.closest('.action-item')?.classList.contains('checked') ?? false);
-  if (!open) {
-    await icon.click();
-  }
+  await vs.page.locator('.statusbar-item', { hasText: 'KB: ready' }).first().waitFor();
+  await vs.runCommand('KB: Show Panel');
   const panel = vs.panel();
   await panel.locator('#status-text').waitFor();
-  await vs.page.locator('.statusbar-item', { hasText: 'KB: ready' }).first().waitFor();
   return panel;
 }
 
@@ -92,6 +117,7 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
     model = await startStandIn('openai', ['smollm2', 'qwen2.5-0.5b-instruct'], { content: ANSWER });
     // Sends a few pieces of its answer, then goes silent until the end.
     silent = await startStandIn('openai', ['smollm2'], { content: 'Deploys are frozen on Fridays, because '.repeat(4), stall_after: 3 });
+    quoting = await startStandIn('openai', ['qwen2.5-0.5b-instruct', 'llama3.2:3b'], { content: SUPPORTED });
     await vs.start(sampleWorkspace('kb-turns-e2e-'), {
       'kb.server.python': serverPython(),
       'kb.ollama.host': 'http://127.0.0.1:9',
@@ -111,6 +137,7 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
     await vs.stop();
     model?.stop();
     silent?.stop();
+    quoting?.stop();
   });
 
   it('a conversation is in the history after a window reload; reopened, it goes on', () =>
@@ -188,6 +215,32 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
       await frame.locator('#composer-chips .context-chip.attached').waitFor({ state: 'detached' });
     }));
 
+  it("the selection chip asks over the editor's selected lines alone", () =>
+    shotOnFailure('selection-chip', async () => {
+      await vs.openFile('deploy-checklist.md');
+      await vs.runCommand('Go to Line/Column');
+      await vs.page.keyboard.type('8');
+      await vs.page.keyboard.press('Enter');
+      for (let i = 0; i < 3; i++) {
+        await vs.page.keyboard.press('Shift+ArrowDown');
+      }
+      await frame.locator('#new-chat').click();
+      const chip = frame.locator('#composer-chips .context-chip');
+      const offered = '+ the selection (engineering/deploy-checklist.md:L8–10)';
+      await until(() => chip.textContent(), (text) => text === offered, 'the chip to offer the selected lines');
+      await chip.click();
+      await frame.locator('#composer-chips .context-chip.attached').waitFor();
+      await ask('When are deploys frozen?');
+      assert.equal(await frame.locator('.question .q-file').last().textContent(), '(about engineering/deploy-checklist.md L8–10)');
+      // The server made the answer from those lines alone: its one source lies within them.
+      const sources = await frame.locator('.answer').last().locator('.sources li').allTextContents();
+      assert.equal(sources.length, 1, sources.join(' | '));
+      assert.match(sources[0] ?? '', /engineering\/deploy-checklist\.md L(8|9|10)(–(9|10))?$/);
+      await vs.shot('turns-selection-chip.png');
+      await frame.locator('#composer-chips .context-chip.attached').click();
+      await frame.locator('#composer-chips .context-chip.attached').waitFor({ state: 'detached' });
+    }));
+
   it('Escape in the search box keeps the query and its list', () =>
     shotOnFailure('escape-search', async () => {
       await frame.locator('#tab-search').click();
@@ -243,5 +296,41 @@ describe('chat turns in code-server: history, Regenerate, Edit, ↑, the chips, 
       await stopped.locator('.sources li').first().waitFor();
       await vs.shot('turns-stopped.png');
       await until(() => frame.locator('#ask-button').textContent(), (text) => text === 'Ask', 'the Ask button to come back');
+    }));
+
+  it("pictures for the README: the history and the model picker, wide and at 170 px", () =>
+    shotOnFailure('docs-shots', async () => {
+      await vs.runCommand('View: Close All Editors');
+      await clearToasts();
+      await vs.runCommand('KB: Choose a Model…');
+      await pickModel(quoting.url, 'qwen2.5-0.5b-instruct');
+      await frame.locator('#tab-ask').click();
+      await frame.locator('#new-chat').click();
+      await ask('When are deploys frozen?');
+      const answer = frame.locator('.answer').last();
+      assert.match((await answer.textContent()) ?? '', /month-end close/);
+      await answer.locator('.badge.verdict-supported').waitFor();
+      await frame.locator('#history-button').click();
+      await frame.locator('#history .history-title').first().waitFor();
+      await docsShot('turns-docs-history.png', 'panel-history.png', true);
+      await frame.locator('#history-button').click();
+      await docsShot('turns-docs-ask.png', 'panel-ask.png', true);
+      // The picker from the box's chip: the configured server comes first, straight to its models.
+      await frame.locator('#composer-chips .model-chip').click();
+      const row = (text: string) => vs.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
+      await row(`Another model at ${quoting.url}`).click();
+      await row('llama3.2:3b').waitFor();
+      const asking = vs.page.locator('.notifications-toasts .notification-toast', { hasText: 'for its models' });
+      await until(() => asking.count(), (n) => n === 0, 'the "asking for its models" note to go');
+      await docsShot('turns-docs-model-picker.png', 'panel-model-picker.png', false);
+      await vs.page.keyboard.press('Escape');
+      await vs.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+      const width = await vs.sideBarWidth(170);
+      assert.ok(width <= 200, `the side bar is ${width} px`);
+      await docsShot('turns-docs-chat-narrow.png', 'panel-chat-narrow.png', true);
+      await frame.locator('#history-button').click();
+      await frame.locator('#history .history-title').first().waitFor();
+      await docsShot('turns-docs-history-narrow.png', 'panel-history-narrow.png', true);
+      await frame.locator('#history-button').click();
     }));
 });

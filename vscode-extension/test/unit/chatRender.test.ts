@@ -27,9 +27,14 @@ describe('the Ask tab’s chat conventions as HTML', () => {
     assert.match(renderModelChip({ host: 'http://127.0.0.1:8080/v1', model: 'qwen2.5:7b' }), /data-action="chooseModel"[^>]*>.*qwen2\.5:7b<\/button>/);
     assert.match(renderModelChip(undefined), /Choose a model/);
     const context = { path: 'runbooks/close.md', markdown: true, selection: { startLine: 12, endLine: 18, text: 'x' } };
-    assert.match(renderContextChip(context, false), /data-action="attach"[^>]*>\+ runbooks\/close\.md:12-18</);
-    assert.match(renderContextChip(context, true), /data-action="detach"/);
-    assert.equal(renderContextChip(null, false), '');
+    assert.match(renderContextChip(context, null), /data-action="attach" title="Ask about the selected lines only">\+ the selection \(runbooks\/close\.md:L12–18\)</);
+    assert.match(renderContextChip(context, { path: context.path, lines: { start: 12, end: 18 } }), /data-action="detach"[^>]*>the selection \(runbooks\/close\.md:L12–18\) /);
+    const file = { path: 'runbooks/close.md', markdown: true };
+    assert.match(renderContextChip(file, null), /data-action="attach" title="Ask about this file">\+ runbooks\/close\.md</);
+    assert.match(renderContextChip(file, { path: file.path, lines: null }), /data-action="detach"[^>]*>runbooks\/close\.md /);
+    // Not Markdown: the server's "over this file" mode cannot take it.
+    assert.equal(renderContextChip({ ...context, markdown: false }, null), '');
+    assert.equal(renderContextChip(null, null), '');
   });
 
   it('puts Copy and Insert over each code block', () => {

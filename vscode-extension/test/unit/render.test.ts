@@ -186,6 +186,17 @@ describe('webview rendering', () => {
     assert.doesNotMatch(live, /<details/);
   });
 
+  it('links the streaming answer\'s citations: [path:lines] always, [n] only to listed sources', () => {
+    const pending = [{ kind: 'question' as const, text: 'How?', pending: true }];
+    const text = 'See [a.md:3-5] and [1].';
+    const early = renderTranscript(pending, { pending: true, streaming: { text } });
+    assert.match(early, /<a href="a\.md#L3-L5" class="cite cite-path"/);
+    assert.doesNotMatch(early, /data-source/);
+    const source = { n: 1, uri: 'file:///w/a.md', path: 'a.md', range: { start: { line: 2, character: 0 }, end: { line: 5, character: 0 } } };
+    const listed = renderTranscript(pending, { pending: true, streaming: { text, sources: [source] } });
+    assert.match(listed, /<a href="#" class="cite" data-entry="streaming" data-source="0" title="a\.md L3–5">\[1\]<\/a>/);
+  });
+
   it('says "Waiting for the model" only while the model is silent', () => {
     const waiting = { kind: 'step' as const, event: { kind: 'status' as const, text: 'Waiting for the model (qwen at x)…' } };
     const pending = [{ kind: 'question' as const, text: 'How?', pending: true }, waiting];

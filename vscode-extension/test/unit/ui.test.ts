@@ -227,6 +227,14 @@ describe('panel', () => {
     await panel.handle({ type: 'ask', question: 'How?', conversationId: 'c1' });
     assert.deepEqual(backend.requests.at(-1)?.params, { question: 'How?', conversationId: 'c1' });
     assert.equal(posted.at(-1)?.type, 'askDone');
+    // The selection attached in the box: its file and lines go to the server, and back to the page.
+    const lines = { start: 12, end: 30 };
+    await panel.handle({ type: 'ask', question: 'Why?', file: 'runbooks/deploy.md', lines });
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'Why?', file: 'runbooks/deploy.md', lines });
+    assert.deepEqual(posted.find((m) => m.type === 'askStarted' && m.question === 'Why?'), { type: 'askStarted', id: 2, question: 'Why?', file: 'runbooks/deploy.md', lines });
+    // Lines without a file are no selection of anything: not sent.
+    await panel.handle({ type: 'ask', question: 'Where?', file: null, lines });
+    assert.deepEqual(backend.requests.at(-1)?.params, { question: 'Where?' });
   });
 });
 

@@ -912,6 +912,26 @@ describe('panel webview in Chromium', () => {
     assert.equal(await page.textContent('#ask-button'), 'Ask');
   });
 
+  it('links citations while the answer streams: [path:lines] at once, [n] once the passages are listed', async () => {
+    await page.click('#tab-ask');
+    await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: 'See [runbooks/deploy.md:11-16] and [1]', args: { piece: true } } });
+    assert.deepEqual(await page.locator('.pending-answer a.cite-path').allTextContents(), ['[runbooks/deploy.md:11-16]']);
+    assert.equal(await page.locator('.pending-answer a.cite[data-source]').count(), 0, 'no sources listed yet: [1] names nothing');
+    const source = { n: 1, uri: HITS[0].uri, path: HITS[0].path, range: HITS[0].range };
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'tool_result', text: '1 passages for the model: [1] runbooks/deploy.md lines 11–16', args: { sources: [source] } } });
+    await send({ type: 'askEvent', id: 1, event: { askId: 'a', kind: 'answer', text: ' [1].', args: { piece: true } } });
+    assert.deepEqual(await page.locator('.pending-answer a.cite[data-source]').allTextContents(), ['[1]', '[1]']);
+    await clearPosted();
+    await page.click('.pending-answer a.cite[data-source] >> nth=0');
+    assert.deepEqual(await posted(), [{ type: 'open', uri: source.uri, range: source.range, path: source.path }]);
+    await clearPosted();
+    await page.click('.pending-answer a.cite-path');
+    assert.deepEqual(await posted(), [{ type: 'openLink', href: 'runbooks/deploy.md#L11-L16' }]);
+    await send({ type: 'askDone', id: 1, response: { answer: 'See [1].', sources: [source], stop: 'answer', steps: [], usage: {} } });
+    assert.equal(await page.isVisible('.pending-answer'), false);
+  });
+
   it('a stopped answer (kb/stopAsk) keeps what streamed in and its sources', async () => {
     await page.click('#tab-ask');
     await send({ type: 'askStarted', id: 1, question: 'How do I deploy?', file: null });
@@ -1090,6 +1110,34 @@ describe('panel webview in Chromium', () => {
       { type: 'copy', text: 'make verify\n' },
       { type: 'insert', text: 'make rollback\n' },
     ]);
+  });
+
+  it('attaches the selection of the open Markdown file: the question goes with its file and lines', async () => {
+    await page.click('#tab-ask');
+    const selection = { startLine: 12, endLine: 30, text: 'Roll back with make rollback.' };
+    await send({ type: 'editorContext', context: { path: 'runbooks/deploy.md', markdown: true, selection } });
+    assert.equal(await page.textContent('#composer-chips .context-chip'), '+ the selection (runbooks/deploy.md:L12–30)');
+    await page.click('#composer-chips .context-chip');
+    assert.equal(await page.textContent('#composer-chips .context-chip.attached'), 'the selection (runbooks/deploy.md:L12–30) \u2715');
+    assert.equal(await page.textContent('#ask-scope-file'), 'runbooks/deploy.md L12–30');
+    // The selection changes in the editor after it was attached: what was attached is asked over.
+    await send({ type: 'editorContext', context: { path: 'runbooks/deploy.md', markdown: true, selection: { ...selection, startLine: 40, endLine: 41 } } });
+    await page.fill('#question', 'What does it say about rollbacks?');
+    await page.keyboard.press('Enter');
+    const lines = { start: 12, end: 30 };
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', lines, conversationId: null });
+    await send({ type: 'askStarted', id: 1, question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', lines });
+    assert.equal(await page.textContent('.question .q-file'), '(about runbooks/deploy.md L12–30)');
+    await send({ type: 'askDone', id: 1, response: { answer: 'Run make rollback.', sources: [], stop: 'answer', steps: [], usage: {} } });
+    // Regenerate asks over the same lines.
+    await clearPosted();
+    await page.click('.turn-regenerate');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'What does it say about rollbacks?', file: 'runbooks/deploy.md', lines, conversationId: null });
+    // Detached: the whole knowledge base again, no lines.
+    await page.click('#ask-scope-clear');
+    await page.fill('#question', 'And deploys?');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'And deploys?', file: null, conversationId: null });
   });
 
   it('keeps each conversation in the history: listed, reopened with its turns sent along, deleted', async () => {

@@ -69,6 +69,10 @@ def run(request: Request) -> AskOutcome:
         request.mode = choose_mode(request)
         if summary_only:
             return summarize_one(request, focus[0])
+        if request.params.lines and request.mode == "agent":
+            # The selected lines are the passage: with tools the model would read the whole file.
+            request.mode = "grounded"
+            request.emit("status", "The selected lines are given to the model to answer from.")
         if request.mode == "grounded":
             return grounded_mode.answer(request, focus, resolved.question)
         return ToolLoop(request, focus, resolved.question).run()

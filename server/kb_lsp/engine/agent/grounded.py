@@ -105,10 +105,10 @@ def gather(
     budget_chars: int,
     max_passages: int = MAX_PASSAGES,
     passage_chars: int = PASSAGE_MAX_CHARS,
+    selection: tuple[int, int] | None = None,
 ) -> tuple[list[Passage], list[SearchHit]]:
-    """The graded passages for `question` (numbered from 1), and the file hits of the
-    workspace search they came from (empty with focus files)."""
-    candidates, files = _candidates(kb, question, focus)
+    """The graded passages for `question` (numbered from 1), and `_candidates`' file hits."""
+    candidates, files = _candidates(kb, question, focus, selection)
     if not ABOUT_CHANGES.search(question):
         candidates = [_weighed(hit) for hit in candidates]
     graded = grade(candidates, keep_first=bool(focus))
@@ -134,6 +134,7 @@ def gather(
         if end < start:
             continue
         start = with_intro(lines, focused(lines, (start, end), per_passage, asked))
+        start = max(start, selection[0] if selection else 0)  # no intro outside a selection
         added = _join(passages, hit.path, lines, (start, end), per_passage)
         if added is not None:
             used += added
@@ -159,9 +160,14 @@ def gather(
 
 
 def _candidates(
-    kb: KnowledgeBase, question: str, focus: list[FileInfo]
+    kb: KnowledgeBase, question: str, focus: list[FileInfo], selection: tuple[int, int] | None
 ) -> tuple[list[SearchHit], list[SearchHit]]:
-    """The chunks that may become passages, and the file hits they came from."""
+    """The chunks that may become passages, and the file hits they came from. With
+    `selection` (0-based inclusive lines of the one focus file), those lines are the one
+    passage, whatever they score: the user chose them."""
+    if selection is not None and focus:
+        found = kb.search_in_file(focus[0].path, question, limit=1)
+        return [hit.model_copy(update={"range": Range.of_lines(*selection)}) for hit in found], []
     threshold = kb.settings.search.threshold * PASSAGE_THRESHOLD_FACTOR
     candidates: list[SearchHit] = []
     files: list[SearchHit] = []

@@ -33,6 +33,7 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
         budget_chars=min(passage_chars, count * each),
         max_passages=count,
         passage_chars=each,
+        selection=request.selection(),
     )
     request.found.passages = passages
     request.found.sources = [p.source() for p in passages]
@@ -44,7 +45,14 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
             "notes (results below the relevance threshold are not shown).",
         )
     listing = "; ".join(f"[{p.n}] {p.path} lines {p.start + 1}–{p.end + 1}" for p in passages)
-    request.emit("tool_result", f"{len(passages)} passages for the model: {listing}")
+    # The sources go with the listing, before the answer streams: a client links the
+    # answer's `[n]` to them as they arrive, not only once the answer is whole.
+    sources = [s.model_dump(mode="json", by_alias=True) for s in request.found.sources]
+    request.emit(
+        "tool_result",
+        f"{len(passages)} passages for the model: {listing}",
+        args={"sources": sources},
+    )
     # The client's numbered list stays the one it last saw ("file N" keeps meaning what
     # it meant): the passages are numbered in the answer, as passages, not as a new list.
     # What the notes say comes first, before the model is even asked: it streams now.

@@ -146,6 +146,11 @@ class Request:
         # Said once in the answer when the model has no chat template of its own.
         self.template_note = ""
 
+    def selection(self) -> tuple[int, int] | None:
+        """The asked lines of the focus file (`AskParams.lines`), 0-based inclusive."""
+        lines = self.params.lines
+        return None if lines is None else (lines.start - 1, lines.end - 1)
+
     def topic(self) -> followup.Topic:
         """What this question is searched for: the question on its own, or — when it
         follows up the turn before (`followup.py`) — joined to that turn's topic. Decided
