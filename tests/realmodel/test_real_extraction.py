@@ -96,7 +96,7 @@ def test_a_value_the_note_holds_is_stored_with_its_span_and_filters(
     try:
         report = kb.sync(extract=True)
         assert report.notes_extracted == 1 and report.errors == []
-        meta = kb.file_meta("acme.md")
+        meta = kb.file_reads.file_meta("acme.md")
         assert meta is not None and meta.extracted_by == "openai/smollm2"
         (due,) = meta.extracted["due"]
         assert due.value == "2026-03-31"

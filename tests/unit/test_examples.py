@@ -40,7 +40,7 @@ def plain_notes(folder: Path) -> Path:
 def test_the_sample_wikis_examples_are_its_own_and_find_files(tmp_path: Path) -> None:
     kb = indexed(copy_example_workspace(tmp_path / "ws"), tmp_path / "st")
     try:
-        found = kb.examples()
+        found = kb.queries.examples()
         titles = {info.title for info in kb.files()}
         paths = {info.path for info in kb.files()}
         assert found.searches and found.questions and found.filters
@@ -60,7 +60,7 @@ def test_the_sample_wikis_examples_are_its_own_and_find_files(tmp_path: Path) ->
 def test_an_index_without_tags_is_not_told_about_the_sample_wikis(tmp_path: Path) -> None:
     kb = indexed(plain_notes(tmp_path / "notes"), tmp_path / "st")
     try:
-        found = kb.examples()
+        found = kb.queries.examples()
         # The note with the most passages first; README is about the repository.
         assert found.searches[0] == "query parameters"
         assert found.questions == [
@@ -85,7 +85,7 @@ def test_an_empty_index_has_no_examples(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     kb = indexed(tmp_path / "empty", tmp_path / "st")
     try:
-        found = kb.examples()
+        found = kb.queries.examples()
         assert (found.searches, found.questions, found.filters) == ([], [], [])
     finally:
         kb.close()

@@ -156,7 +156,7 @@ def test_structured_replies_become_filterable_fields(
         assert paths(kb, "counterparty:umbrella") == {"written.md"}
         assert "written.md" not in paths(kb, 'counterparty:"acme corp"')
 
-        meta = kb.file_meta("acme.md")
+        meta = kb.file_reads.file_meta("acme.md")
         assert meta is not None
         assert meta.extracted_by == "ollama/qwen2.5:7b"
         assert [v.value for v in meta.extracted["counterparty"]] == ["Acme Corp"]
@@ -361,7 +361,7 @@ def test_an_openai_compatible_server_gets_response_format(notes: Path, tmp_path:
                 SCHEMA["properties"].keys()
             )
             assert paths(kb, "amount>10000") == {"acme.md"}
-            meta = kb.file_meta("acme.md")
+            meta = kb.file_reads.file_meta("acme.md")
             assert meta is not None and meta.extracted_by == "openai/smollm2"
         finally:
             kb.close()

@@ -100,7 +100,7 @@ def test_filters_keep_exactly_the_matching_files(kb: KnowledgeBase) -> None:
 def test_inline_filter_in_the_query(kb: KnowledgeBase) -> None:
     hits = kb.search("wires tag:payments -status:draft")
     assert paths(hits) == {"payments/germany.md"}
-    text, node = kb.parse_query("wires status:draft owner:ana", None)
+    text, node = kb.queries.parse_query("wires status:draft owner:ana", None)
     assert text == "wires"
     assert str(node) == "(status:draft owner:ana)"
 
@@ -234,4 +234,4 @@ def test_hover_shows_the_linked_files_metadata(kb: KnowledgeBase, notes: Path) -
     assert found is not None
     text, _ = found
     assert "`#payments` `#runbook` · status: draft · modified 2026-10-14" in text
-    assert kb.file_meta("payments/missing.md") is None
+    assert kb.file_reads.file_meta("payments/missing.md") is None

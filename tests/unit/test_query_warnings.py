@@ -39,7 +39,7 @@ def paths(kb: KnowledgeBase, query: str, filter: str | None = None) -> set[str]:
 def test_a_mistyped_field_is_searched_as_words_and_named_with_what_was_meant(
     kb: KnowledgeBase,
 ) -> None:
-    [warning] = kb.query_warnings("ownr:priya")
+    [warning] = kb.queries.query_warnings("ownr:priya")
     assert warning.where == "query" and warning.position == 0
     assert "'ownr'" in warning.message and "searched as words" in warning.message
     # The field and the value it stands for: equality on "priya" would keep nothing.
@@ -50,37 +50,37 @@ def test_a_mistyped_field_is_searched_as_words_and_named_with_what_was_meant(
         "runbooks/treasury-close.md",
     }
     # The words around it stay where they were.
-    [inside] = kb.query_warnings("close ownr:priya checklist")
+    [inside] = kb.queries.query_warnings("close ownr:priya checklist")
     assert inside.position == len("close ")
     assert inside.suggestion == 'close owner:"Priya Raman" checklist'
 
 
 def test_a_parenthesis_without_its_pair_is_left_out_and_said(kb: KnowledgeBase) -> None:
-    [warning] = kb.query_warnings("tag:payments )")
+    [warning] = kb.queries.query_warnings("tag:payments )")
     assert warning.position == len("tag:payments ")
     assert "')' without a matching '('" in warning.message
     assert warning.suggestion == "tag:payments"
     # The search ran as typed all the same: the filter's files.
     assert paths(kb, "tag:payments )") == paths(kb, "tag:payments")
-    [opened] = kb.query_warnings("tag:runbook treasury (")
+    [opened] = kb.queries.query_warnings("tag:runbook treasury (")
     assert opened.position == len("tag:runbook treasury ")
     assert "'(' without a matching ')'" in opened.message
 
 
 def test_a_value_no_file_has_beside_a_longer_one(kb: KnowledgeBase) -> None:
-    [typed] = kb.query_warnings("owner:priya")
+    [typed] = kb.queries.query_warnings("owner:priya")
     assert typed.where == "query" and typed.position == len("owner:")
     assert typed.suggestion == 'owner:"Priya Raman"'
     assert paths(kb, "owner:priya") == set()
     # Given as a filter: the same hint, in the filter's own characters.
-    [given_filter] = kb.query_warnings("close", "status:draft owner:priya")
+    [given_filter] = kb.queries.query_warnings("close", "status:draft owner:priya")
     assert given_filter.where == "filter"
     assert given_filter.position == len("status:draft owner:")
     assert given_filter.suggestion == 'status:draft owner:"Priya Raman"'
     # Negated, or a tag that is the start of a longer one.
-    [negated] = kb.query_warnings("-owner:priya payments")
+    [negated] = kb.queries.query_warnings("-owner:priya payments")
     assert negated.suggestion == '-owner:"Priya Raman" payments'
-    [tag] = kb.query_warnings("tag:treas")
+    [tag] = kb.queries.query_warnings("tag:treas")
     assert tag.suggestion == "tag:treasury"
 
 
@@ -97,7 +97,7 @@ def test_a_value_no_file_has_beside_a_longer_one(kb: KnowledgeBase) -> None:
     ],
 )
 def test_no_warning_where_nothing_looks_mistyped(kb: KnowledgeBase, query: str) -> None:
-    assert kb.query_warnings(query) == []
+    assert kb.queries.query_warnings(query) == []
 
 
 @given(st.text(max_size=80), st.one_of(st.none(), st.text(max_size=40)))
@@ -107,7 +107,7 @@ def test_no_warning_where_nothing_looks_mistyped(kb: KnowledgeBase, query: str) 
 def test_it_never_raises_and_a_suggestion_is_another_text(
     kb: KnowledgeBase, query: str, filter: str | None
 ) -> None:
-    warnings = kb.query_warnings(query, filter)
+    warnings = kb.queries.query_warnings(query, filter)
     for warning in warnings:
         text = query if warning.where == "query" else filter
         assert text is not None and 0 <= warning.position < len(text)

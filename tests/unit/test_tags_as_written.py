@@ -57,7 +57,7 @@ def test_tag_filter_matches_a_tag_with_spaces(workspace: Path, storage: Path) ->
     assert [hit.path for hit in kb.search("tag:type")] == ["words.md"]
     assert [hit.path for hit in kb.search("tag:generics")] == ["types.md"]
     assert kb.search("tag:steps") == []
-    meta = kb.file_meta("types.md")
+    meta = kb.file_reads.file_meta("types.md")
     assert meta is not None and meta.tags == ["type aliases", "Generics"]
     hit = kb.search("annotation", mode="keyword")[0]
     assert hit.path == "types.md"

@@ -69,7 +69,7 @@ def resolve_target(kb: KnowledgeBase, document: Path, target: str) -> str | None
 
 def hover_text(kb: KnowledgeBase, info: FileInfo, query: str) -> str:
     lines = [f"**{info.title}** · `{info.path}`"]
-    meta = kb.file_meta(info.path)
+    meta = kb.file_reads.file_meta(info.path)
     if meta is not None:
         facts = [" ".join(f"`#{tag}`" for tag in meta.tags)] if meta.tags else []
         facts += [f"status: {meta.status}"] if meta.status else []

@@ -13,4 +13,4 @@ if TYPE_CHECKING:
 
 
 def run(rt: Runtime, params: ExamplesParams, call: Call) -> ExamplesResponse:
-    return rt.read(lambda kb: kb.examples().response())
+    return rt.read(lambda kb: kb.queries.examples().response())

@@ -22,7 +22,7 @@ def run(rt: Runtime, params: SearchParams, call: Call) -> SearchResponse:
     fix, slips = rt.read(
         lambda kb: (
             kb.did_you_mean(query, filter, paths=paths, mode=mode),
-            kb.query_warnings(query, filter),
+            kb.queries.query_warnings(query, filter),
         )
     )
     rt.lists.remember(call.client, query, hits, origin=origin_of(call.client))
