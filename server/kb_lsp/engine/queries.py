@@ -59,6 +59,36 @@ class Queries:
             mode=mode,
         )
 
+    def search_with_hints(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        paths: list[str] | None = None,
+        mode: SearchMode = "hybrid",
+        filter: str | None = None,
+    ) -> tuple[list[SearchHit], str | None, list[QueryWarning]]:
+        """What `kb/search` answers: the list, a correction that lists something, and what
+        looks mistyped — the query parsed once, over one snapshot of the roots."""
+        roots = self._roots.snapshot()
+        parsed = parse_query(query, filter, self.field_names, examples=self._example)
+        hits = ranked(
+            self._searcher(),
+            [index.source for index in roots],
+            parsed,
+            limit=limit,
+            threshold=self.settings.search.threshold,
+            paths=paths,
+            mode=mode,
+        )
+
+        def finds(suggested: str) -> bool:
+            return bool(self.search(suggested, limit=1, paths=paths, mode=mode, filter=filter))
+
+        readers = [index.store.reader for index in roots]
+        fix = did_you_mean(query, parsed.text, readers, finds)
+        return hits, fix, self.query_warnings(query, filter)
+
     def did_you_mean(
         self,
         query: str,

@@ -16,13 +16,10 @@ def run(rt: Runtime, params: SearchParams, call: Call) -> SearchResponse:
     """A malformed filter raises `FilterError` (an `InvalidInput` naming its character);
     what only looks mistyped is said beside the list (`warnings`, `did_you_mean`)."""
     query, filter, paths, mode = params.query, params.filter, params.paths, params.mode
-    hits = rt.read(
-        lambda kb: kb.search(query, limit=params.limit, paths=paths, mode=mode, filter=filter)
-    )
-    fix, slips = rt.read(
-        lambda kb: (
-            kb.did_you_mean(query, filter, paths=paths, mode=mode),
-            kb.queries.query_warnings(query, filter),
+    # One pass under the reader gate: the query parsed once for the list and the hints.
+    hits, fix, slips = rt.read(
+        lambda kb: kb.queries.search_with_hints(
+            query, limit=params.limit, paths=paths, mode=mode, filter=filter
         )
     )
     rt.lists.remember(call.client, query, hits, origin=origin_of(call.client))

@@ -1,0 +1,56 @@
+"""`kb/search` answers its list, its did-you-mean and its warnings from one parse of the
+query over one snapshot of the roots (issue 38, point 2): the query is parsed once, where
+the list and the correction parsed it twice before; the answer is the same as asking for
+each apart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.conftest import copy_example_workspace
+from tests.fakes.embedder import HashingEmbedder
+
+from kb_lsp.config import load_settings
+from kb_lsp.engine import queries
+from kb_lsp.engine.knowledge import KnowledgeBase
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    root = tmp_path_factory.mktemp("once")
+    workspace = copy_example_workspace(root / "workspace")
+    knowledge = KnowledgeBase(
+        [workspace], load_settings({}).settings, embedder=HashingEmbedder(), storage=root / "st"
+    )
+    knowledge.sync()
+    yield knowledge
+    knowledge.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "filter"),
+    [("Mexico payments", None), ("close ownr:priya checklist", None), ("deploy", "tag:runbook")],
+)
+def test_the_query_is_parsed_once_and_the_answer_is_the_same(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, query: str, filter: str | None
+) -> None:
+    parsed: list[str] = []
+    real = queries.parse_query
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(queries, "parse_query", counting)
+    hits, fix, warnings = kb.queries.search_with_hints(query, filter=filter)
+    assert parsed == [query]
+    apart = (
+        kb.search(query, filter=filter),
+        kb.did_you_mean(query, filter),
+        kb.queries.query_warnings(query, filter),
+    )
+    assert (hits, fix, warnings) == apart
+    assert hits, "a query with results, so no correction searches again"
+    assert parsed.count(query) == 3  # apart: the list and the correction parse it again
