@@ -1138,6 +1138,16 @@ describe('panel webview in Chromium', () => {
     await page.fill('#question', 'And deploys?');
     await page.keyboard.press('Enter');
     assert.deepEqual(await lastPosted('ask'), { type: 'ask', question: 'And deploys?', file: null, conversationId: null });
+    // Attached again, then New chat: the new conversation starts over the whole knowledge base.
+    await page.click('#composer-chips .context-chip');
+    assert.equal(await page.textContent('#ask-scope-file'), 'runbooks/deploy.md L40–41');
+    await page.click('#new-chat');
+    assert.equal(await page.locator('#composer-chips .context-chip.attached').count(), 0, 'New chat detaches the selection');
+    await page.fill('#question', 'Who deploys?');
+    await page.keyboard.press('Enter');
+    const fresh = await lastPosted('ask');
+    assert.equal((fresh as { file?: string | null }).file, null);
+    assert.equal((fresh as { lines?: unknown }).lines, undefined, 'no lines after New chat');
   });
 
   it('keeps each conversation in the history: listed, reopened with its turns sent along, deleted', async () => {
