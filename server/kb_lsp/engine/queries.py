@@ -13,9 +13,9 @@ from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.metadata.hints import merged_values, query_warnings
 from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema, note_extractions
 from kb_lsp.engine.related import outgoing_links, related_files
-from kb_lsp.engine.roots import Roots
+from kb_lsp.engine.roots import RootIndex, Roots
 from kb_lsp.engine.search import Searcher
-from kb_lsp.engine.search.query import parse_query, ranked
+from kb_lsp.engine.search.query import ParsedQuery, parse_query, ranked
 from kb_lsp.engine.search.spelling import did_you_mean
 from kb_lsp.protocol import QueryWarning, SchemaResponse, SearchHit, SearchMode
 
@@ -47,17 +47,7 @@ class Queries:
     ) -> list[SearchHit]:
         """See `KnowledgeBase.search`."""
         parsed = parse_query(query, filter, self.field_names, examples=self._example)
-        sources = [index.source for index in self._roots.snapshot()]
-        threshold = self.settings.search.threshold
-        return ranked(
-            self._searcher(),
-            sources,
-            parsed,
-            limit=limit,
-            threshold=threshold,
-            paths=paths,
-            mode=mode,
-        )
+        return self._ranked(self._roots.snapshot(), parsed, limit, paths, mode)
 
     def search_with_hints(
         self,
@@ -72,15 +62,7 @@ class Queries:
         looks mistyped — the query parsed once, over one snapshot of the roots."""
         roots = self._roots.snapshot()
         parsed = parse_query(query, filter, self.field_names, examples=self._example)
-        hits = ranked(
-            self._searcher(),
-            [index.source for index in roots],
-            parsed,
-            limit=limit,
-            threshold=self.settings.search.threshold,
-            paths=paths,
-            mode=mode,
-        )
+        hits = self._ranked(roots, parsed, limit, paths, mode)
 
         def finds(suggested: str) -> bool:
             return bool(self.search(suggested, limit=1, paths=paths, mode=mode, filter=filter))
@@ -88,6 +70,22 @@ class Queries:
         readers = [index.store.reader for index in roots]
         fix = did_you_mean(query, parsed.text, readers, finds)
         return hits, fix, self.query_warnings(query, filter)
+
+    def _ranked(
+        self,
+        roots: list[RootIndex],
+        parsed: ParsedQuery,
+        limit: int,
+        paths: list[str] | None,
+        mode: SearchMode,
+    ) -> list[SearchHit]:
+        """The numbered list of `parsed` over `roots`, at the threshold of now."""
+        sources = [index.source for index in roots]
+        threshold = self.settings.search.threshold
+        searcher = self._searcher()
+        return ranked(
+            searcher, sources, parsed, limit=limit, threshold=threshold, paths=paths, mode=mode
+        )
 
     def did_you_mean(
         self,
