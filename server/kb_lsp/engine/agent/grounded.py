@@ -105,10 +105,12 @@ def gather(
     budget_chars: int,
     max_passages: int = MAX_PASSAGES,
     passage_chars: int = PASSAGE_MAX_CHARS,
+    searched: tuple[list[SearchHit], list[SearchHit]] | None = None,
 ) -> tuple[list[Passage], list[SearchHit]]:
     """The graded passages for `question` (numbered from 1), and the file hits of the
-    workspace search they came from (empty with focus files)."""
-    candidates, files = _candidates(kb, question, focus)
+    workspace search they came from (empty with focus files); `searched` is what
+    `search` found for them, when it was already asked."""
+    candidates, files = searched or search(kb, question, focus)
     if not ABOUT_CHANGES.search(question):
         candidates = [_weighed(hit) for hit in candidates]
     graded = grade(candidates, keep_first=bool(focus))
@@ -158,7 +160,29 @@ def gather(
     return passages, files
 
 
-def _candidates(
+def quoted(
+    kb: KnowledgeBase,
+    question: str,
+    focus: list[FileInfo],
+    searched: tuple[list[SearchHit], list[SearchHit]],
+    given: tuple[list[Passage], tuple[int, int]],
+) -> list[Passage]:
+    """The passages the lead quotes from: those of the largest context (`fitted`), from
+    the same search, whatever the model's own; `given` (the model's passages, and the
+    count and size they were fitted to) when they are those. The quotes come before the
+    model and do not depend on it (issue 35, point 3): a small model reads two passages
+    of 600 characters better than five, but the sentence that answers is often in a
+    third, or past the 600th character of one."""
+    passages, fit = given
+    if fit == (MAX_PASSAGES, PASSAGE_MAX_CHARS):
+        return passages
+    pool, _ = gather(
+        kb, question, focus, budget_chars=MAX_PASSAGES * PASSAGE_MAX_CHARS, searched=searched
+    )
+    return pool
+
+
+def search(
     kb: KnowledgeBase, question: str, focus: list[FileInfo]
 ) -> tuple[list[SearchHit], list[SearchHit]]:
     """The chunks that may become passages, and the file hits they came from."""
