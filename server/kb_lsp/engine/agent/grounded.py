@@ -108,8 +108,7 @@ def gather(
     searched: tuple[list[SearchHit], list[SearchHit]] | None = None,
 ) -> tuple[list[Passage], list[SearchHit]]:
     """The graded passages for `question` (numbered from 1), and the file hits of the
-    workspace search they came from (empty with focus files); `searched` is what
-    `search` found for them, when it was already asked."""
+    workspace search they came from (empty with focus files); `searched`: `search`'s."""
     candidates, files = searched or search(kb, question, focus)
     if not ABOUT_CHANGES.search(question):
         candidates = [_weighed(hit) for hit in candidates]
