@@ -4,29 +4,30 @@ answers may lie past them; the quotes come before the model and do not depend on
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.ollama_server import ScriptedOllama, answer
 
-from kb_lsp.config import Settings
-from kb_lsp.engine.agent import evidence, grounded
+from kb_lsp.config import Settings, load_settings
+from kb_lsp.engine.agent import Agent, evidence, grounded
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.protocol import AskParams
 
 QUESTION = "when does the treasury close run the supplier payments"
 ANSWER = "The supplier payments of the close go out every Thursday at 10:00."
 
 
 def _workspace(root: Path) -> Path:
-    # One chunk (under 800 characters): the model's 600 are its top lines, which hold
-    # more of the question's words; the answer is its last line.
+    # One chunk (under 800 characters): the model's 600 are its top lines, whose first
+    # holds every word of the question (a fragment: never quoted); the answer is its last.
     notes = root / "notes"
     notes.mkdir()
-    said = [
-        f"The treasury close step {n} checks the supplier payments run of the ledger."
-        for n in range(9)
-    ]
+    said = [f"Step {n} of the treasury close reconciles each ledger account." for n in range(9)]
+    top = "supplier payments run in the treasury close, checked with the ledger team,"
     (notes / "close.md").write_text(
-        "# Treasury close\n\n" + "\n".join(said) + f"\n{ANSWER}\n", encoding="utf-8"
+        "# Treasury close\n\n" + "\n".join([top, *said, ANSWER]) + "\n", encoding="utf-8"
     )
     return notes
 
@@ -68,3 +69,30 @@ def test_the_largest_context_s_own_passages_are_quoted_as_given(tmp_path: Path) 
         assert grounded.quoted(kb, QUESTION, [], searched, (given, fit)) is given
     finally:
         kb.close()
+
+
+def test_a_2k_model_is_given_600_characters_and_its_answer_quotes_past_them(
+    tmp_path: Path,
+) -> None:
+    """Through the agent: the scripted model (2,048 tokens of context) is given the top of
+    the note only, and the answer's lead still quotes the note's last line."""
+    kb = KnowledgeBase(
+        [_workspace(tmp_path)], Settings(), embedder=HashingEmbedder(), storage=tmp_path / "s"
+    )
+    try:
+        kb.sync()
+        with ScriptedOllama(capabilities=["completion"], default=answer("Noted.")) as server:
+            raw = {"ollama": {"host": server.url, "timeout": 10, "numCtx": 2048}}
+            loaded = load_settings(raw)
+            assert not loaded.problems
+            outcome = Agent(kb, loaded.settings).ask(
+                AskParams(question=QUESTION), on_event=lambda _: None, cancel=threading.Event()
+            )
+            assert server.errors == []
+            (request,) = server.chat_requests
+    finally:
+        kb.close()
+    prompt = request["messages"][-1]["content"]
+    assert "ledger" in prompt and ANSWER not in prompt
+    lead = outcome.response.answer.split("\n\n")[0]
+    assert lead.startswith(evidence.LEAD) and ANSWER in lead
