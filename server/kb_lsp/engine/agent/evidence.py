@@ -1,7 +1,8 @@
 """Evidence first: the given passages' own best sentences, before anything a model says.
 
 In grounded and fallback modes (issue 29 point 2) an answer opens with what the notes
-say: the one or two sentences of the passages most similar to the question, by the
+say: the one or two sentences of the passages (in grounded mode those of the largest
+context, whatever the model's: `grounded.quoted`) most similar to the question, by the
 knowledge base's own embedder (the candidates embedded as documents — a few dozen at
 most — and the question as a query), the share of the question's stemmed terms they hold
 (as the grounding check counts them) adding up to `TERM_WEIGHT` to break ties and
