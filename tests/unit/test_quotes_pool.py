@@ -96,3 +96,30 @@ def test_a_2k_model_is_given_600_characters_and_its_answer_quotes_past_them(
     assert "ledger" in prompt and ANSWER not in prompt
     lead = outcome.response.answer.split("\n\n")[0]
     assert lead.startswith(evidence.LEAD) and ANSWER in lead
+
+
+TAR_PAGES = """# tar
+
+- Create a gzipped archive from a directory using relative paths:
+
+`tar czf {{path/to/target.tar.gz}} -C {{path/to/directory}} .`
+
+- Create a gzipped archive and write it to a file:
+
+`tar czf {{path/to/target.tar.gz}} {{path/to/file1 path/to/file2 ...}}`
+"""
+
+
+class Page:
+    path = "pages/common/tar.md"
+    start = 0
+    text = TAR_PAGES
+
+
+def test_the_words_for_files_count_when_quoting() -> None:
+    """ "file" is no term to the index (it is how people name a note), but "an archive of
+    some files" is the command that writes files, not the one that reads a directory
+    (bench quotes: tldr-22 on dev, tldr-25 held out)."""
+    assert evidence.filed("Archive some Files into a page") == {"file", "page"}
+    quotes = evidence.select([Page()], "create a gzipped tar archive of some files")
+    assert quotes[0].text.startswith("Create a gzipped archive and write it to a file:")
