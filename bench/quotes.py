@@ -15,11 +15,13 @@ question uses, written after the constants were set) all are: constants are tune
 Per question, the passages are gathered as grounded mode gathers them for a model with
 `--context` tokens (`grounded.fitted`: 2 of 600 characters under 4k, 3 of 1,000 under 8k,
 else 5 of 1,500; the shipped search threshold), and the quotes chosen as the answer's lead
-chooses them (`evidence.select`, the real MiniLM embedder). A quote *holds the answer*
+chooses them: from the passages of the largest context, whatever the model's
+(`grounded.quoted`), by `evidence.select` with the real MiniLM embedder. A quote *holds the answer*
 when one of the labelled answers is in it, compared on letters and digits only (Markdown,
 punctuation and spacing aside). Reported per context and split: the share of questions
 whose first quote holds the answer, whose quotes hold it at all, and whose passages do
-(the ceiling retrieval sets). No model is involved: the quotes come before it is asked.
+(the model's; "quoted from": the passages the quotes are chosen from — the ceilings
+retrieval sets). No model is involved: the quotes come before it is asked.
 """
 
 from __future__ import annotations
@@ -95,10 +97,18 @@ def open_corpora(parent: Path) -> dict[str, KnowledgeBase]:
 def quote_row(kb: KnowledgeBase, item: dict[str, Any], context: int) -> dict[str, Any]:
     """One question's passages and quotes for a model with `context` tokens."""
     count, each = grounded.fitted(context)
+    searched = grounded.search(kb, item["query"], [])
     passages, _ = grounded.gather(
-        kb, item["query"], [], budget_chars=count * each, max_passages=count, passage_chars=each
+        kb,
+        item["query"],
+        [],
+        budget_chars=count * each,
+        max_passages=count,
+        passage_chars=each,
+        searched=searched,
     )
-    quotes = evidence.select(passages, item["query"], kb.embedder)
+    pool = grounded.quoted(kb, item["query"], [], searched, (passages, (count, each)))
+    quotes = evidence.select(pool, item["query"], kb.embedder)
     answers = item["answers"]
     return {
         "id": item["id"],
@@ -106,6 +116,7 @@ def quote_row(kb: KnowledgeBase, item: dict[str, Any], context: int) -> dict[str
         "split": item["split"],
         "query": item["query"],
         "given": any(holds(p.text, answers) for p in passages),
+        "quoted from": any(holds(p.text, answers) for p in pool),
         "first": bool(quotes) and holds(quotes[0].text, answers),
         "any": any(holds(q.text, answers) for q in quotes),
         "quotes": [f"{q.text} {q.citation}" for q in quotes],
@@ -118,6 +129,7 @@ def shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "questions": n,
         "given": sum(r["given"] for r in rows) / n if n else None,
+        "quoted from": sum(r["quoted from"] for r in rows) / n if n else None,
         "first": sum(r["first"] for r in rows) / n if n else None,
         "any": sum(r["any"] for r in rows) / n if n else None,
     }
@@ -155,6 +167,7 @@ def report(out: dict[str, Any]) -> None:
                     group,
                     s["questions"],
                     s["given"],
+                    s["quoted from"],
                     s["first"],
                     s["any"],
                 ]
@@ -165,6 +178,7 @@ def report(out: dict[str, Any]) -> None:
             "questions",
             "n",
             "answer in a passage given",
+            "in a passage quoted from",
             "first quote holds the answer",
             "a quote holds it",
         ],

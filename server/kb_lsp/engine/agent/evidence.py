@@ -1,7 +1,8 @@
 """Evidence first: the given passages' own best sentences, before anything a model says.
 
 In grounded and fallback modes (issue 29 point 2) an answer opens with what the notes
-say: the one or two sentences of the passages most similar to the question, by the
+say: the one or two sentences of the passages (in grounded mode those of the largest
+context, whatever the model's: `grounded.quoted`) most similar to the question, by the
 knowledge base's own embedder (the candidates embedded as documents — a few dozen at
 most — and the question as a query), the share of the question's stemmed terms they hold
 (as the grounding check counts them) adding up to `TERM_WEIGHT` to break ties and
@@ -42,6 +43,7 @@ from typing import Protocol
 import numpy as np
 
 from kb_lsp.engine.agent import answer_kind, citations, grounding, prose
+from kb_lsp.engine.terms import FILE_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +183,14 @@ def names(text: str) -> set[str]:
     return {w.lower().strip(".,") for i, w in enumerate(words) if i or not w.istitle()}
 
 
+def filed(text: str) -> set[str]:
+    """The words for files of `text` ("files" → "file"), which the index drops (a file is
+    how people refer to a note: `terms.FILE_WORDS`) but which say what a command acts on:
+    "a gzipped archive of some files" is "…and write it to a file", not "…from a
+    directory" (bench quotes, tldr-22)."""
+    return {w.rstrip("s") for w in re.findall(r"[a-z]+", text.lower()) if w in FILE_WORDS}
+
+
 def sequel(text: str) -> bool:
     """Whether `text` is a later step of a sequence: it opens with "Then", "After that",
     "You can then"… ."""
@@ -190,7 +200,7 @@ def sequel(text: str) -> bool:
 def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
     """The quotable sentences of `passages` sharing a term with `question`, those sharing
     most first, at most `MAX_CANDIDATES`."""
-    asked = set(grounding.terms(question))
+    asked = set(grounding.terms(question)) | filed(question)
     if not asked:
         return []
     kinds = answer_kind.asked(question)
@@ -203,7 +213,7 @@ def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
             intro = piece.intro and len(text.split()) >= INTRO_WORDS
             if intro:  # "…raise an exception with a status code of 404:"
                 text = text[:-1].rstrip() + ELLIPSIS
-            shared = len(asked & set(grounding.terms(text))) / len(asked)
+            shared = len(asked & (set(grounding.terms(text)) | filed(text))) / len(asked)
             readable = quotable(text, piece.markdown, command=piece.command)
             if not shared or text in seen or not readable:
                 continue

@@ -105,10 +105,12 @@ def gather(
     budget_chars: int,
     max_passages: int = MAX_PASSAGES,
     passage_chars: int = PASSAGE_MAX_CHARS,
+    searched: tuple[list[SearchHit], list[SearchHit]] | None = None,
     selection: tuple[int, int] | None = None,
 ) -> tuple[list[Passage], list[SearchHit]]:
-    """The graded passages for `question` (numbered from 1), and `_candidates`' file hits."""
-    candidates, files = _candidates(kb, question, focus, selection)
+    """The graded passages for `question` (numbered from 1), and the file hits of the
+    workspace search they came from (empty with focus files); `searched`: `search`'s."""
+    candidates, files = searched or search(kb, question, focus, selection)
     if not ABOUT_CHANGES.search(question):
         candidates = [_weighed(hit) for hit in candidates]
     graded = grade(candidates, keep_first=bool(focus))
@@ -142,25 +144,58 @@ def gather(
         end, text = cut(lines, start, end, min(per_passage, budget_chars - used))
         if not text.strip():
             continue
-        passages.append(
-            Passage(
-                n=len(passages) + 1,
-                path=hit.path,
-                uri=hit.uri,
-                title=hit.title,
-                heading=hit.heading,
-                start=start,
-                end=end,
-                text=text,
-                score=hit.score,
-            )
-        )
+        passages.append(_passage(len(passages) + 1, hit, (start, end), text))
         used += len(text)
     return passages, files
 
 
-def _candidates(
-    kb: KnowledgeBase, question: str, focus: list[FileInfo], selection: tuple[int, int] | None
+def _passage(n: int, hit: SearchHit, lines: tuple[int, int], text: str) -> Passage:
+    return Passage(
+        n=n,
+        path=hit.path,
+        uri=hit.uri,
+        title=hit.title,
+        heading=hit.heading,
+        start=lines[0],
+        end=lines[1],
+        text=text,
+        score=hit.score,
+    )
+
+
+def quoted(
+    kb: KnowledgeBase,
+    question: str,
+    focus: list[FileInfo],
+    searched: tuple[list[SearchHit], list[SearchHit]],
+    given: tuple[list[Passage], tuple[int, int]],
+    selection: tuple[int, int] | None = None,
+) -> list[Passage]:
+    """The passages the lead quotes from: those of the largest context (`fitted`), from
+    the same search, whatever the model's own; `given` (the model's passages, and the
+    count and size they were fitted to) when they are those. The quotes come before the
+    model and do not depend on it (issue 35, point 3): a small model reads two passages
+    of 600 characters better than five, but the sentence that answers is often in a
+    third, or past the 600th character of one."""
+    passages, fit = given
+    if fit == (MAX_PASSAGES, PASSAGE_MAX_CHARS):
+        return passages
+    pool, _ = gather(
+        kb,
+        question,
+        focus,
+        budget_chars=MAX_PASSAGES * PASSAGE_MAX_CHARS,
+        searched=searched,
+        selection=selection,
+    )
+    return pool
+
+
+def search(
+    kb: KnowledgeBase,
+    question: str,
+    focus: list[FileInfo],
+    selection: tuple[int, int] | None = None,
 ) -> tuple[list[SearchHit], list[SearchHit]]:
     """The chunks that may become passages, and the file hits they came from. With
     `selection` (0-based inclusive lines of the one focus file), those lines are the one

@@ -26,6 +26,8 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     # topic it follows up, and its quotes are chosen for both.
     topic = request.topic()
     wanted = topic.searched if topic.joined else question
+    selection = request.selection()
+    searched = grounded.search(request.kb, wanted, focus, selection)
     passages, _files = grounded.gather(
         request.kb,
         wanted,
@@ -33,7 +35,8 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
         budget_chars=min(passage_chars, count * each),
         max_passages=count,
         passage_chars=each,
-        selection=request.selection(),
+        searched=searched,
+        selection=selection,
     )
     request.found.passages = passages
     request.found.sources = [p.source() for p in passages]
@@ -56,7 +59,12 @@ def answer(request: Request, focus: list[FileInfo], question: str) -> AskOutcome
     # The client's numbered list stays the one it last saw ("file N" keeps meaning what
     # it meant): the passages are numbered in the answer, as passages, not as a new list.
     # What the notes say comes first, before the model is even asked: it streams now.
-    lead = evidence.lead(passages, wanted, request.kb.embedder)
+    # Quoted from the passages of the largest context, whatever the model's: the quotes
+    # do not depend on the model (their files are linked from the quotes themselves).
+    pool = grounded.quoted(
+        request.kb, wanted, focus, searched, (passages, (count, each)), selection
+    )
+    lead = evidence.lead(pool, wanted, request.kb.embedder)
     if lead:
         request.stream.paragraph(lead)
     turns = [(t.question, t.answer) for t in history]
