@@ -1,7 +1,7 @@
 """`kb/search` answers its list, its did-you-mean and its warnings from one parse of the
 query over one snapshot of the roots (issue 38, point 2): the query is parsed once, where
-the list and the correction parsed it twice before; the answer is the same as asking for
-each apart."""
+the list and the correction parsed it twice before and the warnings split it a third
+time, reading the indexed fields again; the answer is the same as asking for each apart."""
 
 from __future__ import annotations
 
@@ -43,9 +43,19 @@ def test_the_query_is_parsed_once_and_the_answer_is_the_same(
         parsed.append(text)
         return real(text, *args, **kwargs)
 
+    fields: list[set[str]] = []
+    known = kb.queries.field_names
+
+    def reading_fields() -> set[str]:
+        fields.append(known())
+        return fields[-1]
+
     monkeypatch.setattr(queries, "parse_query", counting)
+    monkeypatch.setattr(kb.queries, "field_names", reading_fields)
     hits, fix, warnings = kb.queries.search_with_hints(query, filter=filter)
     assert parsed == [query]
+    # The fields are read to split a query that uses the filter language, once.
+    assert len(fields) == (1 if ":" in query else 0)
     apart = (
         kb.search(query, filter=filter),
         kb.did_you_mean(query, filter),
@@ -53,4 +63,4 @@ def test_the_query_is_parsed_once_and_the_answer_is_the_same(
     )
     assert (hits, fix, warnings) == apart
     assert hits, "a query with results, so no correction searches again"
-    assert parsed.count(query) == 3  # apart: the list and the correction parse it again
+    assert parsed.count(query) == 4  # apart: the list, the correction, the warnings

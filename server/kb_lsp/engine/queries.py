@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from kb_lsp.config import Settings
 from kb_lsp.engine.examples import IndexExamples, index_examples
 from kb_lsp.engine.file_reads import FileReads
+from kb_lsp.engine.metadata.filters import FilterError
 from kb_lsp.engine.metadata.filters import Node as FilterNode
-from kb_lsp.engine.metadata.hints import merged_values, query_warnings
+from kb_lsp.engine.metadata.hints import FieldValues, merged_values, query_warnings
 from kb_lsp.engine.metadata.schema import TOP_VALUES, build_schema, note_extractions
 from kb_lsp.engine.related import outgoing_links, related_files
 from kb_lsp.engine.roots import RootIndex, Roots
@@ -69,7 +70,7 @@ class Queries:
 
         readers = [index.store.reader for index in roots]
         fix = did_you_mean(query, parsed.text, readers, finds)
-        return hits, fix, self.query_warnings(query, filter)
+        return hits, fix, query_warnings(parsed, self._values(roots))
 
     def _ranked(
         self,
@@ -106,17 +107,27 @@ class Queries:
         return did_you_mean(query, text, readers, finds)
 
     def query_warnings(self, query: str, filter: str | None = None) -> list[QueryWarning]:
-        """What in `query` or `filter` looks mistyped (`metadata/hints.py`)."""
-        roots = [
+        """What in `query` or `filter` looks mistyped (`metadata/hints.py`); none for a
+        query the search refuses (its error says what is wrong)."""
+        try:
+            parsed = parse_query(query, filter, self.field_names)
+        except FilterError:
+            return []
+        return query_warnings(parsed, self._values(self._roots.snapshot()))
+
+    @staticmethod
+    def _values(roots: list[RootIndex]) -> FieldValues:
+        """The stored metadata values the warnings read, every root's."""
+        pairs = [
             (
                 lambda term, i=index: bool(i.store.reader.filter_paths(term, i.prefix)),
                 lambda field, fragment, limit, i=index: i.store.reader.values_containing(
                     field, fragment, limit
                 ),
             )
-            for index in self._roots.snapshot()
+            for index in roots
         ]
-        return query_warnings(query, filter, self.field_names, merged_values(roots))
+        return merged_values(pairs)
 
     def parse_query(self, query: str, filter: str | None = None) -> tuple[str, FilterNode | None]:
         """The words of `query` and the filter (`filter` AND the one typed in `query`);

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal, Protocol
 
 from kb_lsp.engine.metadata.filters import (
@@ -27,7 +27,6 @@ from kb_lsp.engine.metadata.filters import (
     SplitQuery,
     Term,
     parse_filter,
-    split_query,
 )
 from kb_lsp.protocol import QueryWarning
 
@@ -47,24 +46,36 @@ class FieldValues(Protocol):
     def values_containing(self, field: str, fragment: str, limit: int) -> list[tuple[str, int]]: ...
 
 
-def query_warnings(
-    query: str, filter: str | None, fields: Callable[[], Iterable[str]], values: FieldValues
-) -> list[QueryWarning]:
-    """Every warning for a search of `query` with `filter` (module docstring). A filter or
-    query the search itself refuses gives none here: its error says it."""
+class Parsed(Protocol):
+    """A query as the search read it (`search.query.ParsedQuery`): what the warnings need."""
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def given(self) -> str | None: ...  # the filter given apart, as typed
+
+    @property
+    def explicit(self) -> Node | None: ...  # ... and parsed
+
+    @property
+    def split(self) -> SplitQuery | None: ...  # the query's words and typed filter
+
+    @property
+    def known(self) -> frozenset[str]: ...  # the fields it was split by, lower-cased
+
+
+def query_warnings(parsed: Parsed, values: FieldValues) -> list[QueryWarning]:
+    """Every warning for a search of the `parsed` query (module docstring): read from the
+    search's own parse, so a query the search refuses has none here — its error says it."""
     warnings: list[QueryWarning] = []
-    try:
-        explicit = parse_filter(filter) if filter and filter.strip() else None
-        known = {name.lower() for name in fields()}
-        split = split_query(query, known) if any(m in query for m in ":<>=()") else None
-    except FilterError:
-        return []
+    query, split = parsed.query, parsed.split
     if split is not None:
-        warnings += _typed_words(query, split, known, values)
+        warnings += _typed_words(query, split, set(parsed.known), values)
         if split.filter is not None:
             warnings += _short_values(split.filter, "query", query, values)
-    if explicit is not None and filter is not None:
-        warnings += _short_values(explicit, "filter", filter, values)
+    if parsed.explicit is not None and parsed.given is not None:
+        warnings += _short_values(parsed.explicit, "filter", parsed.given, values)
     return warnings
 
 

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata.filters import Node as FilterNode
-from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
+from kb_lsp.engine.metadata.filters import (
+    SplitQuery,
+    combine,
+    parse_filter,
+    split_query,
+    unknown_field,
+)
 from kb_lsp.engine.terms import query_terms
 
 if TYPE_CHECKING:
@@ -24,6 +30,13 @@ class ParsedQuery:
     query: str  # as typed
     text: str  # its words, any filter typed in it taken out
     filter: FilterNode | None
+    # What the warnings for a mistyped query read (`metadata/hints.py`), kept so that
+    # they do not split the query again: the `filter` given apart (as typed, and parsed),
+    # the query's split when it uses the filter language, and the fields it was split by.
+    given: str | None = None
+    explicit: FilterNode | None = None
+    split: SplitQuery | None = None
+    known: frozenset[str] = frozenset()
 
     @property
     def only_filter(self) -> bool:
@@ -50,9 +63,12 @@ def parse_query(
         if problem is not None:
             raise problem
     if not any(mark in query for mark in ":<>=("):
-        return ParsedQuery(query, query, explicit)
-    split = split_query(query, field_names(), examples=examples)
-    return ParsedQuery(query, split.text, combine(explicit, split.filter))
+        return ParsedQuery(query, query, explicit, filter, explicit)
+    known = frozenset(name.lower() for name in field_names())
+    split = split_query(query, known, examples=examples)
+    return ParsedQuery(
+        query, split.text, combine(explicit, split.filter), filter, explicit, split, known
+    )
 
 
 def ranked(
