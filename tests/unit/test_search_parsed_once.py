@@ -15,6 +15,7 @@ from tests.fakes.embedder import HashingEmbedder
 from kb_lsp.config import load_settings
 from kb_lsp.engine import queries
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.protocol import SearchHit
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +65,31 @@ def test_the_query_is_parsed_once_and_the_answer_is_the_same(
     assert (hits, fix, warnings) == apart
     assert hits, "a query with results, so no correction searches again"
     assert parsed.count(query) == 4  # apart: the list, the correction, the warnings
+
+
+@pytest.mark.parametrize("query", ["Mexico payments", "tag:runbook"])
+def test_each_hit_is_built_once_with_its_metadata(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    """A hit is made once, its key metadata in it, where it was made and then copied with
+    its metadata (and once more for a chunk shown by FTS's own snippet)."""
+    built: list[str] = []
+    copied: list[str] = []
+    real_init = SearchHit.__init__
+    real_copy = SearchHit.model_copy
+
+    def init(self: SearchHit, **fields: Any) -> None:
+        built.append(fields["path"])
+        real_init(self, **fields)
+
+    def copy(self: SearchHit, **kwargs: Any) -> SearchHit:
+        copied.append(self.path)
+        return real_copy(self, **kwargs)
+
+    monkeypatch.setattr(SearchHit, "__init__", init)
+    monkeypatch.setattr(SearchHit, "model_copy", copy)
+    hits = kb.search(query)
+    assert hits
+    assert sorted(built) == sorted(hit.path for hit in hits)
+    assert copied == []
+    assert any(hit.meta is not None for hit in hits)

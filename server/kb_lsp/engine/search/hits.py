@@ -25,9 +25,9 @@ def numbered_hits(
     match: str,
     models: Any = None,
 ) -> list[SearchHit]:
-    """The numbered hits of `files` (built of `models`: `wire_models`). A chunk without
-    readable text shows FTS's own snippet: those are asked for together, per root, after a
-    first pass finds them."""
+    """The numbered hits of `files` (built of `models`: `wire_models`), each built once,
+    with its file's key metadata. A chunk without readable text shows FTS's own snippet:
+    those are asked for together, per root, after a first pass finds them."""
     models = wire_models(models)
     wanted: dict[int, int] = {}  # hit index -> its FTS row
 
@@ -38,22 +38,25 @@ def numbered_hits(
 
         return note
 
-    hits = [
-        hit(n, f, terms, label, marked=marked, fts=fts_source(f, later, n - 1), models=models)
-        for n, f in enumerate(files, start=1)
+    snippets = [
+        snippet_of(f, f.shown or f.best, terms, marked, fts_source(f, later, i))
+        for i, f in enumerate(files)
     ]
-    if not wanted or not match:
-        return hits
-    by_root: dict[str, list[int]] = {}
-    for i in wanted:
-        by_root.setdefault(files[i].source.root, []).append(i)
-    for indexes in by_root.values():
-        reader = files[indexes[0]].source.reader
-        snippets = reader.snippets(match, (wanted[i] for i in indexes))
-        for i in indexes:
-            fts = snippets.get(wanted[i])
-            hits[i] = hit(i + 1, files[i], terms, label, marked=marked, fts=fts, models=models)
-    return hits
+    if wanted and match:
+        by_root: dict[str, list[int]] = {}
+        for i in wanted:
+            by_root.setdefault(files[i].source.root, []).append(i)
+        for indexes in by_root.values():
+            reader = files[indexes[0]].source.reader
+            found = reader.snippets(match, (wanted[i] for i in indexes))
+            for i in indexes:
+                f = files[i]
+                snippets[i] = snippet_of(f, f.shown or f.best, terms, marked, found.get(wanted[i]))
+    metas = _metas(files, models)
+    return [
+        hit(n, f, terms, label, snippet, marked, metas.get((id(f.source.reader), f.path)), models)
+        for n, (f, snippet) in enumerate(zip(files, snippets, strict=True), start=1)
+    ]
 
 
 def fts_source(
@@ -67,13 +70,12 @@ def hit(
     n: int,
     file: FileScore,
     terms: Sequence[str],
-    label: Label | None = None,
-    *,
-    marked: Sequence[str] = (),
-    fts: str | Callable[[], str | None] | None = None,
-    models: Any = None,
+    label: Label | None,
+    snippet: str,
+    marked: Sequence[str],
+    meta: Any,
+    models: Any,
 ) -> SearchHit:
-    models = wire_models(models)
     shown = file.shown or file.best
     chunk = shown.chunk
     if label is None:
@@ -84,7 +86,6 @@ def hit(
             file.card is not None and alias_share(terms, file.card.aliases) >= FILENAME_MATCH
         )
         label = "filename match" if named else "context match"
-    snippet = snippet_of(file, shown, terms, marked, fts)
     return models.SearchHit(  # type: ignore[no-any-return]
         n=n,
         uri=file_uri(file.source.root, chunk.path),
@@ -97,6 +98,7 @@ def hit(
         heading=chunk.heading,
         range=models.Range.of_lines(chunk.start_line, chunk.end_line),
         marks=snippet_marks(snippet, marked),
+        meta=meta,
     )
 
 
@@ -114,10 +116,9 @@ def snippet_of(
     return make_snippet(shown.chunk.text, terms, fts, distinctive=marked)
 
 
-def with_meta(
-    hits: list[SearchHit], files: Sequence[FileScore], models: Any = None
-) -> list[SearchHit]:
-    """Each hit with its file's key metadata (`SearchHit.meta`, built of `models`)."""
+def _metas(files: Sequence[FileScore], models: Any) -> dict[tuple[int, str], Any]:
+    """Each file's key metadata (`SearchHit.meta`, built of `models`), read in one query
+    per root, by (its reader's id, its path)."""
     by_reader: dict[int, tuple[StoreReader, list[str]]] = {}
     for file in files:
         reader = file.source.reader
@@ -126,7 +127,4 @@ def with_meta(
     for reader, paths in by_reader.values():
         for path, meta in hit_meta(reader, paths, models).items():
             metas[(id(reader), path)] = meta
-    return [
-        hit.model_copy(update={"meta": metas.get((id(file.source.reader), file.path))})
-        for hit, file in zip(hits, files, strict=True)
-    ]
+    return metas

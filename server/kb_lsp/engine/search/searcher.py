@@ -23,7 +23,7 @@ from kb_lsp.engine.search.candidates import (
     placeholder,
     resolve,
 )
-from kb_lsp.engine.search.hits import numbered_hits, with_meta
+from kb_lsp.engine.search.hits import numbered_hits
 from kb_lsp.engine.search.query_pool import QueryPool
 from kb_lsp.engine.search.scoring import (
     choose_shown,
@@ -82,8 +82,7 @@ class Searcher:
         kept = [f for f in ranked if f.score >= threshold][:limit]
         marked = marked_terms(stats, terms) if kept else []
         match = fts_query(query_words(query))
-        hits = numbered_hits(kept, terms, None, marked, match, self.models)
-        return with_meta(hits, kept, self.models)
+        return numbered_hits(kept, terms, None, marked, match, self.models)
 
     def list_matching(
         self,
@@ -110,8 +109,7 @@ class Searcher:
             if first is not None:
                 cand = Candidate(source, first)
                 kept.append(FileScore(source, record.path, record.title, cand, 1.0, 0.0))
-        hits = numbered_hits(kept, [], "context match", [], "", self.models)
-        return with_meta(hits, kept, self.models)
+        return numbered_hits(kept, [], "context match", [], "", self.models)
 
     def passages(
         self,
