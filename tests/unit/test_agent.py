@@ -952,12 +952,16 @@ def test_a_near_empty_summary_is_not_cached(kb: KnowledgeBase, ollama: ScriptedO
 
 def test_a_summary_cached_for_one_server_is_not_served_by_another(kb: KnowledgeBase) -> None:
     text = "Mexico is paid by SPEI before the 14:30 Mexico City cut-off."
+    # The first server stays up while the second starts: closed first, its port could be
+    # handed to the second, and the same address is the same server to the cache.
     with ScriptedOllama([answer(text)]) as stand_in:
         assert make_agent(kb, stand_in.url).summarize(file=MEXICO).cached is False
-    # Another server naming its model the same: its own summary, not the stand-in's.
-    with ScriptedOllama([answer("Payments to Mexico go by SPEI; funded monthly in MXN.")]) as real:
-        other = make_agent(kb, real.url).summarize(file=MEXICO)
-        assert len(real.chat_requests) == 1
+        # Another server naming its model the same: its own summary, not the stand-in's.
+        other_answer = answer("Payments to Mexico go by SPEI; funded monthly in MXN.")
+        with ScriptedOllama([other_answer]) as real:
+            assert real.url != stand_in.url
+            other = make_agent(kb, real.url).summarize(file=MEXICO)
+            assert len(real.chat_requests) == 1
     assert (other.cached, other.summary.startswith("Payments to Mexico")) == (False, True)
 
 
