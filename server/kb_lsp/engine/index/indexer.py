@@ -168,9 +168,10 @@ class Indexer:
                     batch, batch_chunks = [], 0
             tally.read(1, entry.path)
         self._write(batch, manifest, report, skipped)
-        if report.files_added or report.files_changed or report.files_removed:
-            # Links resolve by name: any change can move anchor text between notes.
-            self.store.writer.refresh_anchors()
+        # Links resolve by name: a change can move anchor text between notes. A save
+        # re-resolves only the links its files can re-target (`metadata/anchors.py`).
+        changes = report.files_added or report.files_changed or report.files_removed
+        self.store.writer.refresh_anchors(everywhere=plan.whole and bool(changes))
 
         if plan.whole and not report.cancelled:
             self.store.writer.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
@@ -220,8 +221,8 @@ class Indexer:
                 gone.append(relative)
         manifest = self._records([*entries, *skipped, *gone], folders, gone)
         removed: set[str] = set()
-        for prefix, under in folders.items():
-            removed.update(p for p in manifest if p.startswith(prefix) and p not in under)
+        for prefix, now in folders.items():
+            removed.update(p for p in manifest if p.startswith(prefix) and p not in now)
         for relative in gone:
             prefix = relative.rstrip("/") + "/"
             removed.update(p for p in manifest if p == relative or p.startswith(prefix))

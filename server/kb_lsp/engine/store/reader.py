@@ -55,10 +55,6 @@ class TextReader:
     def records(self, paths: Iterable[str]) -> dict[str, FileRecord]:
         return self.catalog.records(paths)
 
-    def records_under(self, prefix: str) -> dict[str, FileRecord]:
-        """The records of the files under the folder `prefix` ("notes/")."""
-        return self.catalog.records_under(prefix)
-
     def titles(self, paths: Iterable[str]) -> dict[str, str]:
         return self.catalog.titles(paths)
 
