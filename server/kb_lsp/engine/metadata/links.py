@@ -250,9 +250,11 @@ def anchor_texts(links: Iterable[StoredLink], resolver: Resolver) -> dict[str, l
 
 
 def rank_anchors(credits: Iterable[tuple[str, str, str]]) -> dict[str, list[str]]:
-    """target path -> its anchor texts, from (linking file, target, text credited)."""
+    """target path -> its anchor texts, from (linking file, target, text credited). Of
+    texts that differ only in case, the first linking file's (by path) is shown: the
+    answer must not hang on the order the links were read in."""
     counts: dict[str, dict[str, tuple[str, set[str]]]] = {}
-    for source, target, text in credits:
+    for source, target, text in sorted(credits):
         if target == source:
             continue
         shown = " ".join(text.split())[:MAX_ANCHOR_CHARS]
