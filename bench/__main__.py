@@ -38,6 +38,7 @@ BENCHMARKS = {
     "mcp": "bench.mcp_tokens",
     "bigfile": "bench.bigfile",
     "globs": "bench.globs",
+    "save": "bench.save",
     "extract": "bench.extract",
     "gemm": "bench.gemm_bound",
     "stages": "bench.stages",

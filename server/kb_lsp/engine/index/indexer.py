@@ -97,19 +97,21 @@ class Indexer:
 
     def plan(self, paths: Iterable[Path] | None, *, full: bool = False) -> SyncPlan:
         """Compare the disk (every file, or only `paths`) with the manifest: what this
-        sync reads, removes, and finishes."""
+        sync reads, removes, and finishes. Only a whole sync reads the whole manifest; a
+        save reads the records of its paths (and of the files under a folder) and the
+        unfinished ones."""
         self.store.repair_vectors()
         self.store.writer.fill_stems()
-        manifest = self.store.reader.manifest()
 
         if paths is None:
+            manifest = self.store.reader.manifest()
             scan = self.workspace.scan()
             entries = scan.files
             skipped = list(scan.skipped)
             present = {entry.path for entry in entries}
             removed = [path for path in manifest if path not in present]
         else:
-            entries, skipped, removed = self._targets(paths, manifest)
+            entries, skipped, removed, manifest = self._targets(paths)
 
         # `full`: every file is read and chunked again, each replacing its old rows in one
         # step, so searches meanwhile find every file (the knowledge base then rebuilds
@@ -166,9 +168,10 @@ class Indexer:
                     batch, batch_chunks = [], 0
             tally.read(1, entry.path)
         self._write(batch, manifest, report, skipped)
-        if report.files_added or report.files_changed or report.files_removed:
-            # Links resolve by name: any change can move anchor text between notes.
-            self.store.writer.refresh_anchors()
+        # Links resolve by name: a change can move anchor text between notes. A save
+        # re-resolves only the links its files can re-target (`metadata/anchors.py`).
+        changes = report.files_added or report.files_changed or report.files_removed
+        self.store.writer.refresh_anchors(everywhere=plan.whole and bool(changes))
 
         if plan.whole and not report.cancelled:
             self.store.writer.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
@@ -184,12 +187,14 @@ class Indexer:
         report.skipped = len(self.store.reader.skipped())
 
     def _targets(
-        self, paths: Iterable[Path], manifest: dict[str, FileRecord]
-    ) -> tuple[list[FileEntry], list[Skipped], list[str]]:
-        """Entries, skipped files and removed paths for an explicit list of paths."""
+        self, paths: Iterable[Path]
+    ) -> tuple[list[FileEntry], list[Skipped], list[str], dict[str, FileRecord]]:
+        """Entries, skipped files and removed paths for an explicit list of paths, and
+        the manifest records they are compared with (`_records`)."""
         entries: dict[str, FileEntry] = {}
         skipped: dict[str, Skipped] = {}
-        removed: set[str] = set()
+        folders: dict[str, set[str]] = {}  # a folder's prefix -> the files under it now
+        gone: list[str] = []
         scan = None
         for path in paths:
             relative = self.workspace.relative(path)
@@ -203,7 +208,7 @@ class Indexer:
                 under = {e.path: e for e in scan.files if e.path.startswith(prefix)}
                 entries.update(under)
                 skipped.update({s.path: s for s in scan.skipped if s.path.startswith(prefix)})
-                removed.update(p for p in manifest if p.startswith(prefix) and p not in under)
+                folders.setdefault(prefix, set()).update(under)
                 continue
             result = self.workspace.entry(path)
             if isinstance(result, FileEntry):
@@ -213,9 +218,28 @@ class Indexer:
             else:
                 # Gone, or no longer part of the knowledge base; a deleted folder takes
                 # every file under it.
-                prefix = relative.rstrip("/") + "/"
-                removed.update(p for p in manifest if p == relative or p.startswith(prefix))
-        return list(entries.values()), list(skipped.values()), sorted(removed)
+                gone.append(relative)
+        manifest = self._records([*entries, *skipped, *gone], folders, gone)
+        removed: set[str] = set()
+        for prefix, now in folders.items():
+            removed.update(p for p in manifest if p.startswith(prefix) and p not in now)
+        for relative in gone:
+            prefix = relative.rstrip("/") + "/"
+            removed.update(p for p in manifest if p == relative or p.startswith(prefix))
+        return list(entries.values()), list(skipped.values()), sorted(removed), manifest
+
+    def _records(
+        self, paths: list[str], folders: dict[str, set[str]], gone: list[str]
+    ) -> dict[str, FileRecord]:
+        """What an explicit plan compares with: the records of `paths`, of the files under
+        each folder (and under each gone path: it may have been one), and the unfinished
+        records (their vectors are finished by this sync)."""
+        reader = self.store.reader
+        manifest = {record.path: record for record in reader.pending_files()}
+        manifest.update(reader.records(paths))
+        for prefix in {*folders, *(g.rstrip("/") + "/" for g in gone)}:
+            manifest.update(reader.manifest() if prefix == "" else reader.records_under(prefix))
+        return manifest
 
     def _prepare(
         self,

@@ -17,10 +17,10 @@ chunk of its own: it gets a card chunk (`card_chunk_text`: its title, descriptio
 aliases and fields) so that its name, its title, its fields and filters find it.
 
 A file's own fields are written with its chunks; anchors are refreshed after each sync
-that changed files (`refresh_anchors`): every link is resolved again (cheap: names in
-memory), and only the cards whose anchor texts changed are rewritten — a change in file A
-updates the evidence of the files A links to, and a file that appears, disappears or is
-renamed re-targets the links that name it.
+that changed files (`metadata/anchors.py`), and only the cards whose anchor texts changed
+are rewritten (`set_anchors`) — a change in file A updates the evidence of the files A
+links to, and a file that appears, disappears or is renamed re-targets the links that
+name it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kb_lsp.engine.metadata.links import Resolver, StoredLink, anchor_texts
 from kb_lsp.engine.terms import TOKENIZE
 
 if TYPE_CHECKING:
@@ -158,45 +157,27 @@ def _index(db: sqlite3.Connection, path: str, aliases: str, description: str, an
         )
 
 
-def refresh_anchors(db: sqlite3.Connection) -> int:
-    """Resolve every link again and rewrite the cards whose anchor texts changed;
-    returns how many changed. Runs inside the caller's write transaction."""
-    paths = [str(row[0]) for row in db.execute("SELECT path FROM files")]
-    cards = {
-        str(path): (str(anchors), str(aliases))
-        for path, anchors, aliases in db.execute("SELECT path, anchors, aliases FROM note_cards")
-    }
-    aliases = {path: [a for a in names.split("\n") if a] for path, (_, names) in cards.items()}
-    resolver = Resolver(paths, aliases)
-    links = [
-        StoredLink(str(source), str(kind), str(target), str(text))
-        for source, kind, target, text in db.execute(
-            "SELECT path, kind, target, text FROM file_links"
+def set_anchors(db: sqlite3.Connection, path: str, anchors: str, old: str | None) -> bool:
+    """Give `path`'s card the anchor texts `anchors` (one per line) when they are not
+    `old` (None: it has no card); whether the card changed."""
+    if old is None:
+        if not anchors:
+            return False
+        db.execute(
+            "INSERT INTO note_cards(path, description, aliases, anchors, card_hash) "
+            "VALUES (?, '', '', ?, NULL)",
+            (path, anchors),
         )
-    ]
-    wanted = {target: "\n".join(texts) for target, texts in anchor_texts(links, resolver).items()}
-    changed = 0
-    for path in paths:
-        new = wanted.get(path, "")
-        old = cards.get(path)
-        if old is None:
-            if not new:
-                continue
-            db.execute(
-                "INSERT INTO note_cards(path, description, aliases, anchors, card_hash) "
-                "VALUES (?, '', '', ?, NULL)",
-                (path, new),
-            )
-            _index(db, path, "", "", new)
-            changed += 1
-        elif old[0] != new:
-            db.execute("UPDATE note_cards SET anchors = ? WHERE path = ?", (new, path))
-            row = db.execute(
-                "SELECT aliases, description FROM note_cards WHERE path = ?", (path,)
-            ).fetchone()
-            _index(db, path, str(row[0]), str(row[1]), new)
-            changed += 1
-    return changed
+        _index(db, path, "", "", anchors)
+        return True
+    if old == anchors:
+        return False
+    db.execute("UPDATE note_cards SET anchors = ? WHERE path = ?", (anchors, path))
+    row = db.execute(
+        "SELECT aliases, description FROM note_cards WHERE path = ?", (path,)
+    ).fetchone()
+    _index(db, path, str(row[0]), str(row[1]), anchors)
+    return True
 
 
 def missing_vectors(db: sqlite3.Connection) -> list[tuple[str, str]]:

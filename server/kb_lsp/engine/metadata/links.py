@@ -171,9 +171,8 @@ class Resolver:
         return found, link.text or target
 
     def markdown(self, source: str, target: str) -> str | None:
-        base = "" if target.startswith("/") else posixpath.dirname(source)
-        joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
-        if joined.startswith("../") or joined == "..":
+        joined = _joined(source, target)
+        if joined is None:
             return None
         for candidate in (joined, joined + ".md"):
             found = self.exact.get(candidate.lower())
@@ -208,19 +207,62 @@ class Resolver:
         )
 
 
+def _joined(source: str, target: str) -> str | None:
+    """A Markdown link's target as a workspace path; None when it leaves the root."""
+    base = "" if target.startswith("/") else posixpath.dirname(source)
+    joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+    return None if joined.startswith("../") or joined == ".." else joined
+
+
+def _wiki_name(target: str) -> str:
+    return _DENDRON_PREFIX.sub("", target.strip()).strip().strip("/")
+
+
+def name_key(name: str) -> str:
+    """The one name a file answers to by its path or an alias, and a link looks files up
+    by: two names a `Resolver` matches (same stem, same file name, same alias or same
+    path, in any case and spacing) have the same key, so the links a file's change can
+    re-target are found by its keys alone (`metadata/anchors.py`)."""
+    folded = " ".join(name.lower().split())
+    return " ".join(posixpath.basename(_stem(folded)).split())
+
+
+def file_names(path: str, aliases: Iterable[str]) -> set[str]:
+    """The keys (`name_key`) a file answers to: its path's and its aliases'."""
+    return {name_key(path), *(name_key(alias) for alias in aliases if alias)}
+
+
+def lookup_names(link: StoredLink) -> set[str]:
+    """The keys of every name `Resolver.resolve` may look `link` up by."""
+    if link.kind == "markdown":
+        joined = _joined(link.source, link.target)
+        return set() if joined is None else {name_key(joined), name_key(joined + ".md")}
+    names = {name_key(_wiki_name(link.target))}
+    if link.text:
+        names.add(name_key(_wiki_name(link.text)))  # Dendron's [[label|target]]
+    return names
+
+
 def anchor_texts(links: Iterable[StoredLink], resolver: Resolver) -> dict[str, list[str]]:
     """target path -> its incoming anchor texts (distinct, most linking files first)."""
+    credits = ((link.source, *resolver.resolve(link)) for link in links)
+    return rank_anchors((source, target, text) for source, target, text in credits if target)
+
+
+def rank_anchors(credits: Iterable[tuple[str, str, str]]) -> dict[str, list[str]]:
+    """target path -> its anchor texts, from (linking file, target, text credited). Of
+    texts that differ only in case, the first linking file's (by path) is shown: the
+    answer must not hang on the order the links were read in."""
     counts: dict[str, dict[str, tuple[str, set[str]]]] = {}
-    for link in links:
-        target, text = resolver.resolve(link)
-        if target is None or target == link.source:
+    for source, target, text in sorted(credits):
+        if target == source:
             continue
         shown = " ".join(text.split())[:MAX_ANCHOR_CHARS]
         if not shown:
             continue
         per_target = counts.setdefault(target, {})
         entry = per_target.setdefault(shown.lower(), (shown, set()))
-        entry[1].add(link.source)
+        entry[1].add(source)
     out: dict[str, list[str]] = {}
     for target, texts in counts.items():
         ranked = sorted(texts.values(), key=lambda item: (-len(item[1]), item[0].lower()))

@@ -13,7 +13,8 @@ the schema and hits need.
   note's words it was read from, as JSON) or rejected (`reason`; `evidence`: what the
   model quoted) — for hits, `kb schema`'s counts and `kb schema --extracted`.
 * `file_problems(path, line, message)`: what `kb status` lists (malformed front matter).
-* `file_links(path, kind, target, text, heading, line)`: outgoing links as written.
+* `file_links(path, kind, target, text, heading, line)`: outgoing links as written;
+  where they resolve, and the names they and the file go by: `anchors.py`.
 
 The store writes these rows in the same transaction as the file's chunks (`Store.
 write_files`), so metadata never disagrees with the text it came from.
@@ -26,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kb_lsp.engine.metadata import cards
+from kb_lsp.engine.metadata import anchors, cards
+from kb_lsp.engine.metadata.links import StoredLink
 
 if TYPE_CHECKING:
     # Only a type here: the store's schema must not load extraction's parsers.
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
 # Bump when extraction changes what it stores: files indexed before are re-read (their
 # vectors come from the cache, so this costs no embedding).
-METADATA_VERSION = "6"
+METADATA_VERSION = "7"
 
 DDL = (
     """
@@ -85,6 +87,7 @@ CREATE TABLE IF NOT EXISTS extracted_values (
 CREATE INDEX IF NOT EXISTS extracted_values_path ON extracted_values(path);
 """
     + cards.DDL
+    + anchors.DDL
 )
 
 _TABLES = ("file_fields", "file_problems", "file_links", "file_extraction", "extracted_values")
@@ -97,6 +100,10 @@ def write(
     keeps the anchor texts other files give it."""
     for table in _TABLES:
         db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    anchors.forget(db, path)
+    anchors.remember(
+        db, path, (StoredLink(path, k.kind, k.target, k.text) for k in meta.links), meta.aliases
+    )
     cards.write_card(db, path, meta.description, meta.aliases, card)
     db.executemany(
         "INSERT INTO file_fields(path, field, kind, value, key, number) VALUES (?, ?, ?, ?, ?, ?)",
@@ -119,7 +126,7 @@ def write(
 def recreate(db: sqlite3.Connection) -> None:
     """Drop and create every metadata table (derived data: a new `METADATA_VERSION`
     may change their columns), inside the caller's transaction."""
-    for table in (*_TABLES, "note_cards", "notes_fts"):
+    for table in (*_TABLES, "note_cards", "notes_fts", *anchors.TABLES):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in DDL.split(";"):
         if statement.strip():
@@ -129,11 +136,12 @@ def recreate(db: sqlite3.Connection) -> None:
 def delete(db: sqlite3.Connection, path: str) -> None:
     for table in _TABLES:
         db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    anchors.forget(db, path)
     cards.delete_card(db, path)
 
 
 def clear(db: sqlite3.Connection) -> None:
-    for table in _TABLES:
+    for table in (*_TABLES, *anchors.TABLES):
         db.execute(f"DELETE FROM {table}")
     cards.clear(db)
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from kb_lsp.engine.store.db import Database
 
 _FILE_COLUMNS = "path, size, mtime_ns, sha256, title, chunk_count, state"
+# Sorts after any character a path can follow a folder's prefix with (UTF-8 byte order).
+_LAST = "\U0010ffff"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,18 @@ class Catalog:
         try:
             rows = self._db.select_in(
                 f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN ({{marks}})", paths
+            )
+            return {row[0]: FileRecord(*row) for row in rows}
+        except sqlite3.OperationalError:
+            return {}
+
+    def records_under(self, prefix: str) -> dict[str, FileRecord]:
+        """path -> record of the files under the folder `prefix` (ending in "/"): a range
+        of the primary key, not a scan of the manifest."""
+        try:
+            rows = self._db.reader().execute(
+                f"SELECT {_FILE_COLUMNS} FROM files WHERE path >= ? AND path < ?",
+                (prefix, prefix + _LAST),
             )
             return {row[0]: FileRecord(*row) for row in rows}
         except sqlite3.OperationalError:

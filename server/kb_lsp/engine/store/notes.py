@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from kb_lsp.engine.metadata import anchors as note_anchors
 from kb_lsp.engine.metadata import cards as note_cards
 from kb_lsp.engine.metadata import tables as metadata_tables
 from kb_lsp.engine.metadata.filters import Node as FilterNode
@@ -55,9 +56,17 @@ class Notes:
         return self._db.read(metadata_tables.problems, [])
 
     def refresh_anchors(self) -> int:
-        """Re-resolve links and update incoming anchor texts (`metadata/cards.py`)."""
+        """Re-resolve every link and update incoming anchor texts (`metadata/anchors.py`)."""
         with self._db.writer() as db:
-            return note_cards.refresh_anchors(db)
+            return note_anchors.refresh_all(db)
+
+    def refresh_due_anchors(self) -> int:
+        """Re-resolve only the links the files written or removed since the last refresh
+        can re-target, and update those anchor texts (`metadata/anchors.py`)."""
+        if not self._db.read(note_anchors.any_due, False):
+            return 0  # no write transaction for a sync that changed nothing
+        with self._db.writer() as db:
+            return note_anchors.refresh_due(db)
 
     def cards(self, paths: Iterable[str]) -> dict[str, note_cards.Card]:
         wanted = list(paths)

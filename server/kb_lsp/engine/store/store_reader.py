@@ -53,6 +53,10 @@ class StoreReader(TextReader):
         """The files whose vectors phase 2 of a sync has yet to write."""
         return self.catalog.pending_files()
 
+    def records_under(self, prefix: str) -> dict[str, FileRecord]:
+        """The records of the files under the folder `prefix` ("notes/")."""
+        return self.catalog.records_under(prefix)
+
     def chunk_page(self, path: str, start: int, limit: int) -> list[tuple[str, str, str, str]]:
         """A page of a file's chunks as phase 2 embeds them (`chunks.py`)."""
         return self.chunks.chunk_page(path, start, limit)

@@ -97,9 +97,13 @@ class StoreWriter:
         """Chunks written before the stems column: their stems (`chunks.py`)."""
         return self._parts.chunks.fill_stems()
 
-    def refresh_anchors(self) -> int:
-        """Incoming anchor texts on the note cards, after the links changed."""
-        return self._parts.notes.refresh_anchors()
+    def refresh_anchors(self, *, everywhere: bool = False) -> int:
+        """Incoming anchor texts on the note cards, after the links changed: of the notes
+        the files written or removed since the last refresh can re-target, or (a whole
+        sync, which may have changed most files) of every note."""
+        if everywhere:
+            return self._parts.notes.refresh_anchors()
+        return self._parts.notes.refresh_due_anchors()
 
     # --- vectors: the cache and a team's collection --------------------------------------
 
