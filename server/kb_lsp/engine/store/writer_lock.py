@@ -29,18 +29,13 @@ class _Flock:
         os.close(self._fd)  # closing lets go of the flock
 
 
-class _Unsupported(Exception):
-    """`flock` cannot answer here: filelock decides."""
-
-
 def take(path: Path, *, flock: bool = False) -> Held | None:
     """The writer's lock at `path`, held by this process; None when another holds it.
     `flock`: a one-shot process's (see the module's docstring)."""
     if flock:
-        try:
-            return _take_flock(path)
-        except _Unsupported:
-            pass
+        answered, held = _take_flock(path)
+        if answered:
+            return held
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(path))
@@ -61,21 +56,23 @@ def held_elsewhere(path: Path) -> bool:
     return False
 
 
-def _take_flock(path: Path) -> Held | None:
+def _take_flock(path: Path) -> tuple[bool, Held | None]:
+    """(True, the lock or None when held elsewhere), or (False, None): `flock` cannot
+    answer here, filelock decides."""
     try:
         import fcntl
     except ImportError:  # no flock on this platform
-        raise _Unsupported from None
+        return False, None
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
-        raise _Unsupported from None
+        return False, None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        return None
+        return True, None
     except OSError:
         os.close(fd)
-        raise _Unsupported from None
-    return _Flock(fd)
+        return False, None
+    return True, _Flock(fd)
