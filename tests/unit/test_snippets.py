@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_lsp.engine.markdown.document import rendered_text
+from kb_lsp.engine.markdown.rendered import rendered_text
 from kb_lsp.engine.search import make_snippet, query_terms, snippet_marks
 from kb_lsp.engine.snippets import Block, _plain_inline, inline_text, readable_blocks
 

@@ -19,7 +19,6 @@ right after a search means result 1 of that search, as in the editor.
 from __future__ import annotations
 
 import argparse
-import difflib
 import logging
 import os
 import sys
@@ -69,6 +68,8 @@ def _refuse_unknown_command(given: str, commands: Sequence[str]) -> None:
     argparse lists every choice but suggests none.)"""
     if given in commands:
         return
+    import difflib  # only for a mistyped command
+
     close = difflib.get_close_matches(given, commands, n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'?" if close else f"the commands are {', '.join(commands)}"
     _fail(f"no command {given!r}; {hint}", EXIT_USAGE)

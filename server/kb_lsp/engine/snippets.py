@@ -70,7 +70,7 @@ def inline_text(source: str) -> str:
         return plain
     # Loaded on the first line that needs the parser: a one-shot keyword search whose
     # snippets are plain text never loads markdown-it.
-    from kb_lsp.engine.markdown.document import rendered_text
+    from kb_lsp.engine.markdown.rendered import rendered_text
 
     return rendered_text(source)
 

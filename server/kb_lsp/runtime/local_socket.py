@@ -30,13 +30,14 @@ import contextlib
 import hashlib
 import json
 import os
-import socket
 import stat
-import struct
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_lsp import __version__
+
+if TYPE_CHECKING:
+    import socket
 
 SOCKET_NAME = "kb.sock"
 HELLO = "kb/hello"
@@ -49,7 +50,21 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 # sun_path holds 108 bytes on Linux, 104 on macOS (with the terminating NUL).
 _MAX_ADDRESS = 100
 
-SUPPORTED = hasattr(socket, "AF_UNIX")
+
+def _supported() -> bool:
+    """Whether this platform has Unix sockets (every POSIX one does). `socket` loads when
+    a connection is made: a one-shot command with no server running never needs it."""
+    if os.name == "posix":
+        return True
+    import socket
+
+    return hasattr(socket, "AF_UNIX")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SUPPORTED":
+        return _supported()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def socket_path(store: Path) -> Path:
@@ -90,6 +105,8 @@ class Client:
     """One connection to a server's socket; requests one at a time."""
 
     def __init__(self, path: Path, timeout: float) -> None:
+        import socket
+
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._socket.settimeout(timeout)
         try:
@@ -174,6 +191,9 @@ def _refusal(path: Path) -> str | None:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The user id of the process at the other end, where the platform says (Linux)."""
+    import socket
+    import struct
+
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -186,12 +206,14 @@ def connect(store: Path, root: Path, *, timeout: float = 60.0) -> Client | None:
     """A connection to the server that holds `root`'s index in the store folder `store`,
     greeted; None when none listens (no socket, or a stale one: connection refused).
     `NotThisServer` when one listens that this command should not use."""
-    if not SUPPORTED:
+    if not _supported():
         return None
     path = socket_path(store)
     refused = _refusal(path)
     if refused is not None:
         raise NotThisServer(f"not using the kb-lsp socket: {refused}")
+    if not os.path.lexists(path):
+        return None  # as connecting would say, without loading `socket`
     try:
         client = Client(path, timeout)
     except OSError:  # no such file, or nobody listens any more (the server died)

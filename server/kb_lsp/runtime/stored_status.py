@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kb_lsp.engine.llm.config import UNNAMED_MODEL, LlmConfig
 from kb_lsp.engine.private import refusal
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK, default_storage, store_dir_for
+from kb_lsp.engine.store.writer_lock import held_elsewhere
 
 if TYPE_CHECKING:
     from kb_lsp.config import Settings
@@ -135,42 +136,6 @@ def _problems(db: sqlite3.Connection) -> list[dict[str, Any]]:
         return [{"path": str(p), "line": int(n), "message": str(m)} for p, n, m in rows]
     except sqlite3.OperationalError:  # a store from before file metadata
         return []
-
-
-def held_elsewhere(lock_path: Path) -> bool:
-    """Whether another process holds the store's writer lock (taken and let go at once:
-    a writer starting meanwhile waits for it, never longer than this check)."""
-    try:
-        import fcntl
-    except ImportError:  # no flock here: the lock library's own way
-        return _held_elsewhere_filelock(lock_path)
-    # What filelock does on Unix (the writer holds it with filelock): one non-blocking
-    # exclusive flock, without loading the library (tens of ms of `kb status`).
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return _held_elsewhere_filelock(lock_path)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return _held_elsewhere_filelock(lock_path)
-    finally:
-        os.close(fd)  # lets go of the flock if this took it
-    return False
-
-
-def _held_elsewhere_filelock(lock_path: Path) -> bool:
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(lock_path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return True
-    lock.release()
-    return False
 
 
 def configured_llm(settings: Settings) -> dict[str, Any]:

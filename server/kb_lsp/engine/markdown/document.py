@@ -58,6 +58,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kb_lsp.engine.markdown.attr_lists import ATTR_LIST
 from kb_lsp.engine.markdown.chunker import Chunker, capped, trim_blank
+from kb_lsp.engine.markdown.rendered import rendered_text
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,6 @@ class _Section:
 
 
 _block_parser = MarkdownIt("commonmark").disable("inline").use(front_matter_plugin)
-_inline_parser = MarkdownIt("commonmark")
 
 _TITLE_RE = re.compile(r"^title\s*:\s*(.*?)\s*$", re.MULTILINE)
 # Heading and title text beyond this is cut (at a word boundary, with "…").
@@ -228,26 +228,6 @@ def _heading_text(inline_source: str) -> str:
     # Markup cannot make a heading's text longer than its source: parse only what is kept.
     source = _TRAILING_ATTR_LIST.sub("", inline_source[: MAX_HEADING * 8])
     return _cut(rendered_text(source), MAX_HEADING)
-
-
-def rendered_text(source: str) -> str:
-    """Inline Markdown as the words it renders to: text and code kept, tags and markup
-    dropped, runs of whitespace made one space."""
-    parts: list[str] = []
-    for token in _inline_parser.parseInline(source):
-        _plain_text(token.children or [], parts)
-    return " ".join("".join(parts).split())
-
-
-def _plain_text(children: list[Any], parts: list[str]) -> None:
-    for child in children:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif child.type == "image":
-            _plain_text(child.children or [], parts)
-        # html_inline (tags, comments) and the open/close tokens add nothing.
 
 
 def _readable_stem(file_name: str) -> str:

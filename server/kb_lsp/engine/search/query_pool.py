@@ -7,10 +7,12 @@ a closed session leaves no thread behind.
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -31,6 +33,9 @@ class QueryPool:
     ) -> concurrent.futures.Future[T]:
         """`work` on one of the pool's threads; on this one once the pool is closed (a
         search that raced the close still answers, or fails on its closed store)."""
+        # Loaded on the first query embedded: a keyword search embeds none.
+        import concurrent.futures
+
         with self._lock:
             if not self._closed:
                 if self._pool is None:

@@ -35,27 +35,33 @@ made from, and search ignores one that no longer matches the chunk (`nearest.py`
 
 from typing import TYPE_CHECKING, Any
 
-from kb_lsp.engine.storage import store_dir_for
-from kb_lsp.engine.store.catalog import FileRecord
-from kb_lsp.engine.store.chunks import NewChunk, chunk_id
-from kb_lsp.engine.store.figures import StoreFigures
-from kb_lsp.engine.store.fts import KeywordHit
-
 if TYPE_CHECKING:
+    from kb_lsp.engine.storage import store_dir_for
+    from kb_lsp.engine.store.catalog import FileRecord
+    from kb_lsp.engine.store.chunks import NewChunk, chunk_id
+    from kb_lsp.engine.store.figures import StoreFigures
+    from kb_lsp.engine.store.fts import KeywordHit
     from kb_lsp.engine.store.shared import TEAM_MEANWHILE, TeamUnavailable
     from kb_lsp.engine.store.store import Store
     from kb_lsp.engine.store.vectors import Neighbour, VectorEntry, VectorIndex
 
-# The facade and the vector side load numpy, the settings (pydantic) and the team index's
-# client: they load on first use, so a one-shot keyword search that reads the text side
-# alone (`reader.py`) never pays for them.
+# Each name loads its part on first use: importing one part (`writer_lock.py` for `kb
+# status`, `reader.py` for a one-shot keyword search) loads this package first, and the
+# facade and the vector side load numpy, the settings (pydantic) and the team index's
+# client, the metadata parts their regular expressions.
 _LATER = {
-    "TEAM_MEANWHILE": "shared",
-    "TeamUnavailable": "shared",
-    "Store": "store",
-    "Neighbour": "vectors",
-    "VectorEntry": "vectors",
-    "VectorIndex": "vectors",
+    "FileRecord": "kb_lsp.engine.store.catalog",
+    "KeywordHit": "kb_lsp.engine.store.fts",
+    "NewChunk": "kb_lsp.engine.store.chunks",
+    "StoreFigures": "kb_lsp.engine.store.figures",
+    "TEAM_MEANWHILE": "kb_lsp.engine.store.shared",
+    "TeamUnavailable": "kb_lsp.engine.store.shared",
+    "Store": "kb_lsp.engine.store.store",
+    "Neighbour": "kb_lsp.engine.store.vectors",
+    "VectorEntry": "kb_lsp.engine.store.vectors",
+    "VectorIndex": "kb_lsp.engine.store.vectors",
+    "chunk_id": "kb_lsp.engine.store.chunks",
+    "store_dir_for": "kb_lsp.engine.storage",
 }
 
 
@@ -65,7 +71,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

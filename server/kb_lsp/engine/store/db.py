@@ -16,13 +16,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from filelock import FileLock, Timeout
-
 from kb_lsp.engine.metadata import tables as metadata_tables
 from kb_lsp.engine.private import private_folder
 from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK
 from kb_lsp.engine.store.text_format import CHUNKS, ensure
+from kb_lsp.engine.store.writer_lock import take
 
 log = logging.getLogger("kb_lsp.engine.store")
 # Every SQL statement a store runs, at DEBUG, with the store's folder as `record.store`
@@ -74,17 +73,15 @@ CREATE TABLE IF NOT EXISTS summaries (
 class Database:
     """The SQLite side of one root's store. Readers may call from any thread."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, one_shot: bool = False) -> None:
+        """`one_shot`: a process that reads and ends (`writer_lock.take`'s `flock`)."""
         self.directory = directory
         # Whether this opening makes the store (`Store` tightens an older one's modes).
         self.existed = (directory / DATABASE).exists()
         private_folder(directory)
-        self._lock = FileLock(str(directory / WRITER_LOCK))
-        try:
-            self._lock.acquire(timeout=0)
-            self.read_only = False
-        except Timeout:
-            self.read_only = True
+        self._lock = take(directory / WRITER_LOCK, flock=one_shot)
+        self.read_only = self._lock is None
+        if self._lock is None:
             log.warning(
                 "The index at %s is being written by another kb-lsp process (another "
                 "window on this workspace?); this one opens it read-only.",
@@ -240,5 +237,5 @@ class Database:
         for db in self._all():
             with suppress(sqlite3.Error):
                 db.close()
-        if not self.read_only:
+        if self._lock is not None:
             self._lock.release()

@@ -145,4 +145,4 @@ def open_text_reader(directory: Path, *, root: Path) -> TextReader:
     """The text side alone, its database opened here and closed by `TextReader.close`.
     Opening it takes the writer's lock as a `Store` does: a one-shot process that finds it
     held elsewhere leaves the answer to the full path."""
-    return TextReader(Database(directory), root)
+    return TextReader(Database(directory, one_shot=True), root)
