@@ -14,7 +14,7 @@ from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.markdown.document import parse_markdown
 from kb_lsp.engine.metadata.extract import extract_metadata
-from kb_lsp.engine.metadata.links import Resolver, StoredLink, anchor_texts
+from kb_lsp.engine.metadata.links import Resolver, StoredLink, rank_anchors
 
 # --- extraction ----------------------------------------------------------------------------------
 
@@ -94,7 +94,10 @@ def test_anchor_texts_are_distinct_and_count_each_linking_file_once() -> None:
         StoredLink("c.md", "wiki", "Canvas", ""),
         StoredLink("Canvas.md", "wiki", "Canvas", "self link"),
     ]
-    assert anchor_texts(links, Resolver(PATHS)) == {"Canvas.md": ["open a board", "Canvas"]}
+    resolver = Resolver(PATHS)
+    credits = [(link.source, *resolver.resolve(link)) for link in links]
+    ranked = rank_anchors((source, str(target), text) for source, target, text in credits if target)
+    assert ranked == {"Canvas.md": ["open a board", "Canvas"]}
 
 
 # --- through the knowledge base -------------------------------------------------------------------

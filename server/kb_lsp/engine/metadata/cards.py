@@ -2,7 +2,7 @@
 
 A card per file holds its front-matter description (`description`, `summary`, `excerpt`,
 or Dendron's `desc`), its aliases, and the anchor texts of the links pointing at it
-(`links.anchor_texts`). Search reads cards as note-level evidence beside the chunks:
+(`links.rank_anchors`). Search reads cards as note-level evidence beside the chunks:
 
 * `note_cards(path, description, aliases, anchors, card_hash, card_text)`: `aliases` and
   `anchors` one per line; `card_hash` names the vector of the card's text (title, aliases

@@ -243,12 +243,6 @@ def lookup_names(link: StoredLink) -> set[str]:
     return names
 
 
-def anchor_texts(links: Iterable[StoredLink], resolver: Resolver) -> dict[str, list[str]]:
-    """target path -> its incoming anchor texts (distinct, most linking files first)."""
-    credits = ((link.source, *resolver.resolve(link)) for link in links)
-    return rank_anchors((source, target, text) for source, target, text in credits if target)
-
-
 def rank_anchors(credits: Iterable[tuple[str, str, str]]) -> dict[str, list[str]]:
     """target path -> its anchor texts, from (linking file, target, text credited). Of
     texts that differ only in case, the first linking file's (by path) is shown: the
