@@ -62,10 +62,13 @@ def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_c
     # And, lighter but each a tenth of a cold keyword search: the writer's lock library
     # (`store/writer_lock.py` flocks), the Markdown parser (an unchanged workspace parses
     # nothing: only a snippet line with markup loads markdown-it, and that alone, never
-    # the chunker), the socket module (no server listens).
+    # the chunker), the socket module (no server listens); the filter language's parser
+    # (only a query or a filter that uses it), the model's claims (no extracted values).
+    filters, claims = "kb_lsp.engine.metadata.filters", "kb_lsp.engine.metadata.claims"
     heavy = (
         "onnxruntime", "tokenizers", "chromadb", "numpy", "pydantic", "yaml", "filelock",
         "markdown_it", "mdit_py_plugins", "kb_lsp.engine.markdown.document", "socket",
+        filters, claims,
     )  # fmt: skip
     # A line of these searches' snippets has markup; the schema's freshness check, the
     # same scan of an unchanged workspace, parses nothing.
@@ -74,9 +77,10 @@ def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_c
     for argv, first, allowed in [
         (["search", "Mexico payments SPEI", "--mode", "keyword", *where], "1, payments/mexico",
          markup),
-        (["search", "tag:runbook", "--mode", "keyword", "--json", *where], "{", markup),
+        (["search", "tag:runbook", "--mode", "keyword", "--json", *where], "{",
+         markup | {filters}),
         (["status", *where], "workspace:", set()),
-        (["schema", *where], "14 files; metadata fields", set()),
+        (["schema", *where], "14 files; metadata fields", {claims}),  # it counts them
     ]:  # fmt: skip
         probe = (
             "import json, sys\n"

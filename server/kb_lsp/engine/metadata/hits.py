@@ -7,9 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kb_lsp.engine.metadata.claims import Kept, Span
-
 if TYPE_CHECKING:
+    from kb_lsp.engine.metadata.claims import Kept, Span
     from kb_lsp.protocol import ExtractedValue, HitMeta, Range
 
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata.cards import Card
-from kb_lsp.engine.metadata.filters import Node as FilterNode
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search.weights import CARD_CANDIDATES, Fusion
 from kb_lsp.engine.store import KeywordHit, chunk_id
@@ -21,6 +20,7 @@ from kb_lsp.globs import GlobList
 if TYPE_CHECKING:
     import numpy as np
 
+    from kb_lsp.engine.metadata.filters import Node as FilterNode
     from kb_lsp.engine.store.store_reader import StoreReader
     from kb_lsp.protocol import SearchMode
 

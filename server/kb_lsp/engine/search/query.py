@@ -9,17 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kb_lsp.engine.metadata.filters import Node as FilterNode
-from kb_lsp.engine.metadata.filters import (
-    SplitQuery,
-    combine,
-    parse_filter,
-    split_query,
-    unknown_field,
-)
 from kb_lsp.engine.terms import query_terms
 
 if TYPE_CHECKING:
+    from kb_lsp.engine.metadata.filters import Node as FilterNode
+    from kb_lsp.engine.metadata.filters import SplitQuery
     from kb_lsp.engine.search.candidates import SearchSource
     from kb_lsp.engine.search.searcher import Searcher
     from kb_lsp.protocol import SearchHit, SearchMode
@@ -55,6 +49,12 @@ def parse_query(
     `field_names()`: every metadata field some indexed file has (asked only when needed);
     `examples(field)`: a term of this index for an error's "e.g." (none: no example).
     Raises `FilterError` for a malformed filter."""
+    if not (filter and filter.strip()) and not any(mark in query for mark in ":<>=("):
+        # No filter language anywhere: the parser's module (its grammar, ~10 ms to load)
+        # stays unloaded, which a one-shot keyword search notices.
+        return ParsedQuery(query, query, None, filter, None)
+    from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
+
     explicit = parse_filter(filter, examples=examples) if filter and filter.strip() else None
     if explicit is not None and filter is not None:
         # Typed in the query, an unknown field is a word; given as a filter, a likely

@@ -21,11 +21,12 @@ import json
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kb_lsp.engine.metadata.claims import Extraction, Kept, Rejected, Span, StoredClaim
-from kb_lsp.engine.metadata.values import Value
 from kb_lsp.engine.store.db import Database
+
+if TYPE_CHECKING:
+    from kb_lsp.engine.metadata.claims import Extraction, Kept, Rejected, Span, StoredClaim
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,11 @@ class Extractions:
             ).fetchall(),
             [],
         )
-        return Extraction.from_json(str(rows[0][0])) if rows else None
+        if not rows:
+            return None
+        from kb_lsp.engine.metadata.claims import Extraction
+
+        return Extraction.from_json(str(rows[0][0]))
 
     def todo(self, key: ExtractionKey) -> list[tuple[str, str]]:
         """(path, content hash) of the files whose extracted values are not from `key`
@@ -128,6 +133,11 @@ class Extractions:
                     part,
                 ):
                     if str(path) in out:
+                        # Loaded for the first value: a one-shot keyword search reads
+                        # this for its hits, most stores have no extracted values.
+                        from kb_lsp.engine.metadata.claims import Kept, Span
+                        from kb_lsp.engine.metadata.values import Value
+
                         kept = Kept(Value(str(kind), str(value), number), Span(**json.loads(span)))
                         out[str(path)].fields.setdefault(str(field), []).append(kept)
             return out
@@ -144,6 +154,8 @@ class Extractions:
             ).fetchall(),
             [],
         )
+        from kb_lsp.engine.metadata.claims import Span, StoredClaim
+
         return [
             StoredClaim(
                 str(path),

@@ -5,13 +5,15 @@ the empty answer)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata import anchors as note_anchors
 from kb_lsp.engine.metadata import cards as note_cards
 from kb_lsp.engine.metadata import tables as metadata_tables
-from kb_lsp.engine.metadata.filters import Node as FilterNode
-from kb_lsp.engine.metadata.query import matching_paths
 from kb_lsp.engine.store.db import Database
+
+if TYPE_CHECKING:
+    from kb_lsp.engine.metadata.filters import Node as FilterNode
 
 
 class Notes:
@@ -30,6 +32,9 @@ class Notes:
 
     def filter_paths(self, node: FilterNode, prefix: str = "") -> set[str]:
         """The paths of the files a metadata filter keeps (`metadata/query.py`)."""
+        # Loaded with the first filter: a search without one never parses the language.
+        from kb_lsp.engine.metadata.query import matching_paths
+
         return self._db.read(lambda db: matching_paths(db, node, prefix), set())
 
     def field_values(
