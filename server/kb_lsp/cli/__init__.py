@@ -55,8 +55,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """The command line `argv` (without the program name) as `main` reads it; a usage
     error exits 2 with argparse's message on stderr, a mistyped command with the closest
     one (`kb serch`: "did you mean 'search'?")."""
-    parser = build_parser()
     given = next((token for token in argv if not token.startswith("-")), None)
+    parser = build_parser(only=given)
     if given is not None and given not in command_names(parser):
         parser = build_parser(derived=True)  # maybe an operation's own command
         _refuse_unknown_command(given, command_names(parser))

@@ -24,9 +24,11 @@ def command_names(parser: argparse.ArgumentParser) -> list[str]:
     return []
 
 
-def build_parser(derived: bool = False) -> argparse.ArgumentParser:
+def build_parser(derived: bool = False, only: str | None = None) -> argparse.ArgumentParser:
     """`kb`'s parser; `derived`: with the commands made from the operations table too
-    (`derived.py`; they load pydantic and the runtime, which `kb status` does without)."""
+    (`derived.py`; they load pydantic and the runtime, which `kb status` does without);
+    `only`: the command being run — the others are listed (`kb --help`, a mistyped
+    command) without their options, which a one-shot search would build for nothing."""
     parser = argparse.ArgumentParser(
         prog="kb", description="A knowledge base for the Markdown in a workspace."
     )
@@ -46,6 +48,8 @@ def build_parser(derived: bool = False) -> argparse.ArgumentParser:
     ) -> None:
         sub = commands.add_parser(name, help=help, description=help)
         sub.set_defaults(handler=handler)
+        if only is not None and name != only:
+            return
         add_fields(sub, fields, terminal or {})
         for option in options:
             sub.add_argument(*option.flags, **option.settings)

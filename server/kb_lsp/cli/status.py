@@ -19,9 +19,8 @@ if TYPE_CHECKING:
     pass
 from kb_lsp.cli.common import _cli_settings, _flags, _from_server, _runtime, _settings, _workspace
 from kb_lsp.cli.output import print_result
+from kb_lsp.cli.table import PROBE_SECONDS
 from kb_lsp.terminal.text import out_line
-
-PROBE_SECONDS = 2.0  # `kb status --probe` waits this long for the model's server
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -8,16 +8,14 @@ a new field is a new flag without an edit here. `parser.py` builds the parser fr
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kb_lsp.cli.ask import cmd_ask
 from kb_lsp.cli.fields import Option, Terminal
-from kb_lsp.cli.index import cmd_index
-from kb_lsp.cli.schema import cmd_schema
-from kb_lsp.cli.search import cmd_search
-from kb_lsp.cli.serve import DEFAULT_MAX_MESSAGE_BYTES, _message_size, cmd_mcp, cmd_serve
-from kb_lsp.cli.status import PROBE_SECONDS, cmd_status
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+
+PROBE_SECONDS = 2.0  # `kb status --probe` waits this long for the model's server
 
 
 @dataclass(frozen=True)
@@ -27,6 +25,28 @@ class Command:
     help: str
     options: tuple[Option, ...] = ()
     terminal: Mapping[str, Terminal] = field(default_factory=dict)  # by params field
+
+
+def _cmd(module: str, command: str | None = None) -> Callable[[argparse.Namespace], int]:
+    """`kb_lsp.cli.MODULE`'s `cmd_COMMAND` (default: the module's name), loaded when its
+    command runs: a command pays for its own module alone (a one-shot keyword search is
+    timed against the interpreter's start)."""
+    name = f"cmd_{command or module}"
+
+    def run(args: argparse.Namespace) -> int:
+        handler: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(f"kb_lsp.cli.{module}"), name
+        )
+        return handler(args)
+
+    run.__qualname__ = run.__name__ = name
+    return run
+
+
+def _message_size(text: str) -> int:
+    if not text.isdigit() or int(text) < MIN_MESSAGE_BYTES:
+        raise argparse.ArgumentTypeError(f"a number of bytes of at least {MIN_MESSAGE_BYTES}")
+    return int(text)
 
 
 def _json(operation: str) -> Option:
@@ -54,7 +74,7 @@ def where(*, many: bool = False) -> tuple[Option, ...]:
     )  # fmt: skip
 
 
-SERVE = Command("serve", cmd_serve, "run the language server on stdio", (
+SERVE = Command("serve", _cmd("serve"), "run the language server on stdio", (
     Option(("--tcp",), {"metavar": "HOST:PORT", "help": "listen on TCP instead (debugging)"}),
     Option(("--max-message-size",), {
         "type": _message_size, "default": DEFAULT_MAX_MESSAGE_BYTES, "metavar": "BYTES",
@@ -63,7 +83,7 @@ SERVE = Command("serve", cmd_serve, "run the language server on stdio", (
     }),
 ))  # fmt: skip
 
-INDEX = Command("index", cmd_index, "index a workspace folder (incremental)", (
+INDEX = Command("index", _cmd("index"), "index a workspace folder (incremental)", (
     Option(("path",), {"nargs": "?", "help": "workspace folder (default: .; or -w PATH)"}),
     *where(),
     Option(("--json",), {"action": "store_true", "help": "print the index status as JSON"}),
@@ -74,7 +94,7 @@ INDEX = Command("index", cmd_index, "index a workspace folder (incremental)", (
     }),
 ), {"full": Terminal(help="re-index everything")})  # fmt: skip
 
-SEARCH = Command("search", cmd_search, "search the workspace, numbered results", (
+SEARCH = Command("search", _cmd("search"), "search the workspace, numbered results", (
     *where(), _json("search"),
 ), {
     "query": Terminal(nargs="*", help="what to look for (a filter may be typed in it too)"),
@@ -87,7 +107,7 @@ SEARCH = Command("search", cmd_search, "search the workspace, numbered results",
 })  # fmt: skip
 
 SCHEMA = Command(
-    "schema", cmd_schema, "list the metadata fields a filter can use, with their values", (
+    "schema", _cmd("schema"), "list the metadata fields a filter can use, with their values", (
     *where(), _json("schema"),
     Option(("--discover",), {
         "action": "store_true",
@@ -99,14 +119,14 @@ SCHEMA = Command(
     }),
 ))  # fmt: skip
 
-STATUS = Command("status", cmd_status, "show what is indexed and what was skipped", (
+STATUS = Command("status", _cmd("status"), "show what is indexed and what was skipped", (
     *where(), _json("status"),
 ), {
     "probe": Terminal(help=f"ask the model whether it answers and calls tools (waits up "
                       f"to {PROBE_SECONDS:g} s for it)"),
 })  # fmt: skip
 
-ASK = Command("ask", cmd_ask, "ask a question (a local model: Ollama or OpenAI-compatible)", (
+ASK = Command("ask", _cmd("ask"), "ask a question (a local model: Ollama or OpenAI-compatible)", (
     *where(), _json("ask"),
     Option(("--model",), {
         "metavar": "NAME", "help": "the chat model, for this question (kb.llm.model)",
@@ -119,7 +139,8 @@ ASK = Command("ask", cmd_ask, "ask a question (a local model: Ollama or OpenAI-c
 })  # fmt: skip
 
 MCP = Command(
-    "mcp", cmd_mcp, "serve the knowledge base to agents over MCP (stdio; --http for HTTP)", (
+    "mcp", _cmd("serve", "mcp"),
+    "serve the knowledge base to agents over MCP (stdio; --http for HTTP)", (
     *where(many=True),
     Option(("--http",), {
         "metavar": "HOST:PORT",
