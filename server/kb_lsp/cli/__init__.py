@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from kb_lsp.cli.common import EXIT_USAGE, CliError, _fail, _flags
-from kb_lsp.cli.parser import build_parser, command_names
+from kb_lsp.cli.parser import build_parser, command_names, table_commands
 from kb_lsp.engine.private import owner_only_umask
 from kb_lsp.errors import InvalidInput, KbError
 from kb_lsp.terminal.logs import stderr_handler
@@ -56,8 +56,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     error exits 2 with argparse's message on stderr, a mistyped command with the closest
     one (`kb serch`: "did you mean 'search'?")."""
     given = next((token for token in argv if not token.startswith("-")), None)
-    parser = build_parser(only=given)
-    if given is not None and given not in command_names(parser):
+    in_table = given in table_commands()
+    parser = build_parser(only=given if in_table else None)
+    if given is not None and not in_table:
         parser = build_parser(derived=True)  # maybe an operation's own command
         _refuse_unknown_command(given, command_names(parser))
     return parser.parse_args(_filter_values(argv))

@@ -24,11 +24,17 @@ def command_names(parser: argparse.ArgumentParser) -> list[str]:
     return []
 
 
+def table_commands() -> list[str]:
+    """The commands of the table (`table.py`), without building a parser."""
+    return [row.name for row in COMMANDS]
+
+
 def build_parser(derived: bool = False, only: str | None = None) -> argparse.ArgumentParser:
     """`kb`'s parser; `derived`: with the commands made from the operations table too
     (`derived.py`; they load pydantic and the runtime, which `kb status` does without);
-    `only`: the command being run — the others are listed (`kb --help`, a mistyped
-    command) without their options, which a one-shot search would build for nothing."""
+    `only`: the table's command being run, alone — each command's parser costs argparse's
+    formatter and message lookups (gettext), which a one-shot search would pay for six
+    commands it does not run."""
     parser = argparse.ArgumentParser(
         prog="kb", description="A knowledge base for the Markdown in a workspace."
     )
@@ -46,10 +52,10 @@ def build_parser(derived: bool = False, only: str | None = None) -> argparse.Arg
         options: tuple[Option, ...],
         terminal: dict[str, Terminal] | None = None,
     ) -> None:
-        sub = commands.add_parser(name, help=help, description=help)
-        sub.set_defaults(handler=handler)
         if only is not None and name != only:
             return
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.set_defaults(handler=handler)
         add_fields(sub, fields, terminal or {})
         for option in options:
             sub.add_argument(*option.flags, **option.settings)
