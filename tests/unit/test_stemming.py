@@ -7,13 +7,16 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.fakes.embedder import HashingEmbedder
 from tests.helpers.store import store_beside
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine import terms
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.storage import DATABASE
-from kb_lsp.engine.terms import TOKENIZE, query_terms, word_stems
+from kb_lsp.engine.terms import TOKENIZE, each_word_stems, query_terms, word_stems
 
 # The nine ordinary words the light stemmer missed, and forms in -ated, -ing, -ies, -ed
 # (and the rules where Snowball's "porter" and SQLite's differ: -bly, -logy).
@@ -98,3 +101,14 @@ def test_every_word_is_counted_in_fts5vocab_and_found_by_keyword_search(
         assert mine is not None, (word, list(hits))
         assert word in [mark.lower() for mark in mine.marks]
     kb.close()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("abcXYZ_é1 -.`\n"), max_size=24), max_size=6))
+def test_each_texts_stems_in_one_batch_are_each_texts_own(texts: list[str]) -> None:
+    # A snippet ranks its sentences with one batch of the tokenizer: whatever was in the
+    # cache before, each text gets exactly the terms `word_stems` gives it alone.
+    terms._TERMS.clear()
+    batched = each_word_stems(texts)
+    terms._TERMS.clear()
+    assert batched == [word_stems(text) for text in texts]

@@ -263,18 +263,33 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(term for word in words for term in terms[word]))
 
 
-def word_stems(text: str) -> set[str]:
-    """The terms of every word of `text`; camelCase and snake_case names also count as
-    their parts."""
+def _stemmed_words(text: str) -> set[str]:
+    """The words of `text` whose terms `word_stems` unites: each word, and a camelCase or
+    snake_case name's parts."""
     words: set[str] = set()
     for word in set(WORD.findall(text)):
         words.add(word)
         if "_" in word or not (word.islower() or word.isupper()):
             words.update(part for part in _NAME_PARTS.split(word) if part)
+    return words
+
+
+def word_stems(text: str) -> set[str]:
+    """The terms of every word of `text`; camelCase and snake_case names also count as
+    their parts."""
     out: set[str] = set()
-    for terms in terms_of(words).values():
+    for terms in terms_of(_stemmed_words(text)).values():
         out.update(terms)
     return out
+
+
+def each_word_stems(texts: Sequence[str]) -> list[set[str]]:
+    """`word_stems` of each text, the words new to this process tokenised in one batch
+    (a snippet ranks every sentence of a chunk: one SQLite round trip each was a tenth of
+    a one-shot keyword search)."""
+    words = [_stemmed_words(text) for text in texts]
+    known = terms_of(set().union(*words))
+    return [{term for word in group for term in known[word]} for group in words]
 
 
 def fts_query(words: Sequence[str]) -> str:
