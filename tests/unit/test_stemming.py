@@ -3,20 +3,22 @@ word FTS5 indexed is counted (`fts5vocab`) and found by keyword search."""
 
 from __future__ import annotations
 
+import json
+import random
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from tests.fakes.embedder import HashingEmbedder
+from tests.helpers.cli import REPO
 from tests.helpers.store import store_beside
 
 from kb_lsp.config import load_settings
-from kb_lsp.engine import terms
 from kb_lsp.engine.knowledge import KnowledgeBase
 from kb_lsp.engine.storage import DATABASE
-from kb_lsp.engine.terms import TOKENIZE, each_word_stems, query_terms, word_stems
+from kb_lsp.engine.terms import TOKENIZE, query_terms, word_stems
 
 # The nine ordinary words the light stemmer missed, and forms in -ated, -ing, -ies, -ed
 # (and the rules where Snowball's "porter" and SQLite's differ: -bly, -logy).
@@ -103,12 +105,27 @@ def test_every_word_is_counted_in_fts5vocab_and_found_by_keyword_search(
     kb.close()
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("abcXYZ_é1 -.`\n"), max_size=24), max_size=6))
-def test_each_texts_stems_in_one_batch_are_each_texts_own(texts: list[str]) -> None:
-    # A snippet ranks its sentences with one batch of the tokenizer: whatever was in the
-    # cache before, each text gets exactly the terms `word_stems` gives it alone.
-    terms._TERMS.clear()
-    batched = each_word_stems(texts)
-    terms._TERMS.clear()
-    assert batched == [word_stems(text) for text in texts]
+def test_each_texts_stems_in_one_batch_are_each_texts_own() -> None:
+    # A snippet ranks its sentences with one batch of the tokenizer. Two fresh processes
+    # (the word cache empty in each): one batch for all texts, and one call per text.
+    rng = random.Random(7)
+    pieces = ["deploying", "snake_case", "camelCase", "HTTPServer", "é1", "`x`", "__", "-", "."]
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(6))) for _ in range(300)]
+    texts += (REPO / "README.md").read_text(encoding="utf-8").split(". ")[:300]
+    probe = (
+        "import json, sys\n"
+        "from kb_lsp.engine.terms import each_word_stems, word_stems\n"
+        "texts = json.load(sys.stdin)\n"
+        "batch = sys.argv[1] == 'batch'\n"
+        "out = each_word_stems(texts) if batch else [word_stems(t) for t in texts]\n"
+        "print(json.dumps([sorted(s) for s in out]))\n"
+    )
+    answers = [
+        subprocess.run(
+            [sys.executable, "-c", probe, how], input=json.dumps(texts), capture_output=True,
+            text=True, check=True, timeout=300,
+        ).stdout
+        for how in ("batch", "each")
+    ]  # fmt: skip
+    assert answers[0] == answers[1]
+    assert any(json.loads(answers[0]))  # texts with words, not only punctuation

@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kb_lsp.engine.metadata import anchors, cards
-from kb_lsp.engine.metadata.links import StoredLink
+from kb_lsp.engine.metadata import anchor_tables, cards
 
 if TYPE_CHECKING:
     # Only a type here: the store's schema must not load extraction's parsers.
@@ -87,7 +86,7 @@ CREATE TABLE IF NOT EXISTS extracted_values (
 CREATE INDEX IF NOT EXISTS extracted_values_path ON extracted_values(path);
 """
     + cards.DDL
-    + anchors.DDL
+    + anchor_tables.DDL
 )
 
 _TABLES = ("file_fields", "file_problems", "file_links", "file_extraction", "extracted_values")
@@ -98,6 +97,10 @@ def write(
 ) -> None:
     """Replace the metadata rows of `path` (inside the caller's transaction); its card
     keeps the anchor texts other files give it."""
+    # The link resolver loads with a write: a reader of the store never needs it.
+    from kb_lsp.engine.metadata import anchors
+    from kb_lsp.engine.metadata.links import StoredLink
+
     for table in _TABLES:
         db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
     anchors.forget(db, path)
@@ -126,7 +129,7 @@ def write(
 def recreate(db: sqlite3.Connection) -> None:
     """Drop and create every metadata table (derived data: a new `METADATA_VERSION`
     may change their columns), inside the caller's transaction."""
-    for table in (*_TABLES, "note_cards", "notes_fts", *anchors.TABLES):
+    for table in (*_TABLES, "note_cards", "notes_fts", *anchor_tables.TABLES):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in DDL.split(";"):
         if statement.strip():
@@ -134,6 +137,8 @@ def recreate(db: sqlite3.Connection) -> None:
 
 
 def delete(db: sqlite3.Connection, path: str) -> None:
+    from kb_lsp.engine.metadata import anchors
+
     for table in _TABLES:
         db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
     anchors.forget(db, path)
@@ -141,7 +146,7 @@ def delete(db: sqlite3.Connection, path: str) -> None:
 
 
 def clear(db: sqlite3.Connection) -> None:
-    for table in (*_TABLES, *anchors.TABLES):
+    for table in (*_TABLES, *anchor_tables.TABLES):
         db.execute(f"DELETE FROM {table}")
     cards.clear(db)
 

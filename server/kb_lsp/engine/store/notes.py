@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from kb_lsp.engine.metadata import anchors as note_anchors
 from kb_lsp.engine.metadata import cards as note_cards
 from kb_lsp.engine.metadata import tables as metadata_tables
 from kb_lsp.engine.store.db import Database
@@ -62,12 +61,17 @@ class Notes:
 
     def refresh_anchors(self) -> int:
         """Re-resolve every link and update incoming anchor texts (`metadata/anchors.py`)."""
+        from kb_lsp.engine.metadata import anchors as note_anchors  # a writer's; see below
+
         with self._db.writer() as db:
             return note_anchors.refresh_all(db)
 
     def refresh_due_anchors(self) -> int:
         """Re-resolve only the links the files written or removed since the last refresh
         can re-target, and update those anchor texts (`metadata/anchors.py`)."""
+        # The link resolver loads with the first refresh: a reader never needs it.
+        from kb_lsp.engine.metadata import anchors as note_anchors
+
         if not self._db.read(note_anchors.any_due, False):
             return 0  # no write transaction for a sync that changed nothing
         with self._db.writer() as db:
