@@ -23,8 +23,8 @@ from bench.coldrun import add_cold_run_arguments, cold_run, make_model_cache
 from bench.report import table, write_json
 
 if TYPE_CHECKING:
+    from kb_lsp.engine.index.reports import SyncProgress
     from kb_lsp.engine.knowledge import KnowledgeBase
-    from kb_lsp.engine.records import SyncProgress
 
 
 def keyword_pass(corpus: str, files: int | None, models: Path, repeat: int = 3) -> list[float]:

@@ -24,8 +24,9 @@ from tests.helpers.store import chroma_collection, store_of
 from kb_lsp.config import load_settings
 from kb_lsp.engine.index import vector_pass
 from kb_lsp.engine.index.indexer import embedding_text
+from kb_lsp.engine.index.reports import SyncProgress
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.records import ReadOnlyStore, SyncProgress
+from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.storage import DATABASE
 from kb_lsp.engine.store import Store, VectorEntry
 from kb_lsp.engine.store.chroma import ChromaIndex

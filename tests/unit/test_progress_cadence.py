@@ -14,8 +14,8 @@ from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.index import vector_pass
+from kb_lsp.engine.index.reports import SyncProgress
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.records import SyncProgress
 from kb_lsp.protocol import IndexProgress, IndexStatus, LlmStatus
 from kb_lsp.runtime import progress
 from kb_lsp.runtime.progress import SyncMonitor

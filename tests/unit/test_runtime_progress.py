@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from kb_lsp.engine.records import SyncProgress
+from kb_lsp.engine.index.reports import SyncProgress
 from kb_lsp.protocol import IndexProgress
 from kb_lsp.runtime import progress
 from kb_lsp.runtime.progress import SyncMonitor, progress_text, rate_line

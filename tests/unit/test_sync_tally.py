@@ -10,8 +10,8 @@ from pathlib import Path
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
+from kb_lsp.engine.index.reports import SyncProgress
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.records import SyncProgress
 
 
 def open_kb(roots: list[Path], storage: Path) -> KnowledgeBase:

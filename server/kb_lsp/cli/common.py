@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from kb_lsp.config import Settings
-    from kb_lsp.engine.records import SyncReport
+    from kb_lsp.engine.index.reports import SyncReport
     from kb_lsp.runtime import Hooks, Runtime
 
 

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kb_lsp.engine.index.extraction import MetadataPhase
+from kb_lsp.engine.index.reports import SyncProgress, SyncReport
 from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.memory import release_free_memory
-from kb_lsp.engine.records import ReadOnlyStore, SyncProgress, SyncReport
+from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.roots import RootIndex
 from kb_lsp.protocol import IndexProgress
 

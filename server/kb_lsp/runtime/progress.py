@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # light at run time: the command line formats a wire status with it
-    from kb_lsp.engine.records import SyncProgress
+    from kb_lsp.engine.index.reports import SyncProgress
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kb_lsp.config import Settings
+from kb_lsp.engine.index.reports import SyncReport
 from kb_lsp.engine.index.sync_tally import SyncTally
 from kb_lsp.engine.metadata.extractor import FieldExtractor, model_identity
 from kb_lsp.engine.metadata.user_schema import SchemaError, UserSchema, load_schema
-from kb_lsp.engine.records import SyncReport
 from kb_lsp.engine.store import Store
 from kb_lsp.engine.store.extractions import ExtractionKey
 from kb_lsp.engine.workspace.files import PathOutsideWorkspace, UnreadableFile, WorkspaceRoot

@@ -37,10 +37,11 @@ from kb_lsp.engine.index.fresh import needs_reading
 from kb_lsp.engine.index.prepare import embedding_text as embedding_text  # its old home
 from kb_lsp.engine.index.prepare import failure, prepare_file
 from kb_lsp.engine.index.prepare import text_hash as text_hash
+from kb_lsp.engine.index.reports import SyncReport
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
 from kb_lsp.engine.index.vector_pass import VectorPass
 from kb_lsp.engine.metadata.extract import FileMetadata
-from kb_lsp.engine.records import ReadOnlyStore, SyncReport
+from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.store import FileRecord, NewChunk, Store
 from kb_lsp.engine.workspace.files import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 

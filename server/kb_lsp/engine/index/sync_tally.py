@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kb_lsp.engine.records import SyncProgress
+from kb_lsp.engine.index.reports import SyncProgress
 from kb_lsp.protocol import IndexPhase
 
 ProgressCallback = Callable[[SyncProgress], None]

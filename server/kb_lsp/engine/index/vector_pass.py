@@ -14,8 +14,8 @@ import numpy as np
 
 from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.index.prepare import embedding_text
+from kb_lsp.engine.index.reports import SyncReport
 from kb_lsp.engine.index.sync_tally import ProgressCallback, SyncTally
-from kb_lsp.engine.records import SyncReport
 from kb_lsp.engine.store import TEAM_MEANWHILE, FileRecord, Store, VectorEntry
 
 log = logging.getLogger("kb_lsp.engine.index.indexer")
