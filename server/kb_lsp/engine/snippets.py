@@ -15,11 +15,18 @@ the words a reader would see in the rendered page may appear in it:
   (`` {ref}`target` `` → "target"). A directive's title or target is kept as text;
 * prose lines of one paragraph are joined, so a hard-wrapped paragraph reads as one
   block and a snippet can start at a sentence rather than at a wrapped line.
+
+The blocks are made once, when a chunk is indexed: the store keeps them beside its text
+(`blocks_text`, read back by `parse_blocks`), so a search's snippets neither render nor
+load markdown-it. `BLOCKS_VERSION` names these rules: a store whose blocks were made by
+other rules makes them again from the chunks' text (`store/chunks.py`), and a chunk
+without them (a store written before, until then) is rendered at query time.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +48,10 @@ _CODE_INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI docs' `{* ../src/app.py hl
 _ATTR_LIST = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
 
+# Bump when what `readable_blocks` returns for a text changes (these rules, `rendered.py`,
+# `links.wiki_display`): stored blocks are made again.
+BLOCKS_VERSION = "1"
+
 
 @dataclass(frozen=True)
 class Block:
@@ -53,6 +64,39 @@ class Block:
         if self.code:
             return [self.text]
         return [s for s in _SENTENCE_END.split(self.text) if s.strip()]
+
+
+# The stored form: one block a line, a flag character first (prose or code), `\\` and
+# line ends escaped so that any text reads back as written.
+_PROSE, _CODE = "p", "c"
+_ESCAPED = re.compile(r"\\([\\n])")
+_UNESCAPE = {"\\": "\\", "n": "\n"}
+
+
+def encode_blocks(blocks: Sequence[Block]) -> str:
+    """`blocks` as the store keeps them (`parse_blocks` reads them back); no blocks: ""."""
+    return "\n".join(
+        (_CODE if block.code else _PROSE) + block.text.replace("\\", "\\\\").replace("\n", "\\n")
+        for block in blocks
+    )
+
+
+def parse_blocks(stored: str) -> list[Block]:
+    """The blocks `encode_blocks` wrote."""
+    if not stored:
+        return []
+    return [
+        Block(
+            _ESCAPED.sub(lambda m: _UNESCAPE[m.group(1)], line[1:]) if "\\" in line else line[1:],
+            code=line[0] == _CODE,
+        )
+        for line in stored.split("\n")
+    ]
+
+
+def blocks_text(text: str) -> str:
+    """What the store keeps of a chunk's `text` for its snippets: its readable blocks."""
+    return encode_blocks(readable_blocks(text))
 
 
 def inline_text(source: str) -> str:

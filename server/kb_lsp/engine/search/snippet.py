@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kb_lsp.engine.snippets import inline_text, readable_blocks
+from kb_lsp.engine.snippets import Block, inline_text, readable_blocks
 from kb_lsp.engine.terms import WORD as _WORD
 from kb_lsp.engine.terms import word_stems as _word_stems
 
@@ -35,13 +35,16 @@ def make_snippet(
     width: int = 220,
     *,
     distinctive: Sequence[str] = (),
+    blocks: Sequence[Block] | None = None,
 ) -> str:
     """The most telling stretch of a chunk as one line of plain text (`snippets.py` says
     what markup is removed): it starts at the sentence with the most `distinctive` query
     words, then the most query words (or the first real sentence when none is there),
     and runs on to about `width` characters, cut at a word. A chunk without readable
-    text shows `fts_snippet` (FTS5's snippet, or what gives it) as plain text."""
-    blocks = readable_blocks(text)
+    text shows `fts_snippet` (FTS5's snippet, or what gives it) as plain text. `blocks`:
+    `readable_blocks(text)` as the store keeps them, when it does (else made here)."""
+    if blocks is None:
+        blocks = readable_blocks(text)
     if not blocks:
         if callable(fts_snippet):
             fts_snippet = fts_snippet()
