@@ -20,14 +20,8 @@ from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp.config import load_settings
 from kb_lsp.engine.knowledge import KnowledgeBase
-from kb_lsp.engine.snippets import (
-    BLOCKS_VERSION,
-    Block,
-    blocks_text,
-    encode_blocks,
-    parse_blocks,
-    readable_blocks,
-)
+from kb_lsp.engine.snippet_blocks import BLOCKS_VERSION, Block, encode_blocks, parse_blocks
+from kb_lsp.engine.snippets import blocks_text, readable_blocks
 from kb_lsp.engine.storage import DATABASE
 from kb_lsp.engine.store.reader import open_text_reader
 

@@ -30,7 +30,7 @@ from markdown_it import MarkdownIt
 from kb_lsp.engine.metadata.links import wiki_links
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search import SearchSource, make_snippet
-from kb_lsp.engine.snippets import parse_blocks
+from kb_lsp.engine.snippet_blocks import parse_blocks
 from kb_lsp.engine.store.store_reader import StoreReader
 from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import Range, SearchHit

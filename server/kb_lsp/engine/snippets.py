@@ -17,20 +17,21 @@ the words a reader would see in the rendered page may appear in it:
   block and a snippet can start at a sentence rather than at a wrapped line.
 
 The blocks are made once, when a chunk is indexed: the store keeps them beside its text
-(`blocks_text`, read back by `parse_blocks`), so a search's snippets neither render nor
-load markdown-it. `BLOCKS_VERSION` names these rules: a store whose blocks were made by
-other rules makes them again from the chunks' text (`store/chunks.py`), and a chunk
-without them (a store written before, until then) is rendered at query time.
+(`blocks_text`; `snippet_blocks.py` holds the `Block` and its stored form), so a search's
+snippets neither render nor load markdown-it. `snippet_blocks.BLOCKS_VERSION` names these
+rules: bump it with any change to what `readable_blocks` returns, and a store whose
+blocks were made by other rules makes them again from the chunks' text
+(`store/chunks.py`); a chunk without them (a store written before, until its next sync)
+is rendered at query time.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kb_lsp.engine.metadata.links import wiki_display
+from kb_lsp.engine.snippet_blocks import Block, encode_blocks
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\{[\w-]+\})?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -46,52 +47,6 @@ _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _MYST_ROLE = re.compile(r"\{[\w:-]+\}(`[^`]*`)")
 _CODE_INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI docs' `{* ../src/app.py hl[3] *}`
 _ATTR_LIST = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
-
-# Bump when what `readable_blocks` returns for a text changes (these rules, `rendered.py`,
-# `links.wiki_display`): stored blocks are made again.
-BLOCKS_VERSION = "1"
-
-
-@dataclass(frozen=True)
-class Block:
-    """One readable unit: a paragraph, a list item, a table row, a title or a code line."""
-
-    text: str
-    code: bool = False
-
-    def sentences(self) -> list[str]:
-        if self.code:
-            return [self.text]
-        return [s for s in _SENTENCE_END.split(self.text) if s.strip()]
-
-
-# The stored form: one block a line, a flag character first (prose or code), `\\` and
-# line ends escaped so that any text reads back as written.
-_PROSE, _CODE = "p", "c"
-_ESCAPED = re.compile(r"\\([\\n])")
-_UNESCAPE = {"\\": "\\", "n": "\n"}
-
-
-def encode_blocks(blocks: Sequence[Block]) -> str:
-    """`blocks` as the store keeps them (`parse_blocks` reads them back); no blocks: ""."""
-    return "\n".join(
-        (_CODE if block.code else _PROSE) + block.text.replace("\\", "\\\\").replace("\n", "\\n")
-        for block in blocks
-    )
-
-
-def parse_blocks(stored: str) -> list[Block]:
-    """The blocks `encode_blocks` wrote."""
-    if not stored:
-        return []
-    return [
-        Block(
-            _ESCAPED.sub(lambda m: _UNESCAPE[m.group(1)], line[1:]) if "\\" in line else line[1:],
-            code=line[0] == _CODE,
-        )
-        for line in stored.split("\n")
-    ]
 
 
 def blocks_text(text: str) -> str:

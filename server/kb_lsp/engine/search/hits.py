@@ -11,7 +11,7 @@ from kb_lsp.engine.search.candidates import Candidate, FileScore
 from kb_lsp.engine.search.names import alias_share, file_uri, path_share
 from kb_lsp.engine.search.snippet import make_snippet, snippet_marks
 from kb_lsp.engine.search.weights import FILENAME_MATCH
-from kb_lsp.engine.snippets import parse_blocks
+from kb_lsp.engine.snippet_blocks import parse_blocks
 
 if TYPE_CHECKING:
     from kb_lsp.engine.store.store_reader import StoreReader

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kb_lsp.engine.snippets import Block, inline_text, readable_blocks
+from kb_lsp.engine.snippet_blocks import Block
+from kb_lsp.engine.snippets import inline_text, readable_blocks
 from kb_lsp.engine.terms import WORD as _WORD
 from kb_lsp.engine.terms import word_stems as _word_stems
 

@@ -3,11 +3,11 @@
 
 Beside its text a chunk row keeps what is made from it once rather than at every search:
 its stems (`terms.stems_text`: what scoring compares query words with) and its readable
-blocks (`snippets.blocks_text`: what its snippet is cut from). Each is named by a version
-in `meta`; a store whose values were made by another version, or before the column
-existed, drops them on opening, and the next sync makes them again from the stored text
-(`fill_derived`: no file is read again, no vector made); search makes what a row lacks
-itself meanwhile."""
+blocks (`snippets.blocks_text`, stored as `snippet_blocks.py` says: what its snippet is
+cut from). Each is named by a version in `meta`; a store whose values were made by
+another version, or before the column existed, drops them on opening, and the next sync
+makes them again from the stored text (`fill_derived`: no file is read again, no vector
+made); search makes what a row lacks itself meanwhile."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_lsp.engine.metadata import tables as metadata_tables
 from kb_lsp.engine.records import StoredChunk
-from kb_lsp.engine.snippets import BLOCKS_VERSION, blocks_text
+from kb_lsp.engine.snippet_blocks import BLOCKS_VERSION
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.text_format import ADD_FILE, REMOVE_FILE, path_words
@@ -35,6 +35,9 @@ _COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash"
 
 
 def _blocks(heading: str, text: str) -> str:
+    # Only a writer makes blocks: a reader of the store never compiles the rules.
+    from kb_lsp.engine.snippets import blocks_text
+
     return blocks_text(text)  # the heading is shown apart from the snippet
 
 
@@ -115,7 +118,7 @@ class Chunks:
             stems = (
                 chunk.stems if chunk.stems is not None else stems_text(chunk.heading, chunk.text)
             )
-            blocks = chunk.blocks if chunk.blocks is not None else blocks_text(chunk.text)
+            blocks = chunk.blocks if chunk.blocks is not None else _blocks("", chunk.text)
             db.execute(
                 "INSERT INTO chunks(id, path, idx, text_hash, heading, start_line, "
                 "end_line, text, stems, blocks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata.tables import METADATA_VERSION
-from kb_lsp.engine.snippets import BLOCKS_VERSION
+from kb_lsp.engine.snippet_blocks import BLOCKS_VERSION
 from kb_lsp.engine.store.catalog import Catalog, FileRecord
 from kb_lsp.engine.store.chunks import Chunks
 from kb_lsp.engine.store.db import Database
