@@ -62,11 +62,12 @@ def test_one_shot_keyword_search_status_and_schema_load_no_numpy_pydantic_onnx_c
     # And, lighter but each a tenth of a cold keyword search: the writer's lock library
     # (`store/writer_lock.py` flocks), the Markdown parser (an unchanged workspace parses
     # nothing, and a snippet is cut from the readable blocks the sync stored: neither
-    # markdown-it nor its URL helper loads, nor the chunker), the socket module (no
-    # server listens).
+    # markdown-it nor its URL helper loads, nor the chunker, nor the rules that make
+    # blocks), the socket module (no server listens).
     heavy = (
         "onnxruntime", "tokenizers", "chromadb", "numpy", "pydantic", "yaml", "filelock",
-        "markdown_it", "mdurl", "mdit_py_plugins", "kb_lsp.engine.markdown.document", "socket",
+        "markdown_it", "mdurl", "mdit_py_plugins", "kb_lsp.engine.markdown.document",
+        "kb_lsp.engine.snippets", "socket",
     )  # fmt: skip
     # The first hit's passages have inline markup (emphasis) that rendering from the text
     # would need markdown-it for.

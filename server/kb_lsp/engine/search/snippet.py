@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kb_lsp.engine.snippet_blocks import Block
-from kb_lsp.engine.snippets import inline_text, readable_blocks
 from kb_lsp.engine.terms import WORD as _WORD
 from kb_lsp.engine.terms import word_stems as _word_stems
 
@@ -45,11 +44,9 @@ def make_snippet(
     text shows `fts_snippet` (FTS5's snippet, or what gives it) as plain text. `blocks`:
     `readable_blocks(text)` as the store keeps them, when it does (else made here)."""
     if blocks is None:
-        blocks = readable_blocks(text)
+        blocks = _rendered(text)
     if not blocks:
-        if callable(fts_snippet):
-            fts_snippet = fts_snippet()
-        return inline_text((fts_snippet or "").strip())[:width]
+        return _plain_fts(fts_snippet, width)
     wanted = set(terms)
     telling = set(distinctive)
     sentences = [
@@ -86,6 +83,21 @@ def make_snippet(
         cut = snippet[:width].rsplit(" ", 1)[0]
         snippet = cut.rstrip(" ,;:·-–—") + "…"
     return snippet
+
+
+def _rendered(text: str) -> list[Block]:
+    # The rules, loaded here alone: a search over stored blocks never compiles them.
+    from kb_lsp.engine.snippets import readable_blocks
+
+    return readable_blocks(text)
+
+
+def _plain_fts(fts_snippet: str | Callable[[], str | None] | None, width: int) -> str:
+    from kb_lsp.engine.snippets import inline_text
+
+    if callable(fts_snippet):
+        fts_snippet = fts_snippet()
+    return inline_text((fts_snippet or "").strip())[:width]
 
 
 def snippet_marks(snippet: str, terms: Sequence[str]) -> list[str]:
