@@ -6,9 +6,9 @@
 Opens this code's store of `DIR/x<copies>` (what `python -m bench scaling --store DIR`
 keeps) and reports:
 
-* bytes — SQLite's own page count per table and index (`dbstat`), the chunk rows' text
-  and stems columns within them, and every file of the Chroma folder, each against the
-  workspace's Markdown;
+* bytes — SQLite's own page count per table and index (`dbstat`), the chunk rows' text,
+  stems and readable blocks columns within them, and every file of the Chroma folder,
+  each against the workspace's Markdown;
 * removing a file's FTS5 rows — the statement every edit and removal runs first
   (`text_format.REMOVE_FILE`), for `--files` seeded random files, each in a transaction
   rolled back (the store is left as it was): median and max.
@@ -42,9 +42,14 @@ def sqlite_bytes(db: sqlite3.Connection) -> dict[str, int]:
 
 
 def column_bytes(db: sqlite3.Connection) -> dict[str, int]:
-    """What the chunk rows' two big columns hold (part of the `chunks` pages)."""
-    text, stems = db.execute("SELECT SUM(LENGTH(text)), SUM(LENGTH(stems)) FROM chunks").fetchone()
-    return {"chunks.text": int(text or 0), "chunks.stems": int(stems or 0)}
+    """What the chunk rows' big columns hold (part of the `chunks` pages): the text and
+    what is made from it (`store/chunks.py`), those a store of older code has."""
+    present = {str(row[1]) for row in db.execute("PRAGMA table_info(chunks)")}
+    names = [name for name in ("text", "stems", "blocks") if name in present]
+    sums = db.execute(
+        "SELECT " + ", ".join(f"SUM(LENGTH({name}))" for name in names) + " FROM chunks"
+    ).fetchone()
+    return {f"chunks.{name}": int(size or 0) for name, size in zip(names, sums, strict=True)}
 
 
 def removal_times(db: sqlite3.Connection, files: int) -> list[float]:

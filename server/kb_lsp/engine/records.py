@@ -21,6 +21,7 @@ class StoredChunk:
     end_line: int  # 0-based, inclusive
     text_hash: str = ""  # of what was embedded (heading path + text): finds its vector
     stems: str | None = None  # `terms.stems_text` of heading and text, when stored
+    blocks: str | None = None  # `snippets.blocks_text` of its text, when stored
 
 
 class ReadOnlyStore(Unavailable):

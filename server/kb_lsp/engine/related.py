@@ -30,6 +30,7 @@ from markdown_it import MarkdownIt
 from kb_lsp.engine.metadata.links import wiki_links
 from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.search import SearchSource, make_snippet
+from kb_lsp.engine.snippet_blocks import parse_blocks
 from kb_lsp.engine.store.store_reader import StoreReader
 from kb_lsp.errors import InvalidInput
 from kb_lsp.protocol import Range, SearchHit
@@ -191,10 +192,10 @@ def _closest_chunk(cand: _Candidate, center: np.ndarray) -> StoredChunk | None:
 
 
 @lru_cache(maxsize=4096)
-def _snippet(text: str) -> str:
+def _snippet(text: str, blocks: str | None) -> str:
     """A passage's snippet without query words: its first real sentence on. Cached: the
     panel asks again at every switch of editor, and neighbours recur across files."""
-    return make_snippet(text, (), None)
+    return make_snippet(text, (), None, blocks=None if blocks is None else parse_blocks(blocks))
 
 
 def _hit(n: int, cand: _Candidate, chunk: StoredChunk) -> SearchHit:
@@ -207,7 +208,7 @@ def _hit(n: int, cand: _Candidate, chunk: StoredChunk) -> SearchHit:
         title=record.title if record else PurePosixPath(cand.path).stem,
         label="related",
         score=round(max(0.0, min(1.0, cand.score)), 4),
-        snippet=_snippet(chunk.text),
+        snippet=_snippet(chunk.text, chunk.blocks),
         heading=chunk.heading,
         range=Range.of_lines(chunk.start_line, chunk.end_line),
     )

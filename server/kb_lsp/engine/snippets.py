@@ -15,15 +15,23 @@ the words a reader would see in the rendered page may appear in it:
   (`` {ref}`target` `` → "target"). A directive's title or target is kept as text;
 * prose lines of one paragraph are joined, so a hard-wrapped paragraph reads as one
   block and a snippet can start at a sentence rather than at a wrapped line.
+
+The blocks are made once, when a chunk is indexed: the store keeps them beside its text
+(`blocks_text`; `snippet_blocks.py` holds the `Block` and its stored form), so a search's
+snippets neither render nor load markdown-it. `snippet_blocks.BLOCKS_VERSION` names these
+rules: bump it with any change to what `readable_blocks` returns, and a store whose
+blocks were made by other rules makes them again from the chunks' text
+(`store/chunks.py`); a chunk without them (a store written before, until its next sync)
+is rendered at query time.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from kb_lsp.engine.metadata.links import wiki_display
+from kb_lsp.engine.snippet_blocks import Block, encode_blocks
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\{[\w-]+\})?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -39,20 +47,11 @@ _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _MYST_ROLE = re.compile(r"\{[\w:-]+\}(`[^`]*`)")
 _CODE_INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI docs' `{* ../src/app.py hl[3] *}`
 _ATTR_LIST = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
 
 
-@dataclass(frozen=True)
-class Block:
-    """One readable unit: a paragraph, a list item, a table row, a title or a code line."""
-
-    text: str
-    code: bool = False
-
-    def sentences(self) -> list[str]:
-        if self.code:
-            return [self.text]
-        return [s for s in _SENTENCE_END.split(self.text) if s.strip()]
+def blocks_text(text: str) -> str:
+    """What the store keeps of a chunk's `text` for its snippets: its readable blocks."""
+    return encode_blocks(readable_blocks(text))
 
 
 def inline_text(source: str) -> str:

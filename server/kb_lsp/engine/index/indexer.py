@@ -102,7 +102,7 @@ class Indexer:
         save reads the records of its paths (and of the files under a folder) and the
         unfinished ones."""
         self.store.repair_vectors()
-        self.store.writer.fill_stems()
+        self.store.writer.fill_derived()
 
         if paths is None:
             manifest = self.store.reader.manifest()

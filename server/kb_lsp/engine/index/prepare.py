@@ -1,5 +1,5 @@
-"""One file's text → what the store keeps of it: chunks (with their stems and text
-hashes), metadata, and the note card.
+"""One file's text → what the store keeps of it: chunks (with their stems, readable
+blocks and text hashes), metadata, and the note card.
 
 The per-file half of phase 1 of a sync (`indexer.py`), apart so it can be fed anything.
 Whatever one file holds, this either returns or raises for that file alone, and the
@@ -30,6 +30,7 @@ from kb_lsp.engine.metadata.cards import card_chunk_text, card_hash, card_text
 from kb_lsp.engine.metadata.extract import FileMetadata, extract_metadata
 from kb_lsp.engine.metadata.frontmatter import Problem
 from kb_lsp.engine.metadata.values import Value
+from kb_lsp.engine.snippets import blocks_text
 from kb_lsp.engine.store import NewChunk
 from kb_lsp.engine.terms import stems_text
 
@@ -99,6 +100,7 @@ def _chunk(index: int, heading: str, text: str, start_line: int, end_line: int) 
         start_line=start_line,
         end_line=end_line,
         stems=stems_text(heading, text),
+        blocks=blocks_text(text),
     )
 
 

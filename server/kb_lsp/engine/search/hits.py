@@ -11,6 +11,7 @@ from kb_lsp.engine.search.candidates import Candidate, FileScore
 from kb_lsp.engine.search.names import alias_share, file_uri, path_share
 from kb_lsp.engine.search.snippet import make_snippet, snippet_marks
 from kb_lsp.engine.search.weights import FILENAME_MATCH
+from kb_lsp.engine.snippet_blocks import parse_blocks
 
 if TYPE_CHECKING:
     from kb_lsp.engine.store.store_reader import StoreReader
@@ -109,11 +110,16 @@ def snippet_of(
     marked: Sequence[str],
     fts: str | Callable[[], str | None] | None,
 ) -> str:
-    # A note that won on its card is best described by its own description.
+    # A note that won on its card is best described by its own description (one line
+    # of front matter, rendered here: markdown-it loads only when it has markup).
     if file.card is not None and file.card.description and file.card_score > file.best.score:
         return make_snippet(file.card.description, terms, None, distinctive=marked)
-    # `fts` only for a chunk without readable text (rare): FTS's own snippet of it.
-    return make_snippet(shown.chunk.text, terms, fts, distinctive=marked)
+    # The chunk's readable blocks as the store keeps them, made at index time (a row
+    # written before has none: made from its text). `fts` only for a chunk without
+    # readable text (rare): FTS's own snippet of it.
+    chunk = shown.chunk
+    blocks = None if chunk.blocks is None else parse_blocks(chunk.blocks)
+    return make_snippet(chunk.text, terms, fts, distinctive=marked, blocks=blocks)
 
 
 def _metas(files: Sequence[FileScore], models: Any) -> dict[tuple[int, str], Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kb_lsp.engine.snippets import inline_text, readable_blocks
+from kb_lsp.engine.snippet_blocks import Block
 from kb_lsp.engine.terms import WORD as _WORD
 from kb_lsp.engine.terms import word_stems as _word_stems
 
@@ -35,17 +35,18 @@ def make_snippet(
     width: int = 220,
     *,
     distinctive: Sequence[str] = (),
+    blocks: Sequence[Block] | None = None,
 ) -> str:
     """The most telling stretch of a chunk as one line of plain text (`snippets.py` says
     what markup is removed): it starts at the sentence with the most `distinctive` query
     words, then the most query words (or the first real sentence when none is there),
     and runs on to about `width` characters, cut at a word. A chunk without readable
-    text shows `fts_snippet` (FTS5's snippet, or what gives it) as plain text."""
-    blocks = readable_blocks(text)
+    text shows `fts_snippet` (FTS5's snippet, or what gives it) as plain text. `blocks`:
+    `readable_blocks(text)` as the store keeps them, when it does (else made here)."""
+    if blocks is None:
+        blocks = _rendered(text)
     if not blocks:
-        if callable(fts_snippet):
-            fts_snippet = fts_snippet()
-        return inline_text((fts_snippet or "").strip())[:width]
+        return _plain_fts(fts_snippet, width)
     wanted = set(terms)
     telling = set(distinctive)
     sentences = [
@@ -82,6 +83,21 @@ def make_snippet(
         cut = snippet[:width].rsplit(" ", 1)[0]
         snippet = cut.rstrip(" ,;:·-–—") + "…"
     return snippet
+
+
+def _rendered(text: str) -> list[Block]:
+    # The rules, loaded here alone: a search over stored blocks never compiles them.
+    from kb_lsp.engine.snippets import readable_blocks
+
+    return readable_blocks(text)
+
+
+def _plain_fts(fts_snippet: str | Callable[[], str | None] | None, width: int) -> str:
+    from kb_lsp.engine.snippets import inline_text
+
+    if callable(fts_snippet):
+        fts_snippet = fts_snippet()
+    return inline_text((fts_snippet or "").strip())[:width]
 
 
 def snippet_marks(snippet: str, terms: Sequence[str]) -> list[str]:

@@ -1,18 +1,27 @@
 """The chunks of one store: writing a file's chunks with their FTS rows and metadata (phase
-1 of a sync), removing files, and reading chunks back by file, by id or a page at a time."""
+1 of a sync), removing files, and reading chunks back by file, by id or a page at a time.
+
+Beside its text a chunk row keeps what is made from it once rather than at every search:
+its stems (`terms.stems_text`: what scoring compares query words with) and its readable
+blocks (`snippets.blocks_text`, stored as `snippet_blocks.py` says: what its snippet is
+cut from). Each is named by a version in `meta`; a store whose values were made by
+another version, or before the column existed, drops them on opening, and the next sync
+makes them again from the stored text (`fill_derived`: no file is read again, no vector
+made); search makes what a row lacks itself meanwhile."""
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_lsp.engine.metadata import tables as metadata_tables
 from kb_lsp.engine.records import StoredChunk
+from kb_lsp.engine.snippet_blocks import BLOCKS_VERSION
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.text_format import ADD_FILE, REMOVE_FILE, path_words
@@ -22,7 +31,21 @@ if TYPE_CHECKING:
     # Only a type: keyword search reads chunks without loading extraction's parsers.
     from kb_lsp.engine.metadata.extract import FileMetadata
 
-_COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash, stems"
+_COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash"
+
+
+def _blocks(heading: str, text: str) -> str:
+    # Only a writer makes blocks: a reader of the store never compiles the rules.
+    from kb_lsp.engine.snippets import blocks_text
+
+    return blocks_text(text)  # the heading is shown apart from the snippet
+
+
+# Derived column -> (its version, what makes it from a chunk's heading and text).
+_DERIVED: dict[str, tuple[str, Callable[[str, str], str]]] = {
+    "stems": (STEMS_VERSION, stems_text),
+    "blocks": (BLOCKS_VERSION, _blocks),
+}
 
 
 def chunk_id(path: str, index: int) -> str:
@@ -40,6 +63,7 @@ class NewChunk:
     start_line: int
     end_line: int
     stems: str | None = None  # `terms.stems_text`; None: the store computes it
+    blocks: str | None = None  # `snippets.blocks_text`; None: the store computes it
 
 
 @dataclass(frozen=True)
@@ -55,7 +79,8 @@ class Chunks:
     def __init__(self, db: Database, root: Path) -> None:
         self._db = db
         self._root = str(root)
-        self._stems_missing = False  # chunks written before their stems were stored
+        self._missing: set[str] = set()  # derived columns some rows lack (module doc)
+        self._read: str | None = None  # `_columns`
 
     # --- writing -------------------------------------------------------------------------
 
@@ -93,9 +118,10 @@ class Chunks:
             stems = (
                 chunk.stems if chunk.stems is not None else stems_text(chunk.heading, chunk.text)
             )
+            blocks = chunk.blocks if chunk.blocks is not None else _blocks("", chunk.text)
             db.execute(
                 "INSERT INTO chunks(id, path, idx, text_hash, heading, start_line, "
-                "end_line, text, stems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "end_line, text, stems, blocks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     cid,
                     record.path,
@@ -106,6 +132,7 @@ class Chunks:
                     chunk.end_line,
                     chunk.text,
                     stems,
+                    blocks,
                 ),
             )
         db.execute(
@@ -139,65 +166,91 @@ class Chunks:
                 db.execute("DELETE FROM skipped WHERE path = ?", (path,))
         return ids
 
-    # --- stems ---------------------------------------------------------------------------
+    # --- what is made from the text (module doc) ------------------------------------------
 
-    def check_stems_version(self) -> None:
-        """Stems made by another stemmer (or none: a store made before they were kept)
-        are dropped; `fill_stems` (the next sync runs it) makes them again, and search
-        stems a chunk without them itself meanwhile."""
-        if self._db.get_meta("stems") == STEMS_VERSION:
+    def check_derived(self) -> None:
+        """Values made by another version than this code's (or none: a store made before
+        their column) are dropped; `fill_derived` (the next sync runs it) makes them
+        again, and search makes a row's itself meanwhile."""
+        stale = [
+            column
+            for column, (version, _) in _DERIVED.items()
+            if self._db.get_meta(column) != version
+        ]
+        if not stale:
             return
         with self._db.writer() as db:
             columns = {str(row[1]) for row in db.execute("PRAGMA table_info(chunks)")}
-            if "stems" not in columns:
-                db.execute("ALTER TABLE chunks ADD COLUMN stems TEXT")
-            else:
-                db.execute("UPDATE chunks SET stems = NULL")
-            self._db.set_meta(db, "stems", STEMS_VERSION)
-        self._stems_missing = True
+            for column in stale:
+                if column not in columns:
+                    db.execute(f"ALTER TABLE chunks ADD COLUMN {column} TEXT")
+                else:
+                    db.execute(f"UPDATE chunks SET {column} = NULL")
+                self._db.set_meta(db, column, _DERIVED[column][0])
+        self._missing.update(stale)
+        self._read = None
 
-    def fill_stems(self, batch: int = 500) -> int:
-        """Store the stems of chunks that have none (see `check_stems_version`);
-        returns how many were filled."""
+    def fill_derived(self, batch: int = 500) -> int:
+        """Make the values rows lack (see `check_derived`); returns how many were made."""
         filled = 0
-        while self._stems_missing:
-            rows = (
-                self._db.reader()
-                .execute(
-                    "SELECT id, heading, text FROM chunks WHERE stems IS NULL LIMIT ?", (batch,)
+        for column in sorted(self._missing):
+            make = _DERIVED[column][1]
+            while column in self._missing:
+                rows = (
+                    self._db.reader()
+                    .execute(
+                        f"SELECT id, heading, text FROM chunks WHERE {column} IS NULL LIMIT ?",
+                        (batch,),
+                    )
+                    .fetchall()
                 )
-                .fetchall()
-            )
-            stems = [(stems_text(heading, text), cid) for cid, heading, text in rows]
-            with self._db.writer() as db:
-                db.executemany("UPDATE chunks SET stems = ? WHERE id = ?", stems)
-            filled += len(rows)
-            self._stems_missing = len(rows) == batch
+                values = [(make(heading, text), cid) for cid, heading, text in rows]
+                with self._db.writer() as db:
+                    db.executemany(f"UPDATE chunks SET {column} = ? WHERE id = ?", values)
+                filled += len(rows)
+                if len(rows) < batch:
+                    self._missing.discard(column)
         return filled
 
     # --- reading -------------------------------------------------------------------------
 
+    def _columns(self) -> str:
+        """The columns a chunk is read from. A store that only its writer upgrades may
+        lack a derived column while another process, on older code, writes it: its rows
+        are read as without the values then."""
+        if self._read is None:
+            present = {
+                str(row[1]) for row in self._db.reader().execute("PRAGMA table_info(chunks)")
+            }
+            derived = (c if c in present else f"NULL AS {c}" for c in _DERIVED)
+            self._read = ", ".join((_COLUMNS, *derived))
+        return self._read
+
     def _chunk(self, row: Sequence[Any]) -> StoredChunk:
-        path, index, text, heading, start, end, digest, stems = row
-        return StoredChunk(path, self._root, index, text, heading, start, end, digest, stems)
+        path, index, text, heading, start, end, digest, stems, blocks = row
+        return StoredChunk(
+            path, self._root, index, text, heading, start, end, digest, stems, blocks
+        )
 
     def chunks_of(self, path: str) -> list[StoredChunk]:
         rows = self._db.reader().execute(
-            f"SELECT {_COLUMNS} FROM chunks WHERE path = ? ORDER BY idx", (path,)
+            f"SELECT {self._columns()} FROM chunks WHERE path = ? ORDER BY idx", (path,)
         )
         return [self._chunk(row) for row in rows]
 
     def first_chunks(self, paths: Iterable[str]) -> dict[str, StoredChunk]:
         """path -> its first chunk, for those of `paths` that have one (one query)."""
         rows = self._db.select_in(
-            f"SELECT {_COLUMNS} FROM chunks c WHERE path IN ({{marks}}) "
+            f"SELECT {self._columns()} FROM chunks c WHERE path IN ({{marks}}) "
             "AND idx = (SELECT min(idx) FROM chunks WHERE path = c.path)",
             paths,
         )
         return {str(row[0]): self._chunk(row) for row in rows}
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, StoredChunk]:
-        rows = self._db.select_in(f"SELECT id, {_COLUMNS} FROM chunks WHERE id IN ({{marks}})", ids)
+        rows = self._db.select_in(
+            f"SELECT id, {self._columns()} FROM chunks WHERE id IN ({{marks}})", ids
+        )
         return {row[0]: self._chunk(row[1:]) for row in rows}
 
     def of_rows(self, rids: Iterable[int]) -> dict[int, tuple[str, str]]:

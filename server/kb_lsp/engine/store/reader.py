@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb_lsp.engine.metadata.tables import METADATA_VERSION
+from kb_lsp.engine.snippet_blocks import BLOCKS_VERSION
 from kb_lsp.engine.store.catalog import Catalog, FileRecord
 from kb_lsp.engine.store.chunks import Chunks
 from kb_lsp.engine.store.db import Database
@@ -127,11 +128,13 @@ class TextReader:
 
     def current(self) -> bool:
         """Whether this process writes the store and nothing in it waits for an upgrade
-        that opening a `Store` and syncing would make (metadata tables, stems)."""
+        that opening a `Store` and syncing would make (metadata tables, stems, readable
+        blocks: `chunks.py`)."""
         return (
             not self.read_only
             and self.db.get_meta("metadata") == METADATA_VERSION
             and self.db.get_meta("stems") == STEMS_VERSION
+            and self.db.get_meta("blocks") == BLOCKS_VERSION
         )
 
     def figures(self) -> StoreFigures:

@@ -65,7 +65,7 @@ class Store:
             tighten(directory, say=self.db.existed)  # after SQLite and Chroma made files
             upkeep.check_embedder(self.db, self.vectors, embedder_identity, dimension, str(root))
             self.notes.check_version()
-            self.chunks.check_stems_version()
+            self.chunks.check_derived()
 
     # --- reading -------------------------------------------------------------------------
 

@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     text TEXT NOT NULL,
-    stems TEXT
+    stems TEXT,
+    blocks TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, idx);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);

@@ -93,9 +93,10 @@ class StoreWriter:
         """A model's summary of a file's text, kept for the next time it is asked."""
         self._parts.catalog.store_summary(content_hash, model, summary)
 
-    def fill_stems(self) -> int:
-        """Chunks written before the stems column: their stems (`chunks.py`)."""
-        return self._parts.chunks.fill_stems()
+    def fill_derived(self) -> int:
+        """Chunks whose stems or readable blocks were dropped or never made: theirs
+        (`chunks.py`)."""
+        return self._parts.chunks.fill_derived()
 
     def refresh_anchors(self, *, everywhere: bool = False) -> int:
         """Incoming anchor texts on the note cards, after the links changed: of the notes
