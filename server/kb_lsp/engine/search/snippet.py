@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from kb_lsp.engine.snippet_blocks import Block
 from kb_lsp.engine.terms import WORD as _WORD
+from kb_lsp.engine.terms import each_word_stems
 from kb_lsp.engine.terms import word_stems as _word_stems
 
 _SENTENCE_ENDS = (".", "!", "?", ":", ";", "…")
@@ -53,9 +54,9 @@ def make_snippet(
         (b, i, s) for b, block in enumerate(blocks) for i, s in enumerate(block.sentences())
     ]
 
-    # Each sentence's stems once: ranking reads them for every sentence, and a hit's
-    # snippet is made on every search that shows it.
-    stems = [_word_stems(s) for _, _, s in sentences] if wanted or telling else []
+    # Each sentence's stems once, their new words tokenised in one batch: ranking reads
+    # them for every sentence, and a hit's snippet is made on every search that shows it.
+    stems = each_word_stems([s for _, _, s in sentences]) if wanted or telling else []
 
     def rank(k: int) -> tuple[int, int, int]:
         return (len(stems[k] & telling), len(stems[k] & wanted), -k)
