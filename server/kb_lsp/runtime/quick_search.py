@@ -115,12 +115,18 @@ def _current(store: Path, folder: Path, settings: Settings) -> Iterator[TextRead
     None; closed after."""
     from kb_lsp.engine.index.fresh import current
     from kb_lsp.engine.store.reader import open_text_reader
+    from kb_lsp.engine.workspace import glob_memo
     from kb_lsp.engine.workspace.files import WorkspaceRoot
 
     root = folder.resolve()
     reader = open_text_reader(store, root=root)
     try:
-        fresh = reader.current() and current(WorkspaceRoot(root, settings), reader)
+        fresh = reader.current()
+        if fresh:
+            # Before the rules are read: a scan whose globs the last sync translated
+            # never imports pathspec.
+            glob_memo.load(reader.glob_memo())
+            fresh = current(WorkspaceRoot(root, settings), reader)
         yield reader if fresh else None
     finally:
         reader.close()

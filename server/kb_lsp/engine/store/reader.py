@@ -22,6 +22,9 @@ from kb_lsp.engine.store.fts import Fts, KeywordHit
 from kb_lsp.engine.store.notes import Notes
 from kb_lsp.engine.terms import STEMS_VERSION
 
+# The `meta` row of the glob translations a whole sync saved (`StoreWriter.save_glob_memo`).
+GLOB_MEMO = "glob_translations"
+
 if TYPE_CHECKING:
     from kb_lsp.engine.metadata.cards import Card
     from kb_lsp.engine.metadata.filters import Node as FilterNode
@@ -133,6 +136,10 @@ class TextReader:
             and self.db.get_meta("metadata") == METADATA_VERSION
             and self.db.get_meta("stems") == STEMS_VERSION
         )
+
+    def glob_memo(self) -> str | None:
+        """The glob translations the last whole sync saved (`workspace/glob_memo.py`)."""
+        return self.db.get_meta(GLOB_MEMO)
 
     def figures(self) -> StoreFigures:
         return read_figures(self.db, self.catalog, self.notes)
