@@ -137,10 +137,6 @@ class TextReader:
             and self.db.get_meta("stems") == STEMS_VERSION
         )
 
-    def glob_memo(self) -> str | None:
-        """The glob translations the last whole sync saved (`workspace/glob_memo.py`)."""
-        return self.db.get_meta(GLOB_MEMO)
-
     def figures(self) -> StoreFigures:
         return read_figures(self.db, self.catalog, self.notes)
 
@@ -153,3 +149,9 @@ def open_text_reader(directory: Path, *, root: Path) -> TextReader:
     Opening it takes the writer's lock as a `Store` does: a one-shot process that finds it
     held elsewhere leaves the answer to the full path."""
     return TextReader(Database(directory, one_shot=True), root)
+
+
+def saved_glob_memo(reader: TextReader) -> str | None:
+    """The glob translations the last whole sync saved (`workspace/glob_memo.py`): a row
+    of `meta`, read beside the text side rather than as a 26th method of it."""
+    return reader.db.get_meta(GLOB_MEMO)

@@ -18,7 +18,7 @@ from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.chunks import NewChunk
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.extractions import ExtractionKey
-from kb_lsp.engine.store.reader import GLOB_MEMO
+from kb_lsp.engine.store.reader import GLOB_MEMO, saved_glob_memo
 from kb_lsp.engine.store.shared import TeamUnavailable
 from kb_lsp.engine.store.store_reader import StoreReader
 from kb_lsp.engine.store.team import TeamIndex
@@ -94,7 +94,7 @@ class StoreWriter:
     def save_glob_memo(self, row: str | None) -> None:
         """Keep a sync's glob translations for a one-shot scan (`workspace/glob_memo.py`);
         written only when they changed, nothing when there are none to keep."""
-        if row is not None and row != self._parts.glob_memo():
+        if row is not None and row != saved_glob_memo(self._parts):
             with self._parts.db.writer() as db:
                 Database.set_meta(db, GLOB_MEMO, row)
 
