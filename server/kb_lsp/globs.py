@@ -105,7 +105,8 @@ def translate(pattern: str) -> Translation:
     if found is not None:
         return found
     # Here, not at the top: a process whose patterns are all remembered never loads
-    # pathspec (31 modules, a tenth of a one-shot keyword search).
+    # pathspec (39 modules with typing_extensions: a cold keyword search's largest
+    # library after markdown-it).
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     answer: Translation

@@ -12,7 +12,7 @@ which is imported then, as before.
 The row is used only with the pathspec that wrote it. It is keyed by `FORMAT` (what the
 row holds), the interpreter (`sys.implementation.cache_tag`: pathspec builds its regular
 expressions with `re.escape`) and pathspec's installed version, read without running it
-(importing it costs 31 modules, `importlib.metadata` more): the name of the
+(importing it costs 39 modules, `importlib.metadata` more): the name of the
 `pathspec-<version>.dist-info` folder beside the package that the import system would
 load (`importlib.util.find_spec` finds it without executing it). An installer writes the
 package and that folder into the same folder, one per installed version, and removes
