@@ -17,17 +17,21 @@ pattern of at most `MAX_GLOB_CHARS` characters and `MAX_GLOB_WILDCARDS` wildcard
 list of at most `MAX_GLOBS` patterns and `MAX_LIST_WILDCARDS` wildcards in all. A
 pattern over a limit is refused (`GlobRefused`, naming it): strictly for a request, one
 by one with a warning for a file or a setting, whose other patterns still count.
+
+pathspec's translations are remembered (`translate`): a pattern is asked of it once per
+process, and pathspec is imported only when a pattern is not remembered. A store keeps
+the translations of its workspace's rules (`glob_memo.py`), so a one-shot keyword search
+whose patterns were all translated before, by the same pathspec, never imports it.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import re2
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-from pathspec.util import normalize_file
 
 from kb_lsp.errors import InvalidInput
 
@@ -44,6 +48,16 @@ _DIR_OR_END = f"(?:{_DIR_GROUP}|$)"
 # Lone surrogates (undecodable bytes of a file name, as os.fsdecode gives them) have no
 # UTF-8: each becomes U+FFFD, one character for one, so `?` still counts it as one.
 _SURROGATES = dict.fromkeys(range(0xD800, 0xE000), 0xFFFD)
+# pathspec's `NORMALIZE_PATH_SEPS`: the platform's separators other than `/` (none on POSIX).
+_SEPARATORS = [sep for sep in (os.sep, os.altsep) if sep and sep != "/"]
+
+# pathspec's answer for one pattern: its regular expression and whether it includes
+# (both None for a comment or a blank line), or the message of its refusal.
+Translation = tuple[str | None, bool | None] | str
+# Enough for any workspace's rules and many requests' globs; past it a pattern is asked
+# of pathspec each time (correct, only slower) rather than the memo growing for ever.
+MAX_REMEMBERED = 65_536
+_remembered: dict[str, Translation] = {}
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print refusals on stderr
@@ -85,6 +99,48 @@ def wildcards(pattern: str) -> int:
     return count
 
 
+def translate(pattern: str) -> Translation:
+    """pathspec's `GitIgnoreSpecPattern.pattern_to_regex` of `pattern`, remembered."""
+    found = _remembered.get(pattern)
+    if found is not None:
+        return found
+    # Here, not at the top: a process whose patterns are all remembered never loads
+    # pathspec (39 modules with typing_extensions: a cold keyword search's largest
+    # library after markdown-it).
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    answer: Translation
+    try:
+        with warnings.catch_warnings():  # `[[` makes `re` warn; RE2 decides in `_variants`
+            warnings.simplefilter("ignore")
+            answer = GitIgnoreSpecPattern.pattern_to_regex(pattern)
+    except Exception as err:  # pathspec raises several types for a pattern it refuses
+        answer = str(err)
+    if len(_remembered) < MAX_REMEMBERED:
+        _remembered[pattern] = answer
+    return answer
+
+
+def remember(translations: Mapping[str, Translation]) -> None:
+    """Add `translations` to the memo: pathspec's, as `translate` gave them (a store's,
+    read back by `glob_memo.py`, which checks they are this pathspec's)."""
+    for pattern, answer in translations.items():
+        if len(_remembered) >= MAX_REMEMBERED:
+            break
+        _remembered[pattern] = answer
+
+
+def normalized(path: str) -> str:
+    """`pathspec.util.normalize_file(path)` for the `/`-separated strings we pass, in
+    its three steps: the platform's other separators (`os.sep`, `os.altsep` when not
+    `/`) become `/`, then one leading `/` is dropped, or else one leading `./`."""
+    for separator in _SEPARATORS:
+        path = path.replace(separator, "/")
+    if path.startswith("/"):
+        return path[1:]
+    return path[2:] if path.startswith("./") else path
+
+
 def _utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
@@ -109,12 +165,10 @@ def _variants(index: int, pattern: str) -> list[_Variant]:
     `GlobRefused` for a pattern pathspec or the limits refuse."""
     if len(pattern) > MAX_GLOB_CHARS:
         raise GlobRefused(pattern, f"longer than {MAX_GLOB_CHARS} characters ({len(pattern)})")
-    try:
-        with warnings.catch_warnings():  # `[[` makes `re` warn; RE2 decides below
-            warnings.simplefilter("ignore")
-            regex, include = GitIgnoreSpecPattern.pattern_to_regex(pattern)
-    except Exception as err:  # pathspec raises several types for a pattern it refuses
-        raise GlobRefused(pattern, f"not a valid glob ({err})") from None
+    translated = translate(pattern)
+    if isinstance(translated, str):
+        raise GlobRefused(pattern, f"not a valid glob ({translated})")
+    regex, include = translated
     if include is None or regex is None:
         return []
     count = wildcards(pattern)
@@ -179,9 +233,10 @@ class GlobList:
         patterns: Iterable[str],
         refused: Callable[[GlobRefused], None] | None = None,
     ) -> None:
+        self.patterns = tuple(patterns)  # as given: what a store remembers (`glob_memo.py`)
         variants: list[_Variant] = []
         total = kept = 0
-        for index, pattern in enumerate(patterns):
+        for index, pattern in enumerate(self.patterns):
             try:
                 found = _variants(index, pattern)
                 if found:
@@ -212,7 +267,7 @@ class GlobList:
         `include`."""
         if not self._chunks:
             return None
-        encoded = _utf8(normalize_file(path))
+        encoded = _utf8(normalized(path))
         # The strength of each matching pattern: 2 matched the path itself, 1 a folder.
         strength: dict[int, tuple[int, bool]] = {}
         for chunk in self._chunks:

@@ -8,19 +8,25 @@ finish inside the suite's ordinary per-test timeout.
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 from pathlib import Path
+from unittest import mock
 
+import pathspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 from pydantic import ValidationError
 from tests.fakes.embedder import HashingEmbedder
 
 from kb_lsp import globs
 from kb_lsp.config import Settings
 from kb_lsp.engine.knowledge import KnowledgeBase
+from kb_lsp.engine.workspace import glob_memo
 from kb_lsp.engine.workspace.files import WorkspaceRoot
 from kb_lsp.globs import GlobList, GlobRefused
 from kb_lsp.mcp.files import list_files
@@ -42,7 +48,12 @@ def pathspec_decision(patterns: list[str], path: str) -> bool | None:
 
 
 SEGMENT = st.text(alphabet="ab.-_ é", min_size=1, max_size=4)
-PATHS = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
+# With the prefixes pathspec's `normalize_file` takes off (`globs.normalized` does too).
+PATHS = st.builds(
+    str.__add__,
+    st.sampled_from(["", "", "/", "./", "//", "/./"]),
+    st.lists(SEGMENT, min_size=1, max_size=4).map("/".join),
+)
 PATTERN_PART = st.sampled_from(
     ["a", "b", "*", "**", "?", "[ab]", "[!a]", ".", "-", "é", "\\*", " ", "/"]
 )
@@ -57,19 +68,59 @@ PATTERNS = st.builds(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns=st.lists(PATTERNS, min_size=1, max_size=5), paths=st.lists(PATHS, max_size=6))
 def test_decisions_are_pathspecs(patterns: list[str], paths: list[str]) -> None:
+    # Each list twice: asking pathspec, and through its translations as a store keeps
+    # them (`glob_memo.py`: saved, read back) with pathspec not asked at all.
     try:
         pathspec_decision(patterns, "x")
     except Exception:  # a pattern pathspec refuses: globs refuses it as well
         with pytest.raises(GlobRefused):
             GlobList(patterns)
+        with pytest.raises(GlobRefused):
+            through_the_memo(patterns)
         return
     ours = GlobList(patterns)
+    remembered = through_the_memo(patterns)
     for path in paths:
         for candidate in (path, path + "/"):
-            assert ours.decide(candidate) == pathspec_decision(patterns, candidate), (
-                patterns,
-                candidate,
-            )
+            expected = pathspec_decision(patterns, candidate)
+            assert ours.decide(candidate) == expected, (patterns, candidate)
+            assert remembered.decide(candidate) == expected, (patterns, candidate)
+
+
+def through_the_memo(patterns: list[str]) -> GlobList:
+    """`GlobList(patterns)` from their translations saved as a store row and loaded back,
+    pathspec made to fail if it is asked."""
+    row = glob_memo.saved(patterns)
+    assert row is not None
+    asked = AssertionError("pathspec was asked")
+    with mock.patch.object(GitIgnoreSpecPattern, "pattern_to_regex", side_effect=asked):
+        assert glob_memo.load(row)
+        return GlobList(patterns)
+
+
+def test_a_memo_of_another_pathspec_interpreter_or_format_is_not_used() -> None:
+    patterns = ["*.memo-md"]
+    genuine = glob_memo.saved(patterns)
+    assert genuine is not None
+    row = json.loads(genuine)
+    assert row["pathspec"] == f"pathspec {pathspec.__version__}, {sys.implementation.cache_tag}"
+    # A translation no path matches: were the row used, `a.memo-md` would not match.
+    row["translations"]["*.memo-md"] = ["^never-any-path$", True]
+    key = row["pathspec"]
+    for changed in (
+        {"pathspec": key.replace(pathspec.__version__, "0.0.1")},
+        {"pathspec": key.replace(sys.implementation.cache_tag, "pypy-311")},
+        {"format": glob_memo.FORMAT + 1},
+    ):
+        assert not glob_memo.load(json.dumps(row | changed))
+        assert GlobList(patterns).decide("a.memo-md") is True
+    try:
+        # The same row under this pathspec's key is used as it is: the test can see it.
+        assert glob_memo.load(json.dumps(row))
+        assert GlobList(patterns).decide("a.memo-md") is None
+    finally:
+        assert glob_memo.load(genuine)
+    assert GlobList(patterns).decide("a.memo-md") is True
 
 
 @pytest.mark.parametrize(

@@ -114,13 +114,19 @@ def _current(store: Path, folder: Path, settings: Settings) -> Iterator[TextRead
     """The store's text side while the index is current (a sync would do nothing), else
     None; closed after."""
     from kb_lsp.engine.index.fresh import current
-    from kb_lsp.engine.store.reader import open_text_reader
+    from kb_lsp.engine.store.reader import open_text_reader, saved_glob_memo
     from kb_lsp.engine.workspace.files import WorkspaceRoot
+    from kb_lsp.engine.workspace.glob_memo import load
 
     root = folder.resolve()
     reader = open_text_reader(store, root=root)
     try:
-        fresh = reader.current() and current(WorkspaceRoot(root, settings), reader)
+        fresh = reader.current()
+        if fresh:
+            # Before the rules are read: a scan whose globs the last sync translated
+            # never imports pathspec.
+            load(saved_glob_memo(reader))
+            fresh = current(WorkspaceRoot(root, settings), reader)
         yield reader if fresh else None
     finally:
         reader.close()

@@ -43,6 +43,7 @@ from kb_lsp.engine.index.vector_pass import VectorPass
 from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.store import FileRecord, NewChunk, Store
+from kb_lsp.engine.workspace import glob_memo
 from kb_lsp.engine.workspace.files import FileEntry, Skipped, UnreadableFile, WorkspaceRoot
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,8 @@ class Indexer:
 
         if plan.whole and not report.cancelled:
             self.store.writer.set_skipped(((s.path, s.reason) for s in skipped), replace_all=True)
+            # What the next one-shot scan asks pathspec, answered (`glob_memo.py`).
+            self.store.writer.save_glob_memo(glob_memo.saved(self.workspace.patterns()))
             self.store.writer.forget_unused_vectors()
         else:
             # A file that was skipped and is fine again loses its reason; the ones

@@ -23,6 +23,9 @@ from kb_lsp.engine.store.fts import Fts, KeywordHit
 from kb_lsp.engine.store.notes import Notes
 from kb_lsp.engine.terms import STEMS_VERSION
 
+# The `meta` row of the glob translations a whole sync saved (`StoreWriter.save_glob_memo`).
+GLOB_MEMO = "glob_translations"
+
 if TYPE_CHECKING:
     from kb_lsp.engine.metadata.cards import Card
     from kb_lsp.engine.metadata.filters import Node as FilterNode
@@ -149,3 +152,9 @@ def open_text_reader(directory: Path, *, root: Path) -> TextReader:
     Opening it takes the writer's lock as a `Store` does: a one-shot process that finds it
     held elsewhere leaves the answer to the full path."""
     return TextReader(Database(directory, one_shot=True), root)
+
+
+def saved_glob_memo(reader: TextReader) -> str | None:
+    """The glob translations the last whole sync saved (`workspace/glob_memo.py`): a row
+    of `meta`, read beside the text side rather than as a 26th method of it."""
+    return reader.db.get_meta(GLOB_MEMO)

@@ -16,7 +16,9 @@ from kb_lsp.engine.metadata.claims import Extraction
 from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.chunks import NewChunk
+from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.extractions import ExtractionKey
+from kb_lsp.engine.store.reader import GLOB_MEMO, saved_glob_memo
 from kb_lsp.engine.store.shared import TeamUnavailable
 from kb_lsp.engine.store.store_reader import StoreReader
 from kb_lsp.engine.store.team import TeamIndex
@@ -88,6 +90,13 @@ class StoreWriter:
 
     def clear_skipped(self, paths: Iterable[str]) -> None:
         self._parts.catalog.clear_skipped(paths)
+
+    def save_glob_memo(self, row: str | None) -> None:
+        """Keep a sync's glob translations for a one-shot scan (`workspace/glob_memo.py`);
+        written only when they changed, nothing when there are none to keep."""
+        if row is not None and row != saved_glob_memo(self._parts):
+            with self._parts.db.writer() as db:
+                Database.set_meta(db, GLOB_MEMO, row)
 
     def store_summary(self, content_hash: str, model: str, summary: str) -> None:
         """A model's summary of a file's text, kept for the next time it is asked."""

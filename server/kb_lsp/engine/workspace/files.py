@@ -217,6 +217,13 @@ class WorkspaceRoot:
         self._gitignores: dict[Path, tuple[int, int, GlobList | None]] = {}
         self._outer = self._outer_ignores() if settings.respect_gitignore else ()
 
+    def patterns(self) -> set[str]:
+        """Every glob of these rules: the settings' and each ignore file's read so far
+        (what a sync keeps translated for a one-shot scan: `glob_memo.py`)."""
+        lists = [self._include, self._exclude]
+        lists += [spec for _, _, spec in self._gitignores.values() if spec is not None]
+        return {pattern for globs in lists for pattern in globs.patterns}
+
     # --- the walk -------------------------------------------------------------------------
 
     def scan(self) -> ScanResult:
