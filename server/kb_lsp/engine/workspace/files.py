@@ -128,9 +128,14 @@ class UnreadableFile(Failed):
 class FileEntry:
     root: Path  # the resolved workspace root
     path: str  # relative to root, '/'-separated
-    abs_path: Path  # root / path (through a symlink when the file is one)
     size: int
     mtime_ns: int
+
+    @property
+    def abs_path(self) -> Path:
+        """root / path (through a symlink when the file is one); made when asked: a scan
+        lists every file, and a one-shot search only compares their sizes and times."""
+        return self.root / self.path
 
 
 @dataclass(frozen=True)
@@ -304,7 +309,7 @@ class WorkspaceRoot:
                         Skipped(rel + "/", "symbolic link to a folder outside the workspace")
                     )
                 continue
-            found = self._file(Path(entry.path), rel, chain, is_link)
+            found = self._file(entry.path, rel, chain, is_link)
             if isinstance(found, FileEntry):
                 result.files.append(found)
             elif found is not None:
@@ -320,7 +325,7 @@ class WorkspaceRoot:
         return self.settings.respect_gitignore and _is_ignored(chain, rel + "/")
 
     def _file(
-        self, abs_path: Path, rel: str, chain: _Chain, is_link: bool
+        self, abs_path: str, rel: str, chain: _Chain, is_link: bool
     ) -> FileEntry | Skipped | None:
         text = is_text(rel)
         rel = escaped(rel)  # globs read a name that is not UTF-8 as `names.py` writes it
@@ -347,7 +352,7 @@ class WorkspaceRoot:
         limit = self.settings.max_file_size
         if st.st_size > limit:
             return Skipped(rel, _too_large(limit, st.st_size))
-        return FileEntry(self.root, rel, self.root / rel, st.st_size, st.st_mtime_ns)
+        return FileEntry(self.root, rel, st.st_size, st.st_mtime_ns)
 
     # --- .gitignore files -----------------------------------------------------------------
 
@@ -446,7 +451,7 @@ class WorkspaceRoot:
             return None
         if not _inside(os.path.realpath(path.parent), self._root_str):
             return None  # reached through a linked folder leading out, which scan skips
-        return self._file(path, rel, chain, stat.S_ISLNK(st.st_mode))
+        return self._file(str(path), rel, chain, stat.S_ISLNK(st.st_mode))
 
     def is_ignored_dir(self, abs_dir: Path) -> bool:
         """True for a folder whose contents are never part of the knowledge base (also
