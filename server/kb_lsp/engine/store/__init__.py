@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kb_lsp.engine.storage import store_dir_for
     from kb_lsp.engine.store.catalog import FileRecord
-    from kb_lsp.engine.store.chunks import NewChunk, chunk_id
+    from kb_lsp.engine.store.chunk_rows import NewChunk
+    from kb_lsp.engine.store.chunks import chunk_id
     from kb_lsp.engine.store.figures import StoreFigures
     from kb_lsp.engine.store.fts import KeywordHit
     from kb_lsp.engine.store.shared import TEAM_MEANWHILE, TeamUnavailable
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 _LATER = {
     "FileRecord": "kb_lsp.engine.store.catalog",
     "KeywordHit": "kb_lsp.engine.store.fts",
-    "NewChunk": "kb_lsp.engine.store.chunks",
+    "NewChunk": "kb_lsp.engine.store.chunk_rows",
     "StoreFigures": "kb_lsp.engine.store.figures",
     "TEAM_MEANWHILE": "kb_lsp.engine.store.shared",
     "TeamUnavailable": "kb_lsp.engine.store.shared",

@@ -15,7 +15,6 @@ import hashlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from kb_lsp.engine.terms import STEMS_VERSION, stems_text
 if TYPE_CHECKING:
     # Only a type: keyword search reads chunks without loading extraction's parsers.
     from kb_lsp.engine.metadata.extract import FileMetadata
+    from kb_lsp.engine.store.chunk_rows import IndexedChunk, NewChunk
 
 _COLUMNS = "path, idx, text, heading, start_line, end_line, text_hash"
 
@@ -50,29 +50,6 @@ _DERIVED: dict[str, tuple[str, Callable[[str, str], str]]] = {
 
 def chunk_id(path: str, index: int) -> str:
     return f"{hashlib.sha1(path.encode('utf-8')).hexdigest()[:16]}:{index}"
-
-
-@dataclass(frozen=True)
-class NewChunk:
-    """A chunk on its way into the store (its vector follows in phase 2)."""
-
-    index: int
-    text: str
-    text_hash: str
-    heading: str
-    start_line: int
-    end_line: int
-    stems: str | None = None  # `terms.stems_text`; None: the store computes it
-    blocks: str | None = None  # `snippets.blocks_text`; None: the store computes it
-
-
-@dataclass(frozen=True)
-class IndexedChunk:
-    """What the vector index's upkeep and its searches need of a chunk row."""
-
-    path: str
-    text_hash: str
-    complete: bool  # its file is "ok": every vector of its current text is in the index
 
 
 class Chunks:
@@ -265,6 +242,8 @@ class Chunks:
             "SELECT c.id, c.path, c.text_hash, f.state FROM chunks c "
             "LEFT JOIN files f ON f.path = c.path"
         )
+        from kb_lsp.engine.store.chunk_rows import IndexedChunk  # the vector side's
+
         if ids is None:
             rows: Iterable[tuple[Any, ...]] = self._db.reader().execute(sql)
         else:

@@ -15,7 +15,7 @@ import numpy as np
 from kb_lsp.engine.metadata.claims import Extraction
 from kb_lsp.engine.metadata.extract import FileMetadata
 from kb_lsp.engine.store.catalog import FileRecord
-from kb_lsp.engine.store.chunks import NewChunk
+from kb_lsp.engine.store.chunk_rows import NewChunk
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.extractions import ExtractionKey
 from kb_lsp.engine.store.reader import GLOB_MEMO, saved_glob_memo
