@@ -15,9 +15,9 @@ from hypothesis.extra.numpy import arrays
 from tests.fakes.embedder import HashingEmbedder
 from tests.helpers.store import indexed_example, open_store
 
-from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.storage import DATABASE, WRITER_LOCK, store_dir_for
 from kb_lsp.engine.store import vector_codec
+from kb_lsp.engine.store.vectors import VectorHit
 
 DIMENSION = 384
 

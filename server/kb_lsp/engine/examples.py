@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from kb_lsp.engine.file_reads import FileInfo
 from kb_lsp.engine.metadata.filters import BUILTIN_FIELDS
-from kb_lsp.engine.records import FileInfo
 from kb_lsp.protocol import ExamplesResponse, SchemaField, SchemaResponse
 
 # Files whose name says they are about the repository, not a topic of the notes.

@@ -4,16 +4,31 @@ workspace path (`roots.py`)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kb_lsp.engine.metadata.hits import hit_meta
-from kb_lsp.engine.records import FileInfo, StoredChunk
+from kb_lsp.engine.records import StoredChunk
 from kb_lsp.engine.roots import RootIndex, Roots
 from kb_lsp.engine.store import FileRecord
 from kb_lsp.engine.workspace.files import PathOutsideWorkspace
 from kb_lsp.globs import GlobList
 from kb_lsp.protocol import HitMeta
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """An indexed file as the front ends list it."""
+
+    path: str  # workspace-relative (see `KnowledgeBase.display_path`)
+    root: str  # absolute root path
+    uri: str
+    title: str
+    chunks: int
+    size: int
+    sha256: str
+    aliases: tuple[str, ...] = ()  # front-matter aliases: names people use for the file
+    mtime_ns: int = 0  # of the indexed version (the manifest's), nanoseconds
 
 
 class FileReads:

@@ -24,13 +24,13 @@ from pathlib import Path
 from kb_lsp.config import Settings
 from kb_lsp.engine.embed.embeddings import Embedder
 from kb_lsp.engine.embed.providers import make_embedder
-from kb_lsp.engine.file_reads import FileReads
+from kb_lsp.engine.file_reads import FileInfo, FileReads
 from kb_lsp.engine.index.extraction import MetadataPhase
 from kb_lsp.engine.index.reports import SyncProgress, SyncReport
 from kb_lsp.engine.index_status import index_status
 from kb_lsp.engine.metadata.schema import TOP_VALUES
 from kb_lsp.engine.queries import Queries
-from kb_lsp.engine.records import FileInfo, ReadOnlyStore, StoredChunk
+from kb_lsp.engine.records import ReadOnlyStore, StoredChunk
 from kb_lsp.engine.related import NotIndexed
 from kb_lsp.engine.roots import Roots
 from kb_lsp.engine.search import Searcher

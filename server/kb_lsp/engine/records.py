@@ -1,5 +1,7 @@
-"""Plain records shared by the engine's modules and its front ends: chunks, files and
-vector hits as stored (a sync's own progress and report are `index/reports.py`'s)."""
+"""Plain records shared by the engine's modules and its front ends: a chunk as stored, and
+the refusal of a write to a store another process holds. What a sync reports is
+`index/reports.py`'s, a listed file `file_reads.py`'s, a vector hit `store/vectors.py`'s:
+a reader of the store (a one-shot keyword search) builds none of them."""
 
 from __future__ import annotations
 
@@ -26,26 +28,3 @@ class StoredChunk:
 
 class ReadOnlyStore(Unavailable):
     """A write was attempted on a store another process holds the writer lock of."""
-
-
-@dataclass(frozen=True)
-class FileInfo:
-    path: str  # workspace-relative (see `KnowledgeBase.display_path`)
-    root: str  # absolute root path
-    uri: str
-    title: str
-    chunks: int
-    size: int
-    sha256: str
-    aliases: tuple[str, ...] = ()  # front-matter aliases: names people use for the file
-    mtime_ns: int = 0  # of the indexed version (the manifest's), nanoseconds
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    chunk_id: str
-    path: str
-    similarity: float  # cosine similarity, 1 - Chroma's cosine distance
-    text_hash: str = (
-        ""  # of the text the vector was made from (may be stale: `StoreWriter.write_texts`)
-    )

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.search.candidates import (
     Candidate,
     FileScore,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
 
     from kb_lsp.engine.embed.embeddings import Embedder
     from kb_lsp.engine.metadata.filters import Node as FilterNode
+    from kb_lsp.engine.store.vectors import VectorHit
     from kb_lsp.protocol import SearchHit, SearchMode
 
 

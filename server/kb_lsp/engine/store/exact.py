@@ -20,11 +20,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 
-from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.store import vector_codec
 from kb_lsp.engine.store.chroma import ChromaIndex
 from kb_lsp.engine.store.db import Database
-from kb_lsp.engine.store.vectors import Neighbour, VectorEntry
+from kb_lsp.engine.store.vectors import Neighbour, VectorEntry, VectorHit
 
 _ROWS = (
     "SELECT c.id, c.path, c.text_hash, v.embedding FROM chunks c "

@@ -7,10 +7,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.store.chunks import Chunks
 from kb_lsp.engine.store.fts import OVERFETCH_SHARE, overfetch_depth
-from kb_lsp.engine.store.vectors import Neighbour, VectorIndex
+from kb_lsp.engine.store.vectors import Neighbour, VectorHit, VectorIndex
 
 
 def nearest_chunks(

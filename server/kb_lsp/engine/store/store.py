@@ -16,7 +16,7 @@ import numpy as np
 
 from kb_lsp.config import ChromaSettings
 from kb_lsp.engine.private import tighten
-from kb_lsp.engine.records import ReadOnlyStore, VectorHit
+from kb_lsp.engine.records import ReadOnlyStore
 from kb_lsp.engine.store import upkeep
 from kb_lsp.engine.store.cache import VectorCache
 from kb_lsp.engine.store.db import Database
@@ -25,6 +25,7 @@ from kb_lsp.engine.store.indexes import open_index
 from kb_lsp.engine.store.shared import TeamUnavailable
 from kb_lsp.engine.store.store_reader import StoreReader
 from kb_lsp.engine.store.team import TeamIndex
+from kb_lsp.engine.store.vectors import VectorHit
 from kb_lsp.engine.store.writer import StoreWriter
 
 log = logging.getLogger("kb_lsp.engine.store")

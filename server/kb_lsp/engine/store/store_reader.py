@@ -9,13 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from kb_lsp.engine.metadata.claims import StoredClaim
-from kb_lsp.engine.records import VectorHit
 from kb_lsp.engine.store.cache import VectorCache
 from kb_lsp.engine.store.catalog import FileRecord
 from kb_lsp.engine.store.db import Database
 from kb_lsp.engine.store.nearest import nearest_chunks
 from kb_lsp.engine.store.reader import TextReader
-from kb_lsp.engine.store.vectors import VectorIndex
+from kb_lsp.engine.store.vectors import VectorHit, VectorIndex
 
 
 class StoreReader(TextReader):

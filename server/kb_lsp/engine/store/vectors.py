@@ -18,6 +18,18 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class VectorHit:
+    """A chunk a vector search found, resolved to its file."""
+
+    chunk_id: str
+    path: str
+    similarity: float  # cosine similarity, 1 - Chroma's cosine distance
+    text_hash: str = (
+        ""  # of the text the vector was made from (may be stale: `StoreWriter.write_texts`)
+    )
+
+
+@dataclass(frozen=True)
 class VectorEntry:
     chunk_id: str
     path: str
