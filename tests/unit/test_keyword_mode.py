@@ -189,3 +189,33 @@ def test_a_memo_of_another_pathspec_or_format_or_corrupt_is_ignored_and_kept(
         with closing(sqlite3.connect(database)) as db:
             kept = db.execute("SELECT value FROM meta WHERE key = 'glob_translations'").fetchone()
         assert kept == (bad,)  # a one-shot reader never writes the store
+
+
+def test_kb_as_a_process_of_its_own_freezes_its_objects_before_exiting(
+    workspace: Path, storage: Path
+) -> None:
+    # The interpreter's last garbage collection walks every object a process made; `kb`
+    # run as a command (main() reading sys.argv) freezes them out of it. Called with its
+    # arguments (a test, a caller in the same process), main() leaves the caller's
+    # collector alone.
+    assert run("index", str(workspace), storage=storage).returncode == 0
+    argv = [*SEARCH, "-w", str(workspace)]
+    probe = (
+        "import gc, sys\n"
+        "from kb_lsp.cli import main\n"
+        "before = gc.get_freeze_count()\n"
+        f"main({argv!r})\n"
+        "called = gc.get_freeze_count()\n"
+        f"sys.argv = ['kb', *{argv!r}]\n"
+        "main()\n"
+        "print('frozen:', before, called, gc.get_freeze_count())\n"
+    )
+    env = {**os.environ, "KB_STORAGE": str(storage), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    before, called, after = map(int, done.stdout.rpartition("frozen: ")[2].split())
+    assert before == called == 0
+    assert after > 0
+    assert done.stdout.count("1, payments/mexico") == 2  # both answered

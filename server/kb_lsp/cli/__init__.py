@@ -19,6 +19,7 @@ right after a search means result 1 of that search, as in the editor.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -88,6 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     finally:
         logging.getLogger().removeHandler(log_handler)
+        if argv is None:
+            _before_exit()
+
+
+def _before_exit() -> None:
+    """The process ends next, and its memory goes back whole: the objects it made are
+    frozen out of the garbage collection the interpreter runs on its way out, which
+    walks every one of them (~190 modules' worth after a keyword search: a sixth of a
+    one-shot search's time, `bench cli`). Finalizers of what is not in a cycle, `atexit`
+    and the handlers' flush still run; every store and file was closed by its command."""
+    gc.freeze()
 
 
 def _run(args: argparse.Namespace) -> int:
