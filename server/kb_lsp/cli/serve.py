@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+# The default is re-exported for the table of commands (`table.py`), which is no launcher.
+from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
+from kb_lsp.lsp.limits import MIN_MESSAGE_BYTES
+
 # What a command needs loads when it runs: `kb status` answers from SQLite without
 # pydantic, the engine, Chroma or the model's HTTP client (`runtime/quick.py`).
 if TYPE_CHECKING:
@@ -52,3 +56,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except TransportError as err:
         raise CliError(str(err)) from None
     return 0
+
+
+def _message_size(text: str) -> int:
+    if not text.isdigit() or int(text) < MIN_MESSAGE_BYTES:
+        raise argparse.ArgumentTypeError(f"a number of bytes of at least {MIN_MESSAGE_BYTES}")
+    return int(text)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kb_lsp.cli.fields import Option, Terminal
-from kb_lsp.lsp.limits import DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+from kb_lsp.cli.serve import DEFAULT_MAX_MESSAGE_BYTES, _message_size
 
 PROBE_SECONDS = 2.0  # `kb status --probe` waits this long for the model's server
 
@@ -30,7 +30,8 @@ class Command:
 def _cmd(module: str, command: str | None = None) -> Callable[[argparse.Namespace], int]:
     """`kb_lsp.cli.MODULE`'s `cmd_COMMAND` (default: the module's name), loaded when its
     command runs: a command pays for its own module alone (a one-shot keyword search is
-    timed against the interpreter's start)."""
+    timed against the interpreter's start) — but `serve.py`, whose message limits the
+    table's options name."""
     name = f"cmd_{command or module}"
 
     def run(args: argparse.Namespace) -> int:
@@ -41,12 +42,6 @@ def _cmd(module: str, command: str | None = None) -> Callable[[argparse.Namespac
 
     run.__qualname__ = run.__name__ = name
     return run
-
-
-def _message_size(text: str) -> int:
-    if not text.isdigit() or int(text) < MIN_MESSAGE_BYTES:
-        raise argparse.ArgumentTypeError(f"a number of bytes of at least {MIN_MESSAGE_BYTES}")
-    return int(text)
 
 
 def _json(operation: str) -> Option:
