@@ -277,10 +277,7 @@ def _stemmed_words(text: str) -> set[str]:
 def word_stems(text: str) -> set[str]:
     """The terms of every word of `text`; camelCase and snake_case names also count as
     their parts."""
-    out: set[str] = set()
-    for terms in terms_of(_stemmed_words(text)).values():
-        out.update(terms)
-    return out
+    return each_word_stems([text])[0]
 
 
 def each_word_stems(texts: Sequence[str]) -> list[set[str]]:

@@ -49,20 +49,22 @@ def parse_query(
     `field_names()`: every metadata field some indexed file has (asked only when needed);
     `examples(field)`: a term of this index for an error's "e.g." (none: no example).
     Raises `FilterError` for a malformed filter."""
-    if not (filter and filter.strip()) and not any(mark in query for mark in ":<>=("):
-        # No filter language anywhere: the parser's module (its grammar, ~10 ms to load)
-        # stays unloaded, which a one-shot keyword search notices.
+    given = bool(filter and filter.strip())
+    typed = any(mark in query for mark in ":<>=(")  # the filter language in the query
+    if not given and not typed:
+        # The parser's module (its grammar, ~10 ms to load) stays unloaded, which a
+        # one-shot keyword search notices.
         return ParsedQuery(query, query, None, filter, None)
     from kb_lsp.engine.metadata.filters import combine, parse_filter, split_query, unknown_field
 
-    explicit = parse_filter(filter, examples=examples) if filter and filter.strip() else None
+    explicit = parse_filter(filter, examples=examples) if given and filter else None
     if explicit is not None and filter is not None:
         # Typed in the query, an unknown field is a word; given as a filter, a likely
         # typo of a known one is an error that names it.
         problem = unknown_field(explicit, field_names, filter)
         if problem is not None:
             raise problem
-    if not any(mark in query for mark in ":<>=("):
+    if not typed:
         return ParsedQuery(query, query, explicit, filter, explicit)
     known = frozenset(name.lower() for name in field_names())
     split = split_query(query, known, examples=examples)
