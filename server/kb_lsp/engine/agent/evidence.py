@@ -177,10 +177,12 @@ def quotable(text: str, markdown: str = "", *, command: bool = False) -> bool:
 
 
 def names(text: str) -> set[str]:
-    """The names and numbers of `text`, lower-cased: capitalised words after its first,
-    all-caps words, numbers, identifiers (`pain.001`, `exclude_unset`)."""
+    """The names and numbers of `text`, lower-cased: capitalised words after its first
+    ("I" aside), all-caps words, numbers, identifiers (`pain.001`, `exclude_unset`)."""
     words = _NAMED.findall(text)
-    return {w.lower().strip(".,") for i, w in enumerate(words) if i or not w.istitle()}
+    # "I" is capitalised but names nothing, and as a prefix it is in almost every text.
+    named = {w.lower().strip(".,") for i, w in enumerate(words) if i or not w.istitle()}
+    return named - {"i"}
 
 
 def filed(text: str) -> set[str]:
@@ -230,7 +232,7 @@ def candidates(passages: Sequence[Given], question: str) -> list[_Candidate]:
     return out[:MAX_CANDIDATES]
 
 
-def _similarities(texts: list[str], question: str, embedder: Embeds | None) -> list[float]:
+def similarities(texts: list[str], question: str, embedder: Embeds | None) -> list[float]:
     """Cosine of each text with the question; all 0 without an embedder or when it fails
     (the shared terms then decide)."""
     if embedder is None or not texts:
@@ -255,7 +257,7 @@ def select(
     with `embedder`, then shared terms, the better-ranked passage, the earlier sentence.
     A second quote only when about as similar as the first. None quotable → []."""
     found = candidates(passages, question)
-    similar = _similarities([c.quote.text for c in found], question, embedder)
+    similar = similarities([c.quote.text for c in found], question, embedder)
     scores = [
         s
         + TERM_WEIGHT * c.shared
