@@ -47,7 +47,7 @@ from kb_lsp.engine.knowledge import KnowledgeBase, model_cache
 LABELLED = Path(__file__).resolve().parent / "queries" / "answers.json"
 WIKI = corpora.REPO / "examples" / "workspace"
 CONTEXTS = (8192, 2048)
-SPLITS = ("dev", "held-out", "fresh")
+SPLITS = ("dev", "held-out", "fresh", "fresh2")
 
 
 def normalized(text: str) -> str:
