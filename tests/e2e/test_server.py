@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from .conftest import KbClient
+from .conftest import KbClient, initialize_like_vscode, running_server
 
 
 async def test_first_index_reports_progress_and_searches(kb: KbClient, workspace: Path) -> None:
@@ -108,6 +108,48 @@ async def test_commands_status_and_hover(kb: KbClient, workspace: Path) -> None:
         )
     )
     assert nothing is None
+
+
+async def test_the_editor_s_open_notes_are_synced_and_hovered_as_shown(
+    workspace: Path, storage: Path
+) -> None:
+    """The server asks for open and close (the open files go first to the vector pass),
+    and a hover reads an open note as the editor holds it, unsaved lines included."""
+    async with running_server([workspace], storage, initialize=False) as kb:
+        result = await initialize_like_vscode(kb, [workspace], storage)
+        sync = result.capabilities.text_document_sync
+        assert isinstance(sync, types.TextDocumentSyncOptions)
+        assert sync.open_close is True
+        await kb.wait_until_ready()
+        readme = workspace / "README.md"
+        draft = "# Draft\n\nOnly the editor has this: see [the terms](glossary.md).\n"
+        kb.lsp.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=readme.as_uri(),
+                    language_id="markdown",
+                    version=1,
+                    text=draft + readme.read_text(encoding="utf-8"),
+                )
+            )
+        )
+        line = draft.splitlines()[2]
+        assert line not in readme.read_text(encoding="utf-8")
+        hover = await kb.lsp.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=readme.as_uri()),
+                position=types.Position(line=2, character=line.index("glossary.md")),
+            )
+        )
+        assert hover is not None
+        assert isinstance(hover.contents, types.MarkupContent)
+        assert "`glossary.md`" in hover.contents.value
+        kb.lsp.text_document_did_close(
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=readme.as_uri())
+            )
+        )
+        assert (await kb.status())["state"] == "ready"  # still serving after the close
 
 
 async def test_open_result_before_any_search(kb: KbClient) -> None:

@@ -303,7 +303,7 @@ def test_the_focused_window_holds_at_least_the_question_terms_of_the_top(
 
 
 def test_the_pronoun_i_is_not_a_name_of_the_question() -> None:
-    """"I" is capitalised inside a sentence but names nothing; as a name its first
+    """ "I" is capitalised inside a sentence but names nothing; as a name its first
     letters are in nearly every sentence, so every candidate held "a name" of any
     question asked in the first person (bench quotes, fresh: wiki-22, wiki-25)."""
     assert evidence.names("What should I do first if I see a payment going out twice?") == set()

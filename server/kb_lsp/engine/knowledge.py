@@ -132,12 +132,14 @@ class KnowledgeBase:
         full: bool = False,
         extract: bool = False,
         yield_to: threading.Event | None = None,
+        first: Iterable[Path] = (),
     ) -> SyncReport:
         """Bring the index in line with the disk: every root (`paths=None`) or only the given
         absolute paths (files or folders; ones that no longer exist are removed). `full`
         re-embeds everything. `extract`: then the model's metadata of every note not
         extracted yet (`index/extraction.py`), stopping at once when `yield_to` is set
-        (other work waits). Raises `ReadOnlyStore` in read-only mode."""
+        (other work waits). `first`: files (absolute paths: those open in the editor) whose
+        vectors come before the others'. Raises `ReadOnlyStore` in read-only mode."""
         return self._sync.run(
             self._roots.snapshot(),
             paths,
@@ -146,6 +148,7 @@ class KnowledgeBase:
             full=full,
             extract=extract,
             yield_to=yield_to,
+            first=first,
         )
 
     def store_summary(self, path: str, model: str, summary: str) -> None:

@@ -57,6 +57,7 @@ class WorkspaceSync:
         full: bool = False,
         extract: bool = False,
         yield_to: threading.Event | None = None,
+        first: Iterable[Path] = (),
     ) -> SyncReport:
         """See `KnowledgeBase.sync`."""
         if any(index.store.read_only for index in roots):
@@ -79,7 +80,7 @@ class WorkspaceSync:
         try:
             self._texts(roots, wanted, tally, cancel, report, full=full)
             if not report.cancelled:
-                self._vectors(roots, tally, cancel, report)
+                self._vectors(roots, tally, cancel, report, frozenset(first))
             if full and not report.cancelled:
                 # The vector collection anew, beside the live one (`Store.rebuild_vectors`).
                 for index in roots:
@@ -132,13 +133,21 @@ class WorkspaceSync:
         tally: SyncTally,
         cancel: threading.Event | None,
         report: SyncReport,
+        first: frozenset[Path],
     ) -> None:
-        pending = [(index, index.indexer.pending_files()) for index in roots]
+        pending = []
+        for index in roots:
+            mine = frozenset(rel for path in first if (rel := index.workspace.relative(path)))
+            files = index.indexer.pending_files(mine)
+            pending.append((not (files and files[0].path in mine), index, files))
+        # A root with a file open in the editor goes first (its open files lead its list);
+        # the sort is stable: otherwise the roots' own order.
+        pending.sort(key=lambda item: item[0])
         tally.vectors(
-            sum(len(files) for _, files in pending),
-            sum(r.chunk_count for _, files in pending for r in files),
+            sum(len(files) for _, _, files in pending),
+            sum(r.chunk_count for _, _, files in pending for r in files),
         )
-        for index, files in pending:
+        for _, index, files in pending:
             index.indexer.embed_pending(files=files, tally=tally, cancel=cancel, report=report)
             if report.cancelled:
                 break

@@ -170,6 +170,21 @@ def did_change_workspace_folders(
     ls.runtime.session.change_roots(added, removed)
 
 
+def did_open(ls: KbLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    _editor_files(ls)
+
+
+def did_close(ls: KbLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    _editor_files(ls)
+
+
+def _editor_files(ls: KbLanguageServer) -> None:
+    """pygls has put or dropped the document already: its open ones go first to the
+    vector pass; hovers read them as the editor shows them, saved or not."""
+    uris = list(ls.workspace.text_documents)
+    ls.runtime.editor_files([path for uri in uris if (path := uri_to_path(uri)) is not None])
+
+
 def did_save(ls: KbLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     if path is not None:
@@ -224,6 +239,8 @@ def register(server: KbLanguageServer) -> None:
     server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
     server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_workspace_folders)
     server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(did_save)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
     server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
     for bound in registry.served():
         handler = _handler(bound)

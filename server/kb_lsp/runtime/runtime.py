@@ -121,6 +121,10 @@ class Runtime:
     def closed(self) -> bool:
         return self.session.closed
 
+    def editor_files(self, paths: list[Path]) -> None:
+        """The files open in the editor now: the vector pass embeds them first."""
+        self.session.editor.set(paths)
+
     # --- operations ------------------------------------------------------------------------
 
     def reindex(

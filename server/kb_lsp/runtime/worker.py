@@ -76,10 +76,13 @@ class IndexingWorker:
         set_error: Callable[[str | None], None],
         after_job: Callable[[], None] = lambda: None,
         publish: Callable[[SyncProgress | None], None] = lambda step: None,
+        first: Callable[[], frozenset[Path]] = frozenset,
     ) -> None:
         """`publish(step)`: a sync is running and got this far (None: it ended), for
-        other processes on the same store."""
+        other processes on the same store; `first()`: the files a sync embeds first (open
+        in the editor)."""
         self._knowledge = knowledge
+        self._first = first
         self._start_progress = start_progress
         self._changed = changed
         self._set_error = set_error
@@ -347,6 +350,7 @@ class IndexingWorker:
                 full=job.full,
                 extract=job.extract,
                 yield_to=self._waiting,
+                first=self._first(),
             )
         except Exception as err:
             self._set_error(f"indexing failed: {err}")

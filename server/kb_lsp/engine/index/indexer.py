@@ -9,8 +9,8 @@ the phases below over every root, with one tally.
   search covers the whole workspace when this phase ends (seconds, even for thousands
   of files), and files that disappeared have lost their chunks.
 * Phase 2 ("vectors", `vector_pass.py`): the chunks of every file still `pending` are
-  embedded in batches across files, files open in the editor first (`Indexer.priority`),
-  then the newest; only text never embedded is. A file is `ok` once all its vectors are.
+  embedded in batches across files, files open in the editor first (`KnowledgeBase.sync`'s
+  `first`), then the newest; only text never embedded is. A file is `ok` once all its vectors are.
 
 `store/__init__.py` says why a crash in either phase is repaired by the next sync.
 
@@ -92,7 +92,6 @@ class Indexer:
         self.embedder = embedder
         self.settings = settings
         # Workspace-relative paths whose vectors come first in phase 2 (open editors).
-        self.priority: frozenset[str] = frozenset()
         self._vectors = VectorPass(store, embedder)
 
     # --- phase 1: text, chunks, FTS -------------------------------------------------------
@@ -353,11 +352,11 @@ class Indexer:
 
     # --- phase 2: vectors -----------------------------------------------------------------
 
-    def pending_files(self) -> list[FileRecord]:
-        """The files phase 2 has to finish, in the order it does them: open in the
-        editor first, then the newest."""
+    def pending_files(self, first: frozenset[str] = frozenset()) -> list[FileRecord]:
+        """The files phase 2 has to finish, in the order it does them: those of `first`
+        (root-relative paths: open in the editor), then the newest."""
         files = self.store.reader.pending_files()
-        files.sort(key=lambda r: (r.path not in self.priority, -r.mtime_ns, r.path))
+        files.sort(key=lambda r: (r.path not in first, -r.mtime_ns, r.path))
         return files
 
     @property
