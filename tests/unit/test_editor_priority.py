@@ -1,5 +1,5 @@
 """Files open in the editor are embedded first (`KnowledgeBase.sync`'s `first`, from the
-runtime's `EditorFiles`): during a long first index the note in front of the user
+session's `editor_files`): during a long first index the note in front of the user
 becomes searchable by meaning before the rest; the newest files come next."""
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ class Runtime:
 
     def editor_files(self, paths: list[Path]) -> None:
         """The files open in the editor now: the vector pass embeds them first."""
-        self.session.editor.set(paths)
+        self.session.editor_files = frozenset(paths)
 
     # --- operations ------------------------------------------------------------------------
 

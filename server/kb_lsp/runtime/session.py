@@ -28,7 +28,6 @@ from kb_lsp.engine.store import store_dir_for
 from kb_lsp.runtime import logs
 from kb_lsp.runtime.changes import settings_change
 from kb_lsp.runtime.disk_watch import DiskWatch
-from kb_lsp.runtime.editor_files import EditorFiles
 from kb_lsp.runtime.embedders import embedder_from_environment
 from kb_lsp.runtime.gate import Gate
 from kb_lsp.runtime.kind import Hooks, ProcessKind, Severity
@@ -81,10 +80,11 @@ class Session:
         self.missing: set[Path] = set()
         # Done once the first attempt to open has ended (opened or failed).
         self.opened: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self.editor = EditorFiles()  # open in the editor: embedded first
+        # Open in the editor (didOpen/didClose): embedded first; replaced whole, never edited.
+        self.editor_files: frozenset[Path] = frozenset()
         self.worker = IndexingWorker(
             lambda: self.kb,
-            first=lambda: self.editor.paths,
+            first=lambda: self.editor_files,
             start_progress=self._start_progress,
             changed=changed,
             set_error=self.set_error,

@@ -9,8 +9,9 @@ the phases below over every root, with one tally.
   search covers the whole workspace when this phase ends (seconds, even for thousands
   of files), and files that disappeared have lost their chunks.
 * Phase 2 ("vectors", `vector_pass.py`): the chunks of every file still `pending` are
-  embedded in batches across files, files open in the editor first (`KnowledgeBase.sync`'s
-  `first`), then the newest; only text never embedded is. A file is `ok` once all its vectors are.
+  embedded in batches across files, files open in the editor first
+  (`KnowledgeBase.sync`'s `first`), then the newest; only text never embedded is. A file
+  is `ok` once all its vectors are.
 
 `store/__init__.py` says why a crash in either phase is repaired by the next sync.
 
@@ -91,7 +92,6 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        # Workspace-relative paths whose vectors come first in phase 2 (open editors).
         self._vectors = VectorPass(store, embedder)
 
     # --- phase 1: text, chunks, FTS -------------------------------------------------------
